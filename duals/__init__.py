@@ -1,0 +1,25 @@
+"""duals: exact derivatives of ordinary scientific Python code.
+
+Forward mode with dual numbers compiled by Numba, reverse mode on a tape, and JAX's
+composable transformations on top of both.
+
+>>> import duals, numpy as np
+>>> duals.grad(lambda x: np.sum(np.sin(x)))(np.zeros(2)).tolist()
+[1.0, 1.0]
+"""
+from ._version import __version__
+from . import numpy  # noqa: F401  (registers every primitive)
+from . import _operators
+from .forward import Dual
+from .reverse import Var, no_grad
+from .ops.elementwise import stop_gradient
+from .kernels import clear_cache
+from .transforms import (jvp, vjp, grad, value_and_grad, jacfwd, jacrev, hessian, hvp,
+                         value_grad_hessian)
+from . import special  # noqa: F401
+
+_operators.install()
+
+__all__ = ["Dual", "Var", "no_grad", "stop_gradient", "jvp", "vjp", "grad", "value_and_grad",
+           "jacfwd", "jacrev", "hessian", "hvp", "value_grad_hessian", "clear_cache",
+           "numpy", "special", "__version__"]

@@ -1,0 +1,47 @@
+"""Primitive families. Each module declares primitives with their impl, JVP and VJP rules.
+
+Public functions are registered with :func:`export` under their NumPy name
+(``"linalg.solve"``, ``"special.erf"`` for submodules); ``duals.numpy`` and the
+``__array_function__`` table are built from that one registry.
+"""
+import numpy as np
+
+NAMESPACE = {}
+
+
+def export(*names):
+    """export(*names): decorator registering a function in ``duals.numpy`` under ``names``."""
+    def register(func):
+        for name in names or (func.__name__,):
+            NAMESPACE[name] = func
+        return func
+    return register
+
+
+def shape_of(x):
+    """shape_of(x) -> tuple: the shape of a plain or traced value."""
+    return x.shape if hasattr(x, "shape") else ()
+
+
+def ndim_of(x):
+    return len(shape_of(x))
+
+
+def lead_of(t, x):
+    """lead_of(t, x) -> int: how many lane axes a tangent or cotangent ``t`` carries in front of ``x``."""
+    return ndim_of(t) - ndim_of(x)
+
+
+def normalize_axis(axis, nd):
+    """normalize_axis(axis, nd) -> tuple of non-negative axes (``None`` = all)."""
+    if axis is None:
+        return tuple(range(nd))
+    if isinstance(axis, (int, np.integer)):
+        axis = (axis,)
+    out = []
+    for a in axis:
+        a = int(a)
+        if not -nd <= a < nd:
+            raise np.exceptions.AxisError(f"axis {a} is out of bounds for an array of dimension {nd}")
+        out.append(a % nd)
+    return tuple(sorted(out))

@@ -1,0 +1,280 @@
+"""Element-wise primitives, generated from the derivative table, plus ``where`` and friends.
+
+For each line of :mod:`duals.derivatives` this module makes a primitive whose
+
+* ``impl`` is NumPy's ufunc of the same name (or the generated value kernel),
+* JVP and VJP rules evaluate the table's formula with the library's own primitives,
+* ``fused_jvp`` runs the generated Numba kernel when everything is a plain array.
+"""
+import numpy as np
+
+from .. import derivatives, kernels
+from ..core import Primitive, Tracer
+from . import NAMESPACE, export, lead_of, ndim_of as ndim, shape_of as shape
+from .reductions import unbroadcast
+from .shape import broadcast_to, reshape
+
+# the formula vocabulary, spelled with primitives; filled in at the bottom of this module
+TRACED = dict(derivatives.CONSTANTS)
+
+
+def _formula(expr, argnames):
+    """A Python function evaluating a derivative formula with the library's primitives."""
+    return eval(f"lambda {', '.join(argnames)}: {expr}", TRACED)  # noqa: S307 - table is ours
+
+
+def _times(d, t):
+    if isinstance(d, float):
+        if d == 1.0:
+            return t
+        if d == -1.0:
+            return -t
+    return d * t
+
+
+def align(t, x, out):
+    """align(t, x, out): a tangent of ``x`` reshaped so it broadcasts against ``out`` behind its lanes."""
+    missing = ndim(out) - ndim(x)
+    if missing <= 0:
+        return t
+    lead = lead_of(t, x)
+    s = shape(t)
+    return reshape(t, s[:lead] + (1,) * missing + s[lead:])
+
+
+def fill_to(t, lead_shape, out):
+    """fill_to(t, lead_shape, out): broadcast a tangent to ``lead_shape + out.shape`` if it is smaller."""
+    target = tuple(lead_shape) + shape(out)
+    return t if shape(t) == target else broadcast_to(t, target)
+
+
+def _numpy_impl(name):
+    for spelling in derivatives.NUMPY_NAMES.get(name, (name,)):
+        func = getattr(np, spelling, None)
+        if isinstance(func, np.ufunc):
+            return func
+    return None
+
+
+def _flat(a, n):
+    a = np.asarray(a)
+    if a.dtype.kind != "f":
+        a = a.astype(np.float64)
+    return a.reshape(1) if a.size == 1 else a.reshape(n)
+
+
+def _flat_tangent(t, a, out_shape, n):
+    lanes = t.shape[0]
+    if np.size(a) == 1:
+        return t.reshape(lanes, 1)
+    if np.shape(a) != out_shape:
+        t = np.broadcast_to(t.reshape((lanes,) + (1,) * (len(out_shape) - np.ndim(a)) + np.shape(a)),
+                            (lanes,) + out_shape)
+    return t.reshape(lanes, n)
+
+
+def _result(out):
+    return out if out.ndim else out[()]
+
+
+def _make_unary(name, value, deriv):
+    numpy_impl = _numpy_impl(name)
+    if numpy_impl is None:
+        def impl(x):
+            x = np.asarray(x)
+            dtype = x.dtype if x.dtype.kind == "f" else np.float64
+            out = np.empty(x.shape, dtype)
+            kernels.kernel(name, "value")(_flat(x, x.size), out.reshape(-1))
+            return _result(out)
+    else:
+        impl = numpy_impl
+    prim = Primitive(name, impl)
+    if deriv == "0.0":
+        prim.def_jvp(0, lambda t, out, x: None)
+        prim.def_vjp(0, lambda g, out, x: None)
+        return prim
+    d = _formula(deriv, ("x", "out"))
+    prim.def_jvp(0, lambda t, out, x: _times(d(x, out), t))
+    prim.def_vjp(0, lambda g, out, x: _times(d(x, out), g))
+
+    def fused_jvp(primals, tangents):
+        x = np.asarray(primals[0])
+        t = tangents[0]
+        dtype = x.dtype if x.dtype.kind == "f" else np.float64
+        n = x.size
+        lanes = t.shape[0]
+        out = np.empty(x.shape, dtype)
+        tout = np.empty((lanes,) + x.shape, dtype)
+        kernels.kernel(name, "jvp")(_flat(x, n), t.reshape(lanes, n), out.reshape(n), tout.reshape(lanes, n))
+        return _result(out), tout
+
+    prim.fused_jvp = fused_jvp
+    return prim
+
+
+def _make_binary(name, value, dx, dy):
+    numpy_impl = _numpy_impl(name)
+    prim = Primitive(name, numpy_impl)
+    for argnum, deriv in ((0, dx), (1, dy)):
+        if deriv == "0.0":
+            prim.def_jvp(argnum, lambda t, out, x, y: None)
+            prim.def_vjp(argnum, lambda g, out, x, y: None)
+            continue
+        d = _formula(deriv, ("x", "y", "out"))
+        operand = (lambda x, y: x) if argnum == 0 else (lambda x, y: y)
+
+        def jvp(t, out, x, y, d=d, operand=operand):
+            a = operand(x, y)
+            lead = lead_of(t, a)
+            return fill_to(_times(d(x, y, out), align(t, a, out)), shape(t)[:lead], out)
+
+        def vjp(g, out, x, y, d=d, operand=operand):
+            return unbroadcast(_times(d(x, y, out), g), out, shape(operand(x, y)))
+
+        prim.def_jvp(argnum, jvp)
+        prim.def_vjp(argnum, vjp)
+
+    def fused_jvp(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        out_shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+        n = int(np.prod(out_shape))
+        lanes = (tx if tx is not None else ty).shape[0]
+        dtype = np.result_type(x, y)
+        if dtype.kind != "f":
+            dtype = np.dtype(np.float64)
+        out = np.empty(out_shape, dtype)
+        tout = np.empty((lanes,) + out_shape, dtype)
+        kernels.kernel(name, "jvp")(
+            _flat(x, n), _flat(y, n),
+            None if tx is None else _flat_tangent(tx, x, out_shape, n),
+            None if ty is None else _flat_tangent(ty, y, out_shape, n),
+            out.reshape(n), tout.reshape(lanes, n))
+        return _result(out), tout
+
+    prim.fused_jvp = fused_jvp
+    return prim
+
+
+def _publish(prim):
+    numpy_names = derivatives.NUMPY_NAMES.get(prim.name, (prim.name,))
+    sub = derivatives.SUBMODULE.get(prim.name)
+    names = [f"{sub}.{n}" for n in numpy_names] if sub else list(numpy_names)
+    export(*names)(prim)
+    TRACED[prim.name] = prim
+    for n in numpy_names:
+        TRACED[n] = prim
+
+
+PRIMITIVES = {}
+for _name, (_value, _deriv) in derivatives.UNARY.items():
+    PRIMITIVES[_name] = _make_unary(_name, _value, _deriv)
+for _name, (_value, _dx, _dy) in derivatives.BINARY.items():
+    PRIMITIVES[_name] = _make_binary(_name, _value, _dx, _dy)
+for _prim in PRIMITIVES.values():
+    _publish(_prim)
+
+add, sub, mul, div, power = (PRIMITIVES[n] for n in ("add", "sub", "mul", "div", "pow"))
+neg, square, sqrt, exp, log = (PRIMITIVES[n] for n in ("neg", "square", "sqrt", "exp", "log"))
+maximum, minimum = PRIMITIVES["maximum"], PRIMITIVES["minimum"]
+
+
+def _select_impl(condition, x, y):
+    return np.where(condition, x, y)
+
+
+select = Primitive("select", _select_impl, nondiff=(0,))
+
+
+def _select_jvp(argnum):
+    def rule(t, out, condition, x, y):
+        a = (x, y)[argnum - 1]
+        lead = lead_of(t, a)
+        zero = np.zeros((), dtype=np.result_type(out))
+        branch = (align(t, a, out), zero) if argnum == 1 else (zero, align(t, a, out))
+        return fill_to(select(condition, *branch), shape(t)[:lead], out)
+    return rule
+
+
+def _select_vjp(argnum):
+    def rule(g, out, condition, x, y):
+        zero = np.zeros((), dtype=np.result_type(out))
+        branch = (g, zero) if argnum == 1 else (zero, g)
+        return unbroadcast(select(condition, *branch), out, shape((x, y)[argnum - 1]))
+    return rule
+
+
+for _i in (1, 2):
+    select.def_jvp(_i, _select_jvp(_i))
+    select.def_vjp(_i, _select_vjp(_i))
+
+
+@export()
+def where(condition, x, y):
+    """where(condition, x, y): ``x`` where ``condition`` holds, else ``y``; derivatives follow the branch.
+
+    >>> float(where(True, 1.0, 2.0))
+    1.0
+    """
+    if isinstance(condition, Tracer):
+        raise TypeError("where: the condition must be a boolean array, not a traced value; "
+                        "compare values first (x > 0 compares primals)")
+    return select(np.asarray(condition, dtype=bool), x, y)
+
+
+TRACED["where"] = where
+
+
+@export()
+def clip(x, a_min=None, a_max=None):
+    """clip(x, a_min, a_max): ``x`` limited to ``[a_min, a_max]``; at a bound the derivative splits evenly.
+
+    >>> float(clip(5.0, 0.0, 1.0))
+    1.0
+    """
+    if a_min is not None:
+        x = maximum(x, a_min)
+    if a_max is not None:
+        x = minimum(x, a_max)
+    return x
+
+
+def _stop_gradient_impl(x):
+    return x
+
+
+stop_gradient_p = Primitive("stop_gradient", _stop_gradient_impl)
+stop_gradient_p.def_jvp(0, lambda t, out, x: None)
+stop_gradient_p.def_vjp(0, lambda g, out, x: None)
+
+
+def stop_gradient(x):
+    """stop_gradient(x): ``x`` itself, treated as a constant by every mode.
+
+    >>> import duals
+    >>> duals.grad(lambda x: x * stop_gradient(x))(3.0)
+    3.0
+    """
+    return stop_gradient_p(x)
+
+
+@export("true_divide")
+def _true_divide(x, y):
+    return div(x, y)
+
+
+@export()
+def sinc(x):
+    """sinc(x) = sin(πx)/(πx), composed from primitives (1 at 0, derivative 0 there)."""
+    px = np.pi * x
+    safe = where(x == 0, 1.0, px)
+    return where(x == 0, 1.0, PRIMITIVES["sin"](safe) / safe)
+
+
+@export()
+def positive(x):
+    return x
+
+
+NAMESPACE.setdefault("conj", positive)
+NAMESPACE.setdefault("real", positive)

@@ -1,0 +1,1 @@
+"""Linear algebra and contractions (matmul, dot, einsum, solve, inv, det, ...)."""

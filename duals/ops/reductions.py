@@ -1,0 +1,226 @@
+"""Reductions: ``sum``, ``max``/``min`` and ``cumsum`` are primitives; the rest is composed.
+
+A cotangent or tangent carries lane axes in front of the value's axes, so the rules address
+the value's axes from the right (negative axis numbers) and leave the lanes alone.
+"""
+import numpy as np
+
+from ..core import Primitive
+from . import export, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
+from .shape import broadcast_to, concatenate, getitem, reshape
+
+
+def _negative(axes, nd):
+    return tuple(a - nd for a in axes)
+
+
+def _sum_impl(x, *, axis, keepdims):
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+sum_p = Primitive("sum", _sum_impl)
+
+
+def _sum_jvp(t, out, x, *, axis, keepdims):
+    return sum_p(t, axis=_negative(axis, ndim(x)), keepdims=keepdims)
+
+
+def _expand_back(g, out, x, axis, keepdims):
+    """Cotangent of a reduction output broadcast back over the input's shape."""
+    lead = lead_of(g, out)
+    if not keepdims:
+        kept = list(shape(x))
+        for a in axis:
+            kept[a] = 1
+        g = reshape(g, shape(g)[:lead] + tuple(kept))
+    return broadcast_to(g, shape(g)[:lead] + shape(x))
+
+
+sum_p.def_jvp(0, _sum_jvp)
+sum_p.def_vjp(0, lambda g, out, x, *, axis, keepdims: _expand_back(g, out, x, axis, keepdims))
+
+
+@export()
+def sum(x, axis=None, keepdims=False, dtype=None):  # noqa: A001 - NumPy's name
+    """sum(x, axis=None, keepdims=False): the sum over ``axis``.
+
+    >>> float(sum(np.ones(3)))
+    3.0
+    """
+    if dtype is not None and np.dtype(dtype).kind not in "f":
+        raise TypeError(f"sum: dtype={dtype} would truncate the derivative; use a float dtype")
+    return sum_p(x, axis=normalize_axis(axis, ndim(x)), keepdims=bool(keepdims))
+
+
+def unbroadcast(g, out, target_shape):
+    """unbroadcast(g, out, target_shape): cotangent ``g`` of ``out`` reduced to an input of ``target_shape``."""
+    target_shape = tuple(target_shape)
+    out_shape = shape(out)
+    if out_shape == target_shape:
+        return g
+    lead = lead_of(g, out)
+    extra = len(out_shape) - len(target_shape)
+    axes = list(range(lead, lead + extra))
+    for i, size in enumerate(target_shape):
+        if size == 1 and out_shape[extra + i] != 1:
+            axes.append(lead + extra + i)
+    if axes:
+        g = sum_p(g, axis=tuple(axes), keepdims=False)
+    return reshape(g, shape(g)[:lead] + target_shape)
+
+
+def _mean_count(x, axis):
+    s = shape(x)
+    return int(np.prod([s[a] for a in normalize_axis(axis, len(s))]))
+
+
+@export()
+def mean(x, axis=None, keepdims=False):
+    """mean(x, axis=None, keepdims=False): the arithmetic mean over ``axis``.
+
+    >>> float(mean(np.arange(4.0)))
+    1.5
+    """
+    return sum(x, axis, keepdims) / _mean_count(x, axis)
+
+
+@export()
+def var(x, axis=None, keepdims=False, ddof=0):
+    """var(x, axis=None, keepdims=False, ddof=0): the variance, NumPy's convention for ``ddof``.
+
+    >>> float(var(np.array([1.0, 3.0])))
+    1.0
+    """
+    centred = x - mean(x, axis, keepdims=True)
+    return sum(centred * centred, axis, keepdims) / (_mean_count(x, axis) - ddof)
+
+
+@export()
+def std(x, axis=None, keepdims=False, ddof=0):
+    """std(x, axis=None, keepdims=False, ddof=0): the standard deviation (derivative inf at 0).
+
+    >>> float(std(np.array([1.0, 3.0])))
+    1.0
+    """
+    from .elementwise import sqrt
+    return sqrt(var(x, axis, keepdims, ddof))
+
+
+def _extreme(name, np_func):
+    def impl(x, *, axis, keepdims):
+        return np_func(x, axis=axis, keepdims=keepdims)
+
+    prim = Primitive(name, impl)
+
+    def weights(out, x, axis):
+        """Ties split evenly: each maximal entry gets 1 / (number of maximal entries)."""
+        kept = np_func(_plain(x), axis=axis, keepdims=True)
+        hits = (_plain(x) == kept).astype(np.result_type(_plain(x)))
+        return hits / np.sum(hits, axis=axis, keepdims=True)
+
+    def jvp(t, out, x, *, axis, keepdims):
+        return sum_p(t * weights(out, x, axis), axis=_negative(axis, ndim(x)), keepdims=keepdims)
+
+    def vjp(g, out, x, *, axis, keepdims):
+        return _expand_back(g, out, x, axis, keepdims) * weights(out, x, axis)
+
+    prim.def_jvp(0, jvp)
+    prim.def_vjp(0, vjp)
+    return prim
+
+
+def _plain(x):
+    """The innermost plain NumPy value under any number of traced layers."""
+    while hasattr(x, "_trace"):
+        x = x.primal if hasattr(x, "primal") else x._value
+    return np.asarray(x)
+
+
+max_p = _extreme("max", np.max)
+min_p = _extreme("min", np.min)
+
+
+@export("max", "amax")
+def max(x, axis=None, keepdims=False):  # noqa: A001
+    """max(x, axis=None, keepdims=False): the largest entry; tied entries share the derivative.
+
+    >>> float(max(np.array([1.0, 3.0, 2.0])))
+    3.0
+    """
+    return max_p(x, axis=normalize_axis(axis, ndim(x)), keepdims=bool(keepdims))
+
+
+@export("min", "amin")
+def min(x, axis=None, keepdims=False):  # noqa: A001
+    """min(x, axis=None, keepdims=False): the smallest entry; tied entries share the derivative.
+
+    >>> float(min(np.array([1.0, 3.0, 2.0])))
+    1.0
+    """
+    return min_p(x, axis=normalize_axis(axis, ndim(x)), keepdims=bool(keepdims))
+
+
+@export()
+def prod(x, axis=None, keepdims=False):
+    """prod(x, axis=None, keepdims=False): the product, as a tree of multiplications.
+
+    Composed from primitives, so every derivative order is exact, zeros included.
+
+    >>> float(prod(np.array([2.0, 3.0, 4.0])))
+    24.0
+    """
+    nd = ndim(x)
+    axes = normalize_axis(axis, nd)
+    rest = tuple(a for a in range(nd) if a not in axes)
+    from .shape import transpose
+    moved = transpose(x, rest + axes)
+    s = shape(moved)
+    n = int(np.prod(s[len(rest):]))
+    y = reshape(moved, s[:len(rest)] + (n,))
+    if n == 0:
+        y = sum(y, -1) * 0.0 + 1.0
+    while n > 1:
+        if n % 2:
+            y = concatenate([y, np.ones(shape(y)[:-1] + (1,), dtype=np.result_type(_plain(y)))], axis=-1)
+            n += 1
+        half = n // 2
+        y = getitem(y, (Ellipsis, slice(0, half))) * getitem(y, (Ellipsis, slice(half, n)))
+        n = half
+    if n == 1:
+        y = reshape(y, shape(y)[:-1])
+    if keepdims:
+        full = list(shape(x))
+        for a in axes:
+            full[a] = 1
+        y = reshape(y, tuple(full))
+    return y
+
+
+def _cumsum_impl(x, *, axis):
+    return np.cumsum(x, axis=axis)
+
+
+cumsum_p = Primitive("cumsum", _cumsum_impl)
+cumsum_p.def_jvp(0, lambda t, out, x, *, axis: cumsum_p(t, axis=axis - ndim(x)))
+
+
+def _cumsum_vjp(g, out, x, *, axis):
+    from .shape import flip
+    a = axis - ndim(x)
+    return flip(cumsum_p(flip(g, a), axis=a), a)
+
+
+cumsum_p.def_vjp(0, _cumsum_vjp)
+
+
+@export()
+def cumsum(x, axis=None):
+    """cumsum(x, axis=None): running sums along ``axis`` (flattened when ``None``).
+
+    >>> cumsum(np.array([1.0, 2.0, 3.0])).tolist()
+    [1.0, 3.0, 6.0]
+    """
+    if axis is None:
+        x = reshape(x, (-1,))
+        axis = 0
+    return cumsum_p(x, axis=normalize_axis(axis, ndim(x))[0])

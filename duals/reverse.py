@@ -1,0 +1,334 @@
+"""Reverse mode: the tape as a second interpreter of the same primitives.
+
+Every primitive applied to a :class:`Var` of a :class:`ReverseTrace` records a
+:class:`Node` holding what its VJP rules need. :func:`backward` visits the nodes that lead
+to the requested outputs once each, in reverse topological order, after all their
+consumers, summing the cotangents of values used on several paths.
+
+The graph refers to nodes and leaves only, never to intermediate ``Var`` objects, so an
+intermediate value is freed as soon as the user drops it and no rule needs it.
+"""
+import contextlib
+
+import numpy as np
+
+from .core import Trace, Tracer, bind
+
+_no_grad_depth = 0
+
+
+@contextlib.contextmanager
+def no_grad():
+    """no_grad(): inside this context the imperative tape records nothing.
+
+    >>> x = Var(2.0)
+    >>> with no_grad():
+    ...     y = x * 3.0
+    >>> y.grad_fn is None
+    True
+    """
+    global _no_grad_depth
+    _no_grad_depth += 1
+    try:
+        yield
+    finally:
+        _no_grad_depth -= 1
+
+
+class ReverseTrace(Trace):
+    """ReverseTrace(level, imperative=False): one tape. ``no_grad`` pauses imperative tapes only."""
+
+    __slots__ = ("imperative",)
+
+    def __init__(self, level, imperative=False):
+        self.level = level
+        self.imperative = imperative
+
+    def process(self, prim, args, params):
+        values = []
+        parents = []
+        for a in args:
+            if type(a) is Var and a._trace is self:
+                values.append(a._value)
+                parents.append(a)
+            else:
+                values.append(a)
+                parents.append(None)
+        out = bind(prim, *values, **params)
+        if self.imperative and _no_grad_depth:
+            return out
+        return Var._new(out, Node(prim, values, params, parents, out), self)
+
+
+TAPE = ReverseTrace(level=1, imperative=True)
+
+
+def _camel(name):
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+class Node:
+    """A recorded primitive application; ``name`` tells the operation (``MulBackward``)."""
+
+    __slots__ = ("prim", "args", "params", "out", "inputs", "versions", "freed", "retained", "__weakref__")
+
+    def __init__(self, prim, args, params, parents, out):
+        self.prim = prim
+        self.args = args
+        self.params = params
+        self.out = out
+        # where each argument's cotangent goes: a parent's node, a leaf Var, or None
+        self.inputs = [None if p is None else (p.grad_fn if p.grad_fn is not None else p)
+                       for p in parents]
+        self.versions = [None if p is None else (p._version, p._version[0]) for p in parents]
+        self.freed = False
+        self.retained = None
+
+    @property
+    def name(self):
+        return _camel(self.prim.name) + "Backward"
+
+    @property
+    def next_functions(self):
+        """The nodes (or leaf ``Var``s) this node sends cotangents to."""
+        return tuple(i for i in self.inputs if i is not None)
+
+    def __repr__(self):
+        return f"<{self.name}>"
+
+    def free(self):
+        self.args = self.out = self.params = None
+        self.freed = True
+
+
+class _VersionedArray(np.ndarray):
+    """A view of a ``Var``'s value whose in-place writes bump the ``Var``'s version counter."""
+
+    def __array_finalize__(self, obj):
+        self._box = getattr(obj, "_box", None)
+
+    def _bump(self):
+        if self._box is not None:
+            self._box[0] += 1
+
+    def __setitem__(self, index, value):
+        self._bump()
+        super().__setitem__(index, value)
+
+    def fill(self, value):
+        self._bump()
+        super().fill(value)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if out is not None:
+            for o in out:
+                if isinstance(o, _VersionedArray):
+                    o._bump()
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _VersionedArray) else o
+                                  for o in out)
+        inputs = [i.view(np.ndarray) if isinstance(i, _VersionedArray) else i for i in inputs]
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+
+class Var(Tracer):
+    """Var(value): a leaf of the imperative tape; every operation that uses it is recorded.
+
+    >>> x = Var(3.0)
+    >>> y = x * x
+    >>> y.backward()
+    >>> float(x.grad)
+    6.0
+    """
+
+    __slots__ = ("_value", "grad_fn", "_trace", "grad", "_version", "__weakref__")
+
+    def __init__(self, value):
+        if isinstance(value, Tracer):
+            raise TypeError("Var(value) takes a float or an array; use .detach() to cut a Var from its tape")
+        from .errors import check_float_dtype
+        check_float_dtype(value, "Var value")
+        value = np.array(value, dtype=np.result_type(value, np.float32) if np.asarray(value).dtype.kind == "f"
+                         else np.float64)
+        self._value = value
+        self.grad_fn = None
+        self._trace = TAPE
+        self.grad = None
+        self._version = [0]
+
+    @classmethod
+    def _new(cls, value, node, trace):
+        v = object.__new__(cls)
+        v._value = value
+        v.grad_fn = node
+        v._trace = trace
+        v.grad = None
+        v._version = [0]
+        return v
+
+    @classmethod
+    def _leaf(cls, value, trace):
+        return cls._new(value, None, trace)
+
+    @property
+    def value(self):
+        """The NumPy value (in-place writes to it are tracked for the safety check of ``backward``)."""
+        v = self._value
+        if isinstance(v, np.ndarray):
+            view = v.view(_VersionedArray)
+            view._box = self._version
+            return view
+        return v
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    def backward(self, gradient=None, retain_graph=False):
+        """backward(gradient=None, retain_graph=False): add d(self)/d(leaf) into every leaf's ``.grad``."""
+        shape = np.shape(self._value)
+        if gradient is None:
+            if shape != () and int(np.prod(shape)) != 1:
+                raise ValueError(f"backward() without a gradient needs a scalar output, got shape "
+                                 f"{shape}; pass gradient= with that shape (a vector-Jacobian product)")
+            gradient = np.ones(shape, dtype=np.result_type(self._value))
+        else:
+            gradient = gradient._value if isinstance(gradient, Var) else gradient
+            if np.shape(gradient) != shape:
+                raise ValueError(f"backward(gradient=...) got a gradient of shape {np.shape(gradient)} "
+                                 f"for an output of shape {shape}; they must match")
+        backward([(self, gradient)], retain_graph=retain_graph, accumulate=True)
+
+    def zero_grad(self):
+        """zero_grad(): forget the accumulated gradient."""
+        self.grad = None
+
+    def retain_grad(self):
+        """retain_grad(): keep ``.grad`` on this non-leaf too after ``backward``."""
+        if self.grad_fn is not None:
+            self.grad_fn.retained = _weak(self)
+
+    def detach(self):
+        """detach() -> Var: the same value as a new leaf, cut from the tape."""
+        return Var(self._value.copy() if isinstance(self._value, np.ndarray) else self._value)
+
+    def requires_grad_(self):
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace(other, np.add)
+
+    def __isub__(self, other):
+        return self._inplace(other, np.subtract)
+
+    def __imul__(self, other):
+        return self._inplace(other, np.multiply)
+
+    def __itruediv__(self, other):
+        return self._inplace(other, np.true_divide)
+
+    def _inplace(self, other, ufunc):
+        if self._trace.imperative and _no_grad_depth:
+            other = other._value if isinstance(other, Var) else other
+            if isinstance(self._value, np.ndarray) and self._value.ndim:
+                ufunc(self._value, other, out=self._value)
+            else:
+                self._value = np.asarray(ufunc(self._value, other))
+            self._version[0] += 1
+            return self
+        if self.grad_fn is None:
+            raise RuntimeError("a leaf Var cannot be modified in place while the tape records; "
+                               "update it inside `with duals.no_grad():` or write x = x + ...")
+        return {np.add: self.__add__, np.subtract: self.__sub__, np.multiply: self.__mul__,
+                np.true_divide: self.__truediv__}[ufunc](other)
+
+    def __repr__(self):
+        fn = f", grad_fn={self.grad_fn!r}" if self.grad_fn is not None else ""
+        return f"Var({self._value!r}{fn})"
+
+
+def _weak(v):
+    import weakref
+    return weakref.ref(v)
+
+
+def _topological(roots):
+    """Nodes and leaves reachable from ``roots``, every consumer before what it consumes."""
+    order = []
+    seen = set()
+    stack = [(r, False) for r in roots]
+    while stack:
+        item, done = stack.pop()
+        if done:
+            order.append(item)
+            continue
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        stack.append((item, True))
+        if type(item) is Node:
+            if item.freed:
+                raise RuntimeError(
+                    f"trying to walk {item.name} a second time, but its saved values were "
+                    f"freed by the previous backward(); pass retain_graph=True to the first "
+                    f"backward() call if you need to walk the graph again")
+            for nxt in item.inputs:
+                if nxt is not None and id(nxt) not in seen:
+                    stack.append((nxt, False))
+    order.reverse()
+    return order
+
+
+def backward(seeds, retain_graph=False, accumulate=False):
+    """backward([(var, cotangent), ...], retain_graph=False, accumulate=False) -> {id(leaf): cotangent}
+
+    Walks the tape from the seeded outputs to the leaves. With ``accumulate`` the leaf
+    cotangents are added into ``leaf.grad`` (the ``Var.backward`` behaviour); otherwise
+    they are returned keyed by ``id(leaf)``.
+    """
+    from .ops.elementwise import add
+    cot = {}
+    roots = []
+    for var, g in seeds:
+        target = var.grad_fn if var.grad_fn is not None else var
+        key = id(target)
+        cot[key] = g if key not in cot else add(cot[key], g)
+        roots.append(target)
+    leaves = {}
+    for item in _topological(roots):
+        g = cot.pop(id(item), None)
+        if g is None:
+            continue
+        if type(item) is not Node:
+            if accumulate:
+                item.grad = g if item.grad is None else add(item.grad, g)
+            leaves[id(item)] = g
+            continue
+        node = item
+        if node.retained is not None:
+            owner = node.retained()
+            if owner is not None:
+                owner.grad = g if owner.grad is None else add(owner.grad, g)
+        prim = node.prim
+        for i, target in enumerate(node.inputs):
+            if target is None:
+                continue
+            box, version = node.versions[i]
+            if box[0] != version:
+                raise RuntimeError(
+                    f"a value saved by {node.name} for the backward pass was modified by an "
+                    f"in-place operation (version {box[0]}, expected {version}); compute on a "
+                    f"copy, or do the update after backward()")
+            rule = prim.vjps.get(i)
+            if rule is None:
+                raise NotImplementedError(
+                    f"primitive {prim.name!r} has no VJP rule for argument {i}; "
+                    f"reverse mode cannot differentiate through it")
+            gi = rule(g, node.out, *node.args, **node.params)
+            if gi is None:
+                continue
+            key = id(target)
+            prev = cot.get(key)
+            cot[key] = gi if prev is None else add(prev, gi)
+        if not retain_graph:
+            node.free()
+    return leaves

@@ -1,0 +1,423 @@
+"""The composable transformations: jvp, vjp, grad, value_and_grad, jacfwd, jacrev, hessian, hvp.
+
+Each call opens a fresh trace (a new level, compared by identity), wraps the selected
+arguments in its traced values, runs ``f`` and unwraps what comes back. Values of other
+traces pass through untouched, so every transformation nests inside every other.
+"""
+import numpy as np
+
+from . import tree
+from .core import Tracer, new_level
+from .errors import check_float_dtype
+from .forward import Dual, JVPTrace
+from .ops.shape import concatenate, getitem, moveaxis, reshape
+from .reverse import ReverseTrace, Var, backward
+
+__all__ = ["jvp", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "hvp",
+           "value_grad_hessian"]
+
+# tangent entries per chunk of jacfwd / jacrev: about 64 MB of float64 per intermediate
+_CHUNK_BUDGET = 1 << 23
+
+
+def _shape(x):
+    return x.shape if hasattr(x, "shape") else ()
+
+
+def _dtype(x):
+    return x.dtype if hasattr(x, "dtype") else np.result_type(x)
+
+
+def _is_compiled(f):
+    """Whether ``f`` is a Numba dispatcher (compiled forward mode handles those)."""
+    cls = type(f)
+    return cls.__module__.startswith("numba") and hasattr(f, "py_func")
+
+
+def _as_input(x, who, what):
+    """A differentiable input: floats kept (float32 stays float32), ints promoted, others refused."""
+    if isinstance(x, Tracer):
+        return x
+    if isinstance(x, (bool, np.bool_)):
+        check_float_dtype(np.bool_(x), f"{who}: {what}")
+    a = np.asarray(x)
+    check_float_dtype(a, f"{who}: {what}")
+    if a.dtype.kind != "f":
+        a = a.astype(np.float64)
+    return a[()] if a.ndim == 0 else a
+
+
+def _output(x):
+    """Results are plain floats and ndarrays (a 0-d array becomes a NumPy scalar)."""
+    if isinstance(x, Tracer):
+        return x
+    if isinstance(x, np.ndarray):
+        return x[()] if x.ndim == 0 else x
+    return x
+
+
+def _zeros(shape, like):
+    return np.zeros(shape, dtype=_dtype(like) if np.dtype(_dtype(like)).kind == "f" else np.float64)
+
+
+def _argnums(argnums, nargs, who):
+    single = isinstance(argnums, (int, np.integer))
+    nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
+    for a in nums:
+        if not -nargs <= a < nargs:
+            raise ValueError(f"{who}: argnums={argnums} refers to argument {a}, but the function "
+                             f"was called with {nargs} positional arguments")
+    return tuple(a % nargs for a in nums), single
+
+
+def _check_leaf(y, who):
+    if not (isinstance(y, (Tracer, np.ndarray, float, int, np.number))):
+        raise TypeError(f"{who}: the function returned a {type(y).__name__}; return floats, "
+                        f"arrays or tuples/lists/dicts of them")
+
+# ---------------------------------------------------------------- forward mode
+
+
+def jvp(f, primals, tangents):
+    """jvp(f, primals, tangents) -> (f(*primals), J·tangents).
+
+    ``primals`` and ``tangents`` are tuples of equal length; a tangent ``None`` marks a
+    constant argument (integers, step counts).
+
+    >>> import numpy as np
+    >>> jvp(np.sin, (0.0,), (2.0,))
+    (0.0, 2.0)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp(f, primals, tangents): primals and tangents must be tuples, "
+                        "for example jvp(f, (x,), (v,))")
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents; "
+                         f"give one tangent per primal (None for a constant)")
+    if _is_compiled(f):
+        from .jit import compiled_jvp
+        return compiled_jvp(f, tuple(primals), tuple(tangents))
+    trace = JVPTrace(new_level(), lanes=1)
+    args = []
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        if t is None:
+            args.append(p)
+            continue
+        p = _as_input(p, "jvp", f"primal {i}")
+        if not isinstance(t, Tracer):
+            t = np.asarray(t)
+            check_float_dtype(t, f"jvp: tangent {i}")
+            t = t.astype(_dtype(p), copy=False)
+        if _shape(t) != _shape(p):
+            raise ValueError(f"jvp: tangent {i} has shape {_shape(t)} but primal {i} has shape "
+                             f"{_shape(p)}; they must match")
+        args.append(Dual._new(p, reshape(t, (1,) + _shape(p)), trace))
+    out = f(*args)
+    leaves, treedef = tree.flatten(out)
+    primals_out, tangents_out = [], []
+    for y in leaves:
+        _check_leaf(y, "jvp")
+        if type(y) is Dual and y._trace is trace:
+            primals_out.append(_output(y.primal))
+            tangents_out.append(_output(getitem(y._tangent, 0)))
+        else:
+            primals_out.append(_output(y))
+            tangents_out.append(_output(_zeros(_shape(y), y)))
+    return tree.unflatten(treedef, primals_out), tree.unflatten(treedef, tangents_out)
+
+
+def _default_chunk(total, size):
+    return int(max(1, min(total, _CHUNK_BUDGET // max(1, size))))
+
+
+def jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
+    """jacfwd(f, argnums=0, has_aux=False, chunk_size=None) -> function returning ∂f/∂x by forward mode.
+
+    The Jacobian has shape ``out.shape + in.shape``. All input directions travel together
+    as lanes, ``chunk_size`` at a time (the default keeps each intermediate near 64 MB).
+
+    >>> import numpy as np
+    >>> jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
+    [[2.0, 0.0], [0.0, 4.0]]
+    """
+    if _is_compiled(f):
+        from .jit import compiled_jacfwd
+        return compiled_jacfwd(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
+
+    def jacobian(*args, **kwargs):
+        nums, single = _argnums(argnums, len(args), "jacfwd")
+        args = list(args)
+        for i in nums:
+            args[i] = _as_input(args[i], "jacfwd", f"argument {i}")
+        sizes = [int(np.prod(_shape(args[i]))) for i in nums]
+        total = sum(sizes)
+        chunk = int(chunk_size) if chunk_size else _default_chunk(total, max(sizes + [1]))
+        if chunk < 1:
+            raise ValueError(f"jacfwd: chunk_size must be a positive integer, got {chunk_size}")
+        chunks, primal_leaves, treedef, aux, aux_trace = None, None, None, None, None
+        for start in range(0, max(total, 1), chunk):
+            lanes = min(chunk, total - start) if total else 0
+            trace = JVPTrace(new_level(), lanes=lanes)
+            call = list(args)
+            offset = 0
+            for i, n in zip(nums, sizes):
+                lo, hi = max(start, offset), min(start + lanes, offset + n)
+                if lo < hi:
+                    seed = np.zeros((lanes, n), dtype=_dtype(args[i]))
+                    seed[np.arange(lo, hi) - start, np.arange(lo, hi) - offset] = 1.0
+                    call[i] = Dual._new(args[i], seed.reshape((lanes,) + _shape(args[i])), trace)
+                offset += n
+            result = f(*call, **kwargs)
+            if has_aux:
+                result, aux_now = _split_aux(result, "jacfwd")
+                if aux_trace is None:
+                    aux, aux_trace = aux_now, trace
+            leaves, treedef = tree.flatten(result)
+            if chunks is None:
+                chunks = [[] for _ in leaves]
+                primal_leaves = leaves
+            for k, y in enumerate(leaves):
+                _check_leaf(y, "jacfwd")
+                if type(y) is Dual and y._trace is trace:
+                    chunks[k].append(y._tangent)
+                else:
+                    chunks[k].append(_zeros((lanes,) + _shape(y), y))
+        jacobians = []
+        for k, y in enumerate(primal_leaves):
+            stacked = chunks[k][0] if len(chunks[k]) == 1 else concatenate(chunks[k], axis=0)
+            out_shape = _shape(y.primal if type(y) is Dual else y)
+            blocks = []
+            offset = 0
+            for i, n in zip(nums, sizes):
+                part = getitem(stacked, slice(offset, offset + n))
+                offset += n
+                part = moveaxis(part, 0, -1) if out_shape else part
+                blocks.append(_output(reshape(part, out_shape + _shape(args[i]))))
+            jacobians.append(blocks[0] if single else tuple(blocks))
+        result = tree.unflatten(treedef, jacobians)
+        if has_aux:
+            return result, _strip(aux, lambda a: type(a) is Dual and a._trace is aux_trace)
+        return result
+
+    return jacobian
+
+
+def _split_aux(result, who):
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise TypeError(f"{who}(has_aux=True): the function must return a pair (output, aux)")
+    return result[0], result[1]
+
+
+def _strip(aux, is_ours):
+    """aux with the values traced by the finished transformation replaced by their primals."""
+    leaves, treedef = tree.flatten(aux)
+    out = []
+    for a in leaves:
+        if is_ours(a):
+            a = a.primal if type(a) is Dual else a._value
+        out.append(_output(a))
+    return tree.unflatten(treedef, out)
+
+# ---------------------------------------------------------------- reverse mode
+
+
+def _reverse_call(f, args, nums, who, kwargs):
+    trace = ReverseTrace(new_level())
+    args = list(args)
+    leaves = []
+    for i in nums:
+        p = _as_input(args[i], who, f"argument {i}")
+        v = Var._leaf(p, trace)
+        args[i] = v
+        leaves.append(v)
+    return trace, leaves, f(*args, **kwargs)
+
+
+def _value_of(y, trace):
+    return y._value if type(y) is Var and y._trace is trace else y
+
+
+def vjp(f, *primals, has_aux=False):
+    """vjp(f, *primals) -> (f(*primals), vjp_fn); ``vjp_fn(cotangent)`` gives one cotangent per primal.
+
+    >>> import numpy as np
+    >>> y, pullback = vjp(np.multiply, 2.0, 3.0)
+    >>> pullback(1.0)
+    (3.0, 2.0)
+    """
+    trace, leaves, out = _reverse_call(f, primals, range(len(primals)), "vjp", {})
+    if has_aux:
+        out, aux = _split_aux(out, "vjp")
+    outs, treedef = tree.flatten(out)
+    for y in outs:
+        _check_leaf(y, "vjp")
+    values = [_value_of(y, trace) for y in outs]
+
+    def vjp_fn(cotangent):
+        cots, cot_def = tree.flatten(cotangent)
+        if cot_def != treedef:
+            raise ValueError(f"vjp_fn: the cotangent's structure {cot_def} does not match the "
+                             f"output's {treedef}")
+        seeds = []
+        for k, (y, c, v) in enumerate(zip(outs, cots, values)):
+            if not isinstance(c, Tracer):
+                c = np.asarray(c)
+                check_float_dtype(c, f"vjp_fn: cotangent {k}")
+                c = c.astype(_dtype(v) if np.dtype(_dtype(v)).kind == "f" else np.float64, copy=False)
+            if _shape(c) != _shape(v):
+                raise ValueError(f"vjp_fn: cotangent {k} has shape {_shape(c)} but the output has "
+                                 f"shape {_shape(v)}; they must match")
+            if type(y) is Var and y._trace is trace:
+                seeds.append((y, c))
+        grads = backward(seeds, retain_graph=True) if seeds else {}
+        return tuple(_output(grads.get(id(leaf), None) if id(leaf) in grads
+                             else _zeros(_shape(leaf._value), leaf._value)) for leaf in leaves)
+
+    primal_out = tree.unflatten(treedef, [_output(v) for v in values])
+    if has_aux:
+        return primal_out, vjp_fn, _strip(aux, lambda a: type(a) is Var and a._trace is trace)
+    return primal_out, vjp_fn
+
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """value_and_grad(f, argnums=0, has_aux=False) -> function returning ``(f(x), ∇f(x))``.
+
+    With ``has_aux`` ``f`` returns ``(value, aux)`` and the result is ``((value, aux), grad)``.
+
+    >>> value_and_grad(lambda x: x ** 3)(2.0)
+    (8.0, 12.0)
+    """
+    def value_and_gradient(*args, **kwargs):
+        nums, single = _argnums(argnums, len(args), "grad")
+        trace, leaves, out = _reverse_call(f, args, nums, "grad", kwargs)
+        if has_aux:
+            out, aux = _split_aux(out, "grad")
+            aux = _strip(aux, lambda a: type(a) is Var and a._trace is trace)
+        _check_leaf(out, "grad")
+        if _shape(out) != ():
+            raise TypeError(f"grad requires a scalar output, got shape {_shape(out)}; "
+                            f"use jacrev or vjp for vector outputs")
+        value = _value_of(out, trace)
+        grads = {}
+        if type(out) is Var and out._trace is trace:
+            seed = np.ones((), dtype=_dtype(value) if np.dtype(_dtype(value)).kind == "f" else np.float64)
+            grads = backward([(out, seed)], retain_graph=False)
+        gs = tuple(_output(grads[id(v)]) if id(v) in grads else _output(_zeros(_shape(v._value), v._value))
+                   for v in leaves)
+        g = gs[0] if single else gs
+        value = _output(value)
+        return ((value, aux), g) if has_aux else (value, g)
+
+    return value_and_gradient
+
+
+def grad(f, argnums=0, has_aux=False):
+    """grad(f, argnums=0, has_aux=False) -> function returning ∂f/∂x shaped like x (f scalar).
+
+    >>> import numpy as np
+    >>> grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0])).tolist()
+    [2.0, 4.0]
+    """
+    vg = value_and_grad(f, argnums, has_aux)
+
+    def gradient(*args, **kwargs):
+        res, g = vg(*args, **kwargs)
+        return (g, res[1]) if has_aux else g
+
+    return gradient
+
+
+def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
+    """jacrev(f, argnums=0, has_aux=False, chunk_size=None) -> function returning ∂f/∂x by reverse mode.
+
+    One recording of ``f``; the output's cotangent directions are pulled back together as
+    lanes, ``chunk_size`` at a time. Same shape and values as :func:`jacfwd`.
+
+    >>> import numpy as np
+    >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
+    [[2.0, 0.0], [0.0, 4.0]]
+    """
+    def jacobian(*args, **kwargs):
+        nums, single = _argnums(argnums, len(args), "jacrev")
+        trace, leaves, out = _reverse_call(f, args, nums, "jacrev", kwargs)
+        if has_aux:
+            out, aux = _split_aux(out, "jacrev")
+            aux = _strip(aux, lambda a: type(a) is Var and a._trace is trace)
+        outs, treedef = tree.flatten(out)
+        jacobians = []
+        for y in outs:
+            _check_leaf(y, "jacrev")
+            value = _value_of(y, trace)
+            out_shape = _shape(value)
+            m = int(np.prod(out_shape))
+            rows = [[] for _ in leaves]
+            if type(y) is Var and y._trace is trace and m:
+                chunk = int(chunk_size) if chunk_size else _default_chunk(m, m)
+                eye_dtype = _dtype(value) if np.dtype(_dtype(value)).kind == "f" else np.float64
+                for start in range(0, m, chunk):
+                    lanes = min(chunk, m - start)
+                    seed = np.zeros((lanes, m), dtype=eye_dtype)
+                    seed[np.arange(lanes), start + np.arange(lanes)] = 1.0
+                    grads = backward([(y, seed.reshape((lanes,) + out_shape))], retain_graph=True)
+                    for k, v in enumerate(leaves):
+                        rows[k].append(grads[id(v)] if id(v) in grads
+                                       else _zeros((lanes,) + _shape(v._value), v._value))
+            blocks = []
+            for k, v in enumerate(leaves):
+                in_shape = _shape(v._value)
+                if rows[k]:
+                    stacked = rows[k][0] if len(rows[k]) == 1 else concatenate(rows[k], axis=0)
+                    blocks.append(_output(reshape(stacked, out_shape + in_shape)))
+                else:
+                    blocks.append(_output(_zeros(out_shape + in_shape, v._value)))
+            jacobians.append(blocks[0] if single else tuple(blocks))
+        result = tree.unflatten(treedef, jacobians)
+        return (result, aux) if has_aux else result
+
+    return jacobian
+
+# ---------------------------------------------------------------- second order
+
+
+def hessian(f, argnums=0):
+    """hessian(f, argnums=0) -> function returning the Hessian, forward over reverse.
+
+    Shape ``in.shape + in.shape`` for a scalar ``f``; for compiled (Numba) ``f`` forward over forward.
+
+    >>> import numpy as np
+    >>> hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
+    [[6.0, 0.0], [0.0, 12.0]]
+    """
+    if _is_compiled(f):
+        from .jit import compiled_hessian
+        return compiled_hessian(f, argnums=argnums)
+    return jacfwd(jacrev(f, argnums), argnums)
+
+
+def hvp(f, x, v):
+    """hvp(f, x, v) -> H(x)·v, one forward pass over one reverse pass, without forming H.
+
+    >>> import numpy as np
+    >>> hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0])).tolist()
+    [6.0, 0.0]
+    """
+    return jvp(grad(f), (x,), (v,))[1]
+
+
+def value_grad_hessian(f, argnums=0):
+    """value_grad_hessian(f, argnums=0) -> function returning ``(f(x), ∇f(x), H(x))`` from one sweep.
+
+    >>> import numpy as np
+    >>> value, g, H = value_grad_hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]))
+    >>> float(value), g.tolist(), H.tolist()
+    (9.0, [3.0, 12.0], [[6.0, 0.0], [0.0, 12.0]])
+    """
+    def gradient_with_value(*args, **kwargs):
+        value, g = value_and_grad(f, argnums)(*args, **kwargs)
+        return g, (value, g)
+
+    def vgh(*args, **kwargs):
+        H, (value, g) = jacfwd(gradient_with_value, argnums, has_aux=True)(*args, **kwargs)
+        return value, g, H
+
+    return vgh
