@@ -56,11 +56,15 @@ def _numpy_impl(name):
     return None
 
 
-def _flat(a, n):
+def _flat(a, n, out_shape=None):
     a = np.asarray(a)
     if a.dtype.kind != "f":
         a = a.astype(np.float64)
-    return a.reshape(1) if a.size == 1 else a.reshape(n)
+    if a.size == 1:
+        return a.reshape(1)
+    if out_shape is not None and a.shape != out_shape:
+        a = np.broadcast_to(a, out_shape)
+    return a.reshape(n)
 
 
 def _flat_tangent(t, a, out_shape, n):
@@ -146,7 +150,7 @@ def _make_binary(name, value, dx, dy):
         out = np.empty(out_shape, dtype)
         tout = np.empty((lanes,) + out_shape, dtype)
         kernels.kernel(name, "jvp")(
-            _flat(x, n), _flat(y, n),
+            _flat(x, n, out_shape), _flat(y, n, out_shape),
             None if tx is None else _flat_tangent(tx, x, out_shape, n),
             None if ty is None else _flat_tangent(ty, y, out_shape, n),
             out.reshape(n), tout.reshape(lanes, n))
@@ -278,3 +282,48 @@ def positive(x):
 
 NAMESPACE.setdefault("conj", positive)
 NAMESPACE.setdefault("real", positive)
+
+
+def _innermost(x):
+    while isinstance(x, Tracer):
+        x = x.primal if hasattr(x, "primal") else x._value
+    return x
+
+
+def _piecewise_constant(np_func):
+    def func(x, *args, **kwargs):
+        return np_func(_innermost(x), *args, **kwargs)
+    func.__name__ = np_func.__name__
+    func.__doc__ = (f"{np_func.__name__}(x): NumPy's {np_func.__name__} of the value; "
+                    f"piecewise constant, so its derivative is zero and the result is a plain array.")
+    return func
+
+
+# predicates and piecewise-constant functions: derivative zero, results are plain arrays
+for _np_func in (np.isfinite, np.isnan, np.isinf, np.signbit, np.floor, np.ceil, np.trunc,
+                 np.rint, np.round, np.around, np.fix, np.isreal):
+    export(_np_func.__name__)(_piecewise_constant(_np_func))
+
+
+@export()
+def result_type(*arrays_and_dtypes):
+    """result_type(*args): NumPy's promotion, seeing traced values as their dtype."""
+    return np.result_type(*[a.dtype if isinstance(a, Tracer) else a for a in arrays_and_dtypes])
+
+
+@export("copy")
+def copy(x):
+    """copy(x): ``x`` (traced values are immutable, so no copy is needed)."""
+    return x if isinstance(x, Tracer) else np.copy(x)
+
+
+def _like(np_func):
+    def func(x, *args, **kwargs):
+        return np_func(_innermost(x), *args, **kwargs)
+    func.__name__ = np_func.__name__
+    func.__doc__ = f"{np_func.__name__}(x, ...): a plain (constant) array shaped like x's value."
+    return func
+
+
+for _np_func in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
+    export(_np_func.__name__)(_like(_np_func))

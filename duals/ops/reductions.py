@@ -11,7 +11,8 @@ from .shape import broadcast_to, concatenate, getitem, reshape
 
 
 def _negative(axes, nd):
-    return tuple(a - nd for a in axes)
+    """Axes counted from the right, so they still name the value's axes behind any lanes."""
+    return tuple(a % nd - nd for a in axes)
 
 
 def _sum_impl(x, *, axis, keepdims):
@@ -201,12 +202,12 @@ def _cumsum_impl(x, *, axis):
 
 
 cumsum_p = Primitive("cumsum", _cumsum_impl)
-cumsum_p.def_jvp(0, lambda t, out, x, *, axis: cumsum_p(t, axis=axis - ndim(x)))
+cumsum_p.def_jvp(0, lambda t, out, x, *, axis: cumsum_p(t, axis=axis % ndim(x) - ndim(x)))
 
 
 def _cumsum_vjp(g, out, x, *, axis):
     from .shape import flip
-    a = axis - ndim(x)
+    a = axis % ndim(x) - ndim(x)
     return flip(cumsum_p(flip(g, a), axis=a), a)
 
 

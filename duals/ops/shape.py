@@ -153,12 +153,27 @@ def _is_basic(index):
     return all(isinstance(i, (int, np.integer, slice, type(None))) or i is Ellipsis for i in index)
 
 
+def _explicit(index, nd):
+    """``index`` with its ``...`` spelled out for a value of ``nd`` axes (so lanes can sit behind it)."""
+    if not any(i is Ellipsis for i in index):
+        return index
+    consumed = 0
+    for i in index:
+        if isinstance(i, np.ndarray) and i.dtype == bool:
+            consumed += i.ndim
+        elif i is not None and i is not Ellipsis:
+            consumed += 1
+    k = next(n for n, i in enumerate(index) if i is Ellipsis)
+    return index[:k] + (slice(None),) * (nd - consumed) + index[k + 1:]
+
+
 def _index_lanes(t, lead, index, apply):
     """Apply ``apply(array, index)`` to the value axes of ``t`` (its first ``lead`` axes are lanes)."""
     if lead == 0:
         return apply(t, index)
     if _is_basic(index):
         return apply(t, (slice(None),) * lead + index)
+    index = _explicit(index, ndim(t) - lead)
     return _lanes_first(apply(_lanes_last(t, lead), index), lead)
 
 
@@ -193,6 +208,7 @@ def _getitem_vjp(g, out, x, *, index):
     lanes = _shape(g)[:lead]
     if _is_basic(index):
         return scatter_add_p(g, index=(slice(None),) * lead + index, shape=lanes + xs)
+    index = _explicit(index, len(xs))
     return _lanes_first(scatter_add_p(_lanes_last(g, lead), index=index, shape=xs + lanes), lead)
 
 
@@ -203,6 +219,7 @@ def _scatter_jvp(t, out, g, *, index, shape):
         return scatter_add_p(t, index=index, shape=shape)
     if _is_basic(index):
         return scatter_add_p(t, index=(slice(None),) * lead + index, shape=lanes + shape)
+    index = _explicit(index, len(shape))
     return _lanes_first(scatter_add_p(_lanes_last(t, lead), index=index, shape=shape + lanes), lead)
 
 
@@ -256,7 +273,7 @@ def _concatenate_jvp_all(tangents, out, *xs, axis):
     lead_shape = next(_shape(t)[:lead_of(t, x)] for t, x in zip(tangents, xs) if t is not None)
     dtype = np.result_type(*[_plain_dtype(x) for x in xs])
     parts = [t if t is not None else np.zeros(lead_shape + _shape(x), dtype) for t, x in zip(tangents, xs)]
-    return concatenate_p(*parts, axis=axis - ndim(out))
+    return concatenate_p(*parts, axis=axis % ndim(out) - ndim(out))
 
 
 def _plain_dtype(x):
@@ -265,6 +282,7 @@ def _plain_dtype(x):
 
 def _concatenate_vjp(i):
     def rule(g, out, *xs, axis):
+        axis = axis % ndim(out)
         start = int(np.sum([_shape(x)[axis] for x in xs[:i]], dtype=int))
         stop = start + _shape(xs[i])[axis]
         index = (Ellipsis, slice(start, stop)) + (slice(None),) * (ndim(out) - axis - 1)
@@ -276,6 +294,14 @@ concatenate_p.jvp_all = _concatenate_jvp_all
 
 
 class _AnyArg(dict):
+    """VJP rules for any number of concatenated arguments, made on demand."""
+
+    def __bool__(self):
+        return True
+
+    def get(self, i, default=None):
+        return self[i]
+
     def __missing__(self, i):
         rule = _concatenate_vjp(i)
         self[i] = rule
@@ -314,6 +340,9 @@ def stack(arrays, axis=0):
     arrays = list(arrays)
     if not any(isinstance(a, Tracer) for a in arrays):
         return np.stack(arrays, axis=axis)
+    # Python numbers are weak, as in NumPy's promotion rules: they take the traced values' dtype
+    dtype = np.result_type(*[a.dtype for a in arrays if isinstance(a, Tracer)])
+    arrays = [np.asarray(a, dtype=dtype) if isinstance(a, (int, float)) else a for a in arrays]
     nd = ndim(arrays[0]) + 1
     axis = axis % nd
     return concatenate([expand_dims(a, axis) for a in arrays], axis=axis)
@@ -329,7 +358,7 @@ def array(obj, dtype=None):
     if isinstance(obj, Tracer):
         return obj
     if isinstance(obj, (list, tuple)) and _contains_tracer(obj):
-        return stack([array(o) for o in obj])
+        return stack([array(o) if isinstance(o, (list, tuple)) else o for o in obj])
     return np.array(obj, dtype=dtype)
 
 
