@@ -46,18 +46,22 @@ class ReverseTrace(Trace):
 
     def process(self, prim, args, params):
         values = []
-        parents = []
+        inputs = []
+        versions = []
         for a in args:
             if type(a) is Var and a._trace is self:
                 values.append(a._value)
-                parents.append(a)
+                # a cotangent goes to the node that made the value, or to the leaf itself
+                inputs.append(a if a.grad_fn is None else a.grad_fn)
+                versions.append((a._version, a._version[0]))
             else:
                 values.append(a)
-                parents.append(None)
+                inputs.append(None)
+                versions.append(None)
         out = bind(prim, *values, **params)
         if self.imperative and _no_grad_depth:
             return out
-        return Var._new(out, Node(prim, values, params, parents, out), self)
+        return Var._new(out, Node(prim, values, params, inputs, versions, out), self)
 
 
 TAPE = ReverseTrace(level=1, imperative=True)
@@ -72,15 +76,13 @@ class Node:
 
     __slots__ = ("prim", "args", "params", "out", "inputs", "versions", "freed", "retained", "__weakref__")
 
-    def __init__(self, prim, args, params, parents, out):
+    def __init__(self, prim, args, params, inputs, versions, out):
         self.prim = prim
         self.args = args
         self.params = params
         self.out = out
-        # where each argument's cotangent goes: a parent's node, a leaf Var, or None
-        self.inputs = [None if p is None else (p.grad_fn if p.grad_fn is not None else p)
-                       for p in parents]
-        self.versions = [None if p is None else (p._version, p._version[0]) for p in parents]
+        self.inputs = inputs        # per argument: the producing Node, a leaf Var, or None
+        self.versions = versions    # per argument: (version box, version when recorded)
         self.freed = False
         self.retained = None
 

@@ -8,7 +8,7 @@ For each line of :mod:`duals.derivatives` this module makes a primitive whose
 """
 import numpy as np
 
-from .. import derivatives, kernels
+from .. import _python_scalar, derivatives, kernels
 from ..core import Primitive, Tracer
 from . import NAMESPACE, export, lead_of, ndim_of as ndim, shape_of as shape
 from .reductions import unbroadcast
@@ -16,11 +16,14 @@ from .shape import broadcast_to, reshape
 
 # the formula vocabulary, spelled with primitives; filled in at the bottom of this module
 TRACED = dict(derivatives.CONSTANTS)
+# ... and with Python's math module, for 0-d float64 operands
+SCALAR = dict(derivatives.CONSTANTS, **{k: getattr(_python_scalar, k) for k in derivatives.VOCABULARY})
+_FLOAT64 = (float, np.float64)
 
 
-def _formula(expr, argnames):
-    """A Python function evaluating a derivative formula with the library's primitives."""
-    return eval(f"lambda {', '.join(argnames)}: {expr}", TRACED)  # noqa: S307 - table is ours
+def _formula(expr, argnames, namespace=TRACED):
+    """A Python function evaluating a formula with the library's primitives (or ``namespace``)."""
+    return eval(f"lambda {', '.join(argnames)}: {expr}", namespace)  # noqa: S307 - table is ours
 
 
 def _times(d, t):
@@ -91,7 +94,7 @@ def _make_unary(name, value, deriv):
             kernels.kernel(name, "value")(_flat(x, x.size), out.reshape(-1))
             return _result(out)
     else:
-        impl = numpy_impl
+        impl = _scalar_first(numpy_impl, _formula(value, ("x",), SCALAR))
     prim = Primitive(name, impl)
     if deriv == "0.0":
         prim.def_jvp(0, lambda t, out, x: None)
@@ -100,10 +103,19 @@ def _make_unary(name, value, deriv):
     d = _formula(deriv, ("x", "out"))
     prim.def_jvp(0, lambda t, out, x: _times(d(x, out), t))
     prim.def_vjp(0, lambda g, out, x: _times(d(x, out), g))
+    scalar_value = _formula(value, ("x",), SCALAR)
+    scalar_deriv = _formula(deriv, ("x", "out"), SCALAR)
 
     def fused_jvp(primals, tangents):
-        x = np.asarray(primals[0])
+        x = primals[0]
         t = tangents[0]
+        if type(x) in _FLOAT64 and numpy_impl is not None:
+            try:
+                out = scalar_value(x)
+                return np.float64(out), t * scalar_deriv(x, out)
+            except _python_scalar.FALLBACK:
+                pass
+        x = np.asarray(x)
         dtype = x.dtype if x.dtype.kind == "f" else np.float64
         n = x.size
         lanes = t.shape[0]
@@ -116,9 +128,24 @@ def _make_unary(name, value, deriv):
     return prim
 
 
+def _scalar_first(numpy_impl, scalar_value):
+    """An impl that computes 0-d float64 operands with ``math`` and the rest with NumPy."""
+    def impl(*args):
+        for a in args:
+            if type(a) not in _FLOAT64:
+                return numpy_impl(*args)
+        try:
+            out = scalar_value(*args)
+        except _python_scalar.FALLBACK:
+            return numpy_impl(*args)
+        return np.float64(out) if isinstance(out, float) else numpy_impl(*args)
+    impl.__name__ = numpy_impl.__name__
+    return impl
+
+
 def _make_binary(name, value, dx, dy):
     numpy_impl = _numpy_impl(name)
-    prim = Primitive(name, numpy_impl)
+    prim = Primitive(name, _scalar_first(numpy_impl, _formula(value, ("x", "y"), SCALAR)))
     for argnum, deriv in ((0, dx), (1, dy)):
         if deriv == "0.0":
             prim.def_jvp(argnum, lambda t, out, x, y: None)
@@ -138,9 +165,24 @@ def _make_binary(name, value, dx, dy):
         prim.def_jvp(argnum, jvp)
         prim.def_vjp(argnum, vjp)
 
+    scalar_value = _formula(value, ("x", "y"), SCALAR)
+    scalar_dx = _formula(dx, ("x", "y", "out"), SCALAR)
+    scalar_dy = _formula(dy, ("x", "y", "out"), SCALAR)
+
     def fused_jvp(primals, tangents):
         x, y = primals
         tx, ty = tangents
+        if type(x) in _FLOAT64 and type(y) in _FLOAT64:
+            try:
+                out = scalar_value(x, y)
+                if isinstance(out, float):
+                    tout = None if tx is None else tx * scalar_dx(x, y, out)
+                    if ty is not None:
+                        c = ty * scalar_dy(x, y, out)
+                        tout = c if tout is None else tout + c
+                    return np.float64(out), tout
+            except _python_scalar.FALLBACK:
+                pass
         out_shape = np.broadcast_shapes(np.shape(x), np.shape(y))
         n = int(np.prod(out_shape))
         lanes = (tx if tx is not None else ty).shape[0]
