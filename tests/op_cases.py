@@ -85,6 +85,10 @@ def _binary_cases():
 OTHER = [
     Case("where", lambda x, y: dnp.where(np.arange(3) % 2 == 0, x, y), ((2, 3), (3,)), ("select",)),
     Case("where-scalar-branch", lambda x: dnp.where(np.arange(3) > 0, x, 0.5), ((3,),), ("select",)),
+    Case("integer_pow", lambda x: x ** 3 + x ** -2 + x ** 1 + x ** 0, ((3,),), ("integer_pow",),
+         away_from_zero=True),
+    Case("power-constant-exponents", lambda x: x ** 2.0 + x ** 0.5 + x ** -1 + x ** 1.7, ((3,),),
+         ("square", "sqrt", "reciprocal", "pow"), domain=(0.3, 2.0)),
     Case("clip", lambda x: dnp.clip(x, -0.5, 0.5), ((4,),), ("maximum", "minimum"), smooth=False),
     Case("sum-all", lambda x: dnp.sum(x), ((2, 3),), ("sum",)),
     Case("sum-axis0", lambda x: dnp.sum(x, axis=0), ((2, 3),), ("sum",)),

@@ -304,6 +304,49 @@ def stop_gradient(x):
     return stop_gradient_p(x)
 
 
+def _integer_pow_impl(x, *, n):
+    return np.power(x, float(n)) if n < 0 else np.power(x, n)
+
+
+integer_pow = Primitive("integer_pow", _integer_pow_impl)
+
+
+def _integer_pow_derivative(x, n):
+    return n * power(x, n - 1)
+
+
+integer_pow.def_jvp(0, lambda t, out, x, *, n: _times(_integer_pow_derivative(x, n), t))
+integer_pow.def_vjp(0, lambda g, out, x, *, n: _times(_integer_pow_derivative(x, n), g))
+
+
+def power(x, y):
+    """power(x, y): ``x ** y``; a constant exponent takes a cheaper, equally exact primitive.
+
+    At ``x = 0`` the derivative follows the limits (see ``duals.derivatives``).
+
+    >>> float(power(2.0, 3))
+    8.0
+    """
+    if isinstance(y, (int, float, np.integer, np.floating)) and not isinstance(x, (int, float)):
+        y = float(y)
+        if y == 2.0:
+            return square(x)
+        if y == 1.0:
+            return x
+        if y == 0.5:
+            return sqrt(x)
+        if y == -1.0:
+            return PRIMITIVES["reciprocal"](x)
+        if y == 0.0:
+            return np.ones(shape(x), dtype=np.result_type(_innermost(x)))[()]
+        if y.is_integer() and abs(y) <= 64:
+            return integer_pow(x, n=int(y))
+    return PRIMITIVES["pow"](x, y)
+
+
+NAMESPACE["power"] = NAMESPACE["float_power"] = TRACED["power"] = power
+
+
 @export("true_divide")
 def _true_divide(x, y):
     return div(x, y)
