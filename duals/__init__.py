@@ -8,6 +8,7 @@ composable transformations on top of both.
 [1.0, 1.0]
 """
 from ._version import __version__
+from ._memory import tune_allocator as _tune_allocator
 from . import numpy  # noqa: F401  (registers every primitive)
 from . import _operators
 from .forward import Dual
@@ -19,6 +20,7 @@ from .transforms import (jvp, vjp, grad, value_and_grad, jacfwd, jacrev, hessian
 from . import special  # noqa: F401
 
 _operators.install()
+_tune_allocator()
 
 __all__ = ["Dual", "Var", "no_grad", "stop_gradient", "jvp", "vjp", "grad", "value_and_grad",
            "jacfwd", "jacrev", "hessian", "hvp", "value_grad_hessian", "clear_cache",
