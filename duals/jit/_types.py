@@ -1,0 +1,301 @@
+"""The dual scalar type of nopython mode: its Numba type, data model, dtype and boxing.
+
+``DualType(base, lanes)`` is a value type (a ``StructModel``, no heap): a real part of
+type ``base`` and a tuple of ``lanes`` tangent lanes of the same type. ``base`` is a float
+type, or another ``DualType`` for nested duals (forward over forward). The nesting depth
+is the type's *tag*: ``Dual1`` over floats, ``Dual2`` over ``Dual1`` ... so the two levels
+of a Hessian are distinct types and cannot be confused; combining a dual with a dual of
+a lower tag treats the lower one as a constant of the higher level.
+
+In Python, a scalar dual is a :class:`duals.Dual`; an array of duals is a NumPy array of
+the structured dtype :func:`dual_dtype` (fields ``primal`` and ``tangent``) whose layout is
+exactly the struct's, so Numba sees it as ``Array(DualType, ndim, layout)``.
+
+>>> dual_dtype(2).names
+('primal', 'tangent')
+"""
+import hashlib
+import os
+
+import numpy as np
+from numba.core import cgutils, types
+from numba.core.typeconv import Conversion
+from numba.core.typing import typeof as _typeof_mod
+from numba.extending import (NativeValue, box, intrinsic, lower_cast, make_attribute_wrapper,
+                             models, overload_attribute, register_model, typeof_impl, unbox)
+from numba.np import numpy_support
+
+from .. import derivatives
+from .._version import __version__
+from ..forward import USER_TRACE, Dual, JVPTrace
+
+
+def _source_digest():
+    """A digest of the rule table, this package's sources and the version (part of the type key)."""
+    h = hashlib.sha256(__version__.encode())
+    h.update(repr((derivatives.UNARY, derivatives.BINARY, derivatives.CONSTANTS)).encode())
+    here = os.path.dirname(__file__)
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            with open(os.path.join(here, name), "rb") as handle:
+                h.update(handle.read())
+    return h.hexdigest()[:12]
+
+
+DIGEST = _source_digest()
+
+
+class DualType(types.Type):
+    """DualType(base, lanes): the Numba type of a dual number with ``lanes`` tangent lanes.
+
+    >>> DualType(types.float64, 3).tag, DualType(DualType(types.float64, 3), 3).tag
+    (1, 2)
+    """
+
+    def __init__(self, base, lanes):
+        self.base = base
+        self.lanes = int(lanes)
+        self.tag = base.tag + 1 if isinstance(base, DualType) else 1
+        self.float = base.float if isinstance(base, DualType) else base
+        self.digest = DIGEST  # stored, so a cached signature from another version never matches
+        super().__init__(name=f"Dual{self.tag}[{base}, {self.lanes} lanes]")
+
+    @property
+    def key(self):
+        return (self.base, self.lanes, self.digest)
+
+    @property
+    def lanes_type(self):
+        return types.UniTuple(self.base, self.lanes)
+
+    def unify(self, typingctx, other):
+        if isinstance(other, (types.Number, types.Boolean)):
+            return self
+        if isinstance(other, DualType) and other.tag < self.tag:
+            return self
+        return None
+
+    def can_convert_from(self, typingctx, other):
+        if isinstance(other, (types.Number, types.Boolean)):
+            return Conversion.safe
+        if isinstance(other, DualType) and other.tag < self.tag:
+            return Conversion.safe
+        return None
+
+
+def is_dual(t):
+    """is_dual(numba_type) -> bool."""
+    return isinstance(t, DualType)
+
+
+@register_model(DualType)
+class DualModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, [("re", fe_type.base), ("du", fe_type.lanes_type)])
+
+
+make_attribute_wrapper(DualType, "re", "_re")
+make_attribute_wrapper(DualType, "du", "_du")
+
+
+@overload_attribute(DualType, "primal")
+def _primal(d):
+    return lambda d: d._re
+
+
+@overload_attribute(DualType, "tangent")
+def _tangent(d):
+    if d.lanes == 1:
+        return lambda d: d._du[0]
+    return lambda d: d._du
+
+
+@intrinsic
+def make(typingctx, re, du):
+    """make(re, du) -> dual with real part ``re`` and lanes tuple ``du`` (``re`` cast to the base)."""
+    if not isinstance(du, types.UniTuple):
+        return None
+    ret = DualType(du.dtype, du.count)
+
+    def codegen(context, builder, sig, args):
+        st = cgutils.create_struct_proxy(ret)(context, builder)
+        st.re = context.cast(builder, args[0], sig.args[0], ret.base)
+        st.du = args[1]
+        return st._getvalue()
+    return ret(re, du), codegen
+
+
+# ---------------------------------------------------------------- casts (promotion to a dual)
+
+def _zero_lanes(context, toty):
+    return context.get_constant_null(toty.lanes_type)
+
+
+@lower_cast(types.Number, DualType)
+@lower_cast(types.Boolean, DualType)
+@lower_cast(DualType, DualType)
+def _cast_to_dual(context, builder, fromty, toty, val):
+    if isinstance(fromty, DualType) and fromty.tag >= toty.tag:
+        raise TypeError(f"cannot convert {fromty} to {toty}")
+    st = cgutils.create_struct_proxy(toty)(context, builder)
+    st.re = context.cast(builder, val, fromty, toty.base)
+    st.du = _zero_lanes(context, toty)
+    return st._getvalue()
+
+
+# ---------------------------------------------------------------- dtypes of dual arrays
+
+def dual_dtype(lanes, base=np.float64):
+    """dual_dtype(lanes, base=np.float64) -> the structured dtype of an array of duals.
+
+    ``base`` is a float dtype or, for nested duals, another dual dtype.
+
+    >>> dual_dtype(3).itemsize
+    32
+    """
+    base = np.dtype(base)
+    return np.dtype([("primal", base), ("tangent", base, (int(lanes),))])
+
+
+def type_of_dtype(dt):
+    """type_of_dtype(dtype) -> DualType or None when ``dt`` is not a dual dtype."""
+    if dt.names != ("primal", "tangent"):
+        return None
+    p = dt.fields["primal"][0]
+    t = dt.fields["tangent"][0]
+    if t.subdtype is None or t.subdtype[0] != p or len(t.shape) != 1:
+        return None
+    if p.names is not None:
+        base = type_of_dtype(p)
+        if base is None:
+            return None
+    elif p.kind == "f":
+        base = numpy_support.from_dtype(p)
+    else:
+        return None
+    if dt.fields["tangent"][1] != p.itemsize or dt.itemsize != p.itemsize * (1 + t.shape[0]):
+        return None
+    return DualType(base, t.shape[0])
+
+
+def dtype_of_type(t):
+    """dtype_of_type(DualType) -> the matching structured dtype."""
+    base = dtype_of_type(t.base) if isinstance(t.base, DualType) else numpy_support.as_dtype(t.base)
+    return dual_dtype(t.lanes, base)
+
+
+# Numba has no hook for a value type as an array dtype: wrap the two lookups it uses.
+_orig_typeof_ndarray = _typeof_mod.typeof_impl.dispatch(np.ndarray)
+_orig_as_dtype = numpy_support.as_dtype
+
+
+def _typeof_ndarray(val, c):
+    if val.dtype.names is not None:
+        dual = type_of_dtype(val.dtype)
+        if dual is not None:
+            return types.Array(dual, val.ndim, numpy_support.map_layout(val),
+                               readonly=not val.flags.writeable)
+    return _orig_typeof_ndarray(val, c)
+
+
+def _as_dtype(nbtype):
+    if isinstance(nbtype, DualType):
+        return dtype_of_type(nbtype)
+    return _orig_as_dtype(nbtype)
+
+
+if not getattr(numpy_support.as_dtype, "_duals", False):
+    _as_dtype._duals = True
+    typeof_impl.register(np.ndarray)(_typeof_ndarray)
+    numpy_support.as_dtype = _as_dtype
+    import numba.np.arrayobj as _arrayobj
+    _arrayobj.as_dtype = _as_dtype
+
+
+# ---------------------------------------------------------------- duals.Dual in and out of @njit
+
+_TRACES = {1: USER_TRACE}
+
+
+def _trace(lanes):
+    if lanes not in _TRACES:
+        _TRACES[lanes] = JVPTrace(USER_TRACE.level, lanes=lanes)
+    return _TRACES[lanes]
+
+
+def _scalar_float(p):
+    if isinstance(p, np.ndarray) and p.ndim == 0:
+        p = p[()]
+    if isinstance(p, (float, np.floating)) and not isinstance(p, np.longdouble):
+        return p
+    return None
+
+
+@typeof_impl.register(Dual)
+def _typeof_dual(val, c):
+    p = val.primal
+    t = val._tangent
+    if isinstance(p, Dual):
+        base = _typeof_dual(p, c)
+    elif _scalar_float(p) is not None:
+        base = types.float32 if isinstance(_scalar_float(p), np.float32) else types.float64
+    else:
+        raise TypeError(f"duals.Dual with a primal of type {type(p).__name__} cannot enter @njit "
+                        f"code; only scalar duals can (use an array of dual dtype for arrays: "
+                        f"duals.jit.dual_array(x, tangent))")
+    if not isinstance(t, np.ndarray) or t.ndim != 1:
+        raise TypeError("duals.Dual inside @njit code needs a scalar primal with a 1-d lanes tangent")
+    return DualType(base, t.shape[0])
+
+
+def tuple_type(t):
+    """The Numba tuple type whose native value has the same layout as DualType ``t``."""
+    base = tuple_type(t.base) if isinstance(t.base, DualType) else t.base
+    return types.Tuple((base, types.UniTuple(base, t.lanes)))
+
+
+def _to_tuple(obj):
+    """A Dual (or np.void of dual dtype) as nested tuples ``(primal, (lane, ...))``."""
+    if isinstance(obj, Dual):
+        p, lanes = obj.primal, obj._tangent
+    else:
+        p, lanes = obj["primal"], obj["tangent"]
+    if isinstance(p, (Dual, np.void)):
+        return (_to_tuple(p), tuple(_to_tuple(e) for e in lanes))
+    return (float(p), tuple(float(e) for e in lanes))
+
+
+def _from_tuple(tup):
+    """The inverse of :func:`_to_tuple`: a :class:`duals.Dual` (nested for nested duals)."""
+    p, lanes = tup
+    if isinstance(p, tuple):
+        inner = _from_tuple(p)
+        dt = dtype_of_type(_typeof_dual(inner, None))
+        return Dual._new(inner, np.array(list(lanes), dtype=dt), _trace(len(lanes)))
+    return Dual._new(p, np.array(lanes, dtype=np.float64), _trace(len(lanes)))
+
+
+@unbox(DualType)
+def _unbox_dual(typ, obj, c):
+    helper = c.pyapi.unserialize(c.pyapi.serialize_object(_to_tuple))
+    tup = c.pyapi.call_function_objargs(helper, [obj])
+    c.pyapi.decref(helper)
+    ll = c.context.get_value_type(typ)
+    value_ptr = cgutils.alloca_once_value(c.builder, ll(None))
+    error_ptr = cgutils.alloca_once_value(c.builder, cgutils.true_bit)
+    with c.builder.if_then(cgutils.is_not_null(c.builder, tup), likely=True):
+        native = c.unbox(tuple_type(typ), tup)
+        c.builder.store(native.value, value_ptr)
+        c.builder.store(native.is_error, error_ptr)
+        c.pyapi.decref(tup)
+    return NativeValue(c.builder.load(value_ptr), is_error=c.builder.load(error_ptr))
+
+
+@box(DualType)
+def _box_dual(typ, val, c):
+    tup = c.box(tuple_type(typ), val)
+    helper = c.pyapi.unserialize(c.pyapi.serialize_object(_from_tuple))
+    res = c.pyapi.call_function_objargs(helper, [tup])
+    c.pyapi.decref(helper)
+    c.pyapi.decref(tup)
+    return res
