@@ -1,0 +1,107 @@
+"""Clear errors for compiled code that cannot be differentiated, instead of Numba's typing dumps.
+
+* storing a dual into an array made without the dual dtype (``np.empty(n)``) would drop
+  the derivative: a typing error says so and names the fix (``np.empty_like(x)`` or
+  ``np.empty(n, dtype=x.dtype)``);
+* a ``math.*`` or ``np.*`` function with no rule in :mod:`duals.derivatives` called on a
+  dual: a typing error naming the function.
+
+Every message starts with ``duals.jit:``; :func:`reraise` turns Numba's ``TypingError``
+that carries one into a short ``TypeError``.
+
+>>> MARK
+'duals.jit: '
+"""
+import math
+import operator
+import re
+
+import numpy as np
+from numba.core import errors, types
+from numba.extending import intrinsic, overload, overload_attribute
+
+from ._types import DualType
+from .rules import spellings
+
+MARK = "duals.jit: "
+
+
+def _has_dual(t):
+    return isinstance(t, DualType) or (isinstance(t, types.Array) and isinstance(t.dtype, DualType))
+
+
+@overload(operator.setitem)
+def _ov_setitem(arr, idx, val):
+    if isinstance(arr, types.Array) and not isinstance(arr.dtype, DualType) and _has_dual(val):
+        what = val.dtype if isinstance(val, types.Array) else val
+        raise errors.TypingError(
+            f"{MARK}cannot store a dual number ({what}) into an array of {arr.dtype}: the array was "
+            f"created without the dual dtype (np.empty(n), np.zeros(n), ...), so the derivative "
+            f"would be lost. Create it from a dual input instead: np.empty_like(x), "
+            f"np.zeros_like(x) or np.empty(n, dtype=x.dtype) (x any dual array or scalar).")
+
+
+@intrinsic
+def _dtype_of(typingctx, x):
+    def codegen(context, builder, sig, args):
+        return context.get_dummy_value()
+    return types.DType(x)(x), codegen
+
+
+@overload_attribute(DualType, "dtype")
+def _dual_dtype_attr(x):
+    return lambda x: _dtype_of(x)
+
+
+def _no_rule_typer(label, arity):
+    def check(args):
+        if any(_has_dual(a) for a in args):
+            raise errors.TypingError(
+                f"{MARK}{label} has no derivative rule for dual numbers; add a line for it to "
+                f"duals/derivatives.py (then it works in every mode), or write it with "
+                f"functions that have one")
+    if arity == 1:
+        def ov(x):
+            check((x,))
+    elif arity == 2:
+        def ov(x, y):
+            check((x, y))
+    else:
+        def ov(x, y, z):
+            check((x, y, z))
+    return ov
+
+
+def _install():
+    covered = set()
+    from .. import derivatives
+    for name in list(derivatives.UNARY) + list(derivatives.BINARY):
+        covered.update(id(f) for f in spellings(name))
+    covered.update(id(getattr(math, n)) for n in ("isnan", "isinf", "isfinite"))
+    covered.update(id(getattr(np, n)) for n in ("isnan", "isinf", "isfinite"))
+    for name in sorted(dir(math)):
+        f = getattr(math, name)
+        if callable(f) and id(f) not in covered and not name.startswith("_"):
+            for arity in (1, 2):
+                overload(f)(_no_rule_typer(f"math.{name}", arity))
+    for name in sorted(dir(np)):
+        f = getattr(np, name)
+        if isinstance(f, np.ufunc) and id(f) not in covered and f.nin in (1, 2, 3):
+            covered.add(id(f))
+            overload(f)(_no_rule_typer(f"np.{name}", f.nin))
+
+
+_install()
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def reraise(exc, who):
+    """reraise(exc, who): raise a short TypeError if Numba's error carries a duals.jit message."""
+    text = _ANSI.sub("", str(exc))
+    found = re.search(re.escape(MARK) + r"(.*?)(?:\n|$)", text)
+    if found:
+        where = re.findall(r'File "([^"]+)", line (\d+):', text)
+        at = f" (in {where[-1][0]}, line {where[-1][1]})" if where else ""
+        raise TypeError(f"{who}: {found.group(1).strip()}{at}") from None
+    raise exc
