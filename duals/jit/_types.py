@@ -14,6 +14,7 @@ exactly the struct's, so Numba sees it as ``Array(DualType, ndim, layout)``.
 >>> dual_dtype(2).names
 ('primal', 'tangent')
 """
+import functools
 import hashlib
 import os
 
@@ -22,7 +23,7 @@ from numba.core import cgutils, types
 from numba.core.typeconv import Conversion
 from numba.core.typing import typeof as _typeof_mod
 from numba.extending import (NativeValue, box, intrinsic, lower_cast, make_attribute_wrapper,
-                             models, overload_attribute, register_model, typeof_impl, unbox)
+                             models, overload, overload_attribute, register_model, typeof_impl, unbox)
 from numba.np import numpy_support
 
 from .. import derivatives
@@ -125,6 +126,20 @@ def make(typingctx, re, du):
     return ret(re, du), codegen
 
 
+@overload(Dual)
+def _ov_dual(primal, tangent):
+    """``duals.Dual(primal, tangent)`` inside @njit: a float tangent, or a tuple of lanes."""
+    if not isinstance(primal, (types.Float, types.Integer, DualType)):
+        return None
+    if isinstance(tangent, (types.Float, types.Integer)):
+        if isinstance(primal, DualType):
+            return None
+        return lambda primal, tangent: make(primal, (float(tangent),))
+    if isinstance(tangent, types.UniTuple) and isinstance(tangent.dtype, (types.Float, DualType)):
+        return lambda primal, tangent: make(primal, tangent)
+    return None
+
+
 # ---------------------------------------------------------------- casts (promotion to a dual)
 
 def _zero_lanes(context, toty):
@@ -153,8 +168,12 @@ def dual_dtype(lanes, base=np.float64):
     >>> dual_dtype(3).itemsize
     32
     """
-    base = np.dtype(base)
-    return np.dtype([("primal", base), ("tangent", base, (int(lanes),))])
+    return _dual_dtype(int(lanes), np.dtype(base))
+
+
+@functools.lru_cache(maxsize=None)
+def _dual_dtype(lanes, base):
+    return np.dtype([("primal", base), ("tangent", base, (lanes,))])
 
 
 def type_of_dtype(dt):
@@ -189,12 +208,21 @@ _orig_typeof_ndarray = _typeof_mod.typeof_impl.dispatch(np.ndarray)
 _orig_as_dtype = numpy_support.as_dtype
 
 
+_ARRAY_TYPES = {}
+
+
 def _typeof_ndarray(val, c):
     if val.dtype.names is not None:
-        dual = type_of_dtype(val.dtype)
-        if dual is not None:
-            return types.Array(dual, val.ndim, numpy_support.map_layout(val),
-                               readonly=not val.flags.writeable)
+        flags = val.flags
+        key = (val.dtype, val.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable)
+        found = _ARRAY_TYPES.get(key)
+        if found is None:
+            dual = type_of_dtype(val.dtype)
+            found = False if dual is None else types.Array(
+                dual, val.ndim, numpy_support.map_layout(val), readonly=not flags.writeable)
+            _ARRAY_TYPES[key] = found
+        if found is not False:
+            return found
     return _orig_typeof_ndarray(val, c)
 
 
@@ -231,10 +259,18 @@ def _scalar_float(p):
     return None
 
 
+_SCALAR_TYPES = {}
+
+
 @typeof_impl.register(Dual)
 def _typeof_dual(val, c):
     p = val.primal
     t = val._tangent
+    if type(p) is float and type(t) is np.ndarray and t.ndim == 1:
+        found = _SCALAR_TYPES.get(t.shape[0])
+        if found is None:
+            found = _SCALAR_TYPES[t.shape[0]] = DualType(types.float64, t.shape[0])
+        return found
     if isinstance(p, Dual):
         base = _typeof_dual(p, c)
     elif _scalar_float(p) is not None:
@@ -258,6 +294,8 @@ def _to_tuple(obj):
     """A Dual (or np.void of dual dtype) as nested tuples ``(primal, (lane, ...))``."""
     if isinstance(obj, Dual):
         p, lanes = obj.primal, obj._tangent
+        if type(p) is float and type(lanes) is np.ndarray and lanes.dtype == np.float64:
+            return (p, tuple(lanes.tolist()))
     else:
         p, lanes = obj["primal"], obj["tangent"]
     if isinstance(p, (Dual, np.void)):

@@ -20,7 +20,7 @@ from numba.core import errors as nb_errors
 from .. import tree
 from ..forward import Dual
 from ..transforms import _argnums, _as_input, _output, _split_aux
-from ._types import _from_tuple, _to_tuple, _typeof_dual, dtype_of_type, dual_dtype
+from ._types import _from_tuple, _trace, _to_tuple, _typeof_dual, dtype_of_type, dual_dtype
 from .errors import reraise
 
 __all__ = ["compiled_jvp", "compiled_jacfwd", "compiled_hessian", "dual_array", "MAX_LANES"]
@@ -54,10 +54,14 @@ def dual_array(primal, tangents, inner=None):
     base = _float_dtype(p)
     tangents = np.asarray(tangents, dtype=base)
     if inner is None:
-        arr = np.zeros(p.shape, dual_dtype(tangents.shape[0], base))
-        arr["primal"] = p
-        arr["tangent"] = np.moveaxis(tangents, 0, -1)
-        return arr
+        lanes = tangents.shape[0]
+        buf = np.empty(p.shape + (lanes + 1,), dtype=base)
+        buf[..., 0] = p
+        if lanes == 1:
+            buf[..., 1] = tangents[0]
+        else:
+            buf[..., 1:] = np.moveaxis(tangents, 0, -1)
+        return buf.view(dual_dtype(lanes, base))[..., 0]
     (inner_t,) = inner
     inner_dt = dual_dtype(inner_t.shape[0], base)
     arr = np.zeros(p.shape, dual_dtype(tangents.shape[0], inner_dt))
@@ -69,6 +73,9 @@ def dual_array(primal, tangents, inner=None):
 
 def _argument(p, tangents, inner=None):
     """The dual for one argument: a duals.Dual for a scalar, else an array of dual dtype."""
+    if inner is None and type(p) in (float, np.float64):
+        t = np.asarray(tangents, dtype=np.float64)
+        return Dual._new(float(p), t.reshape(t.shape[0]), _trace(t.shape[0]))
     arr = dual_array(p, tangents, inner)
     if np.ndim(p) == 0:
         return _from_tuple(_to_tuple(arr[()]))
@@ -109,7 +116,7 @@ def _call(f, args, who):
 
 
 def _shape(x):
-    return np.shape(x)
+    return x.shape if isinstance(x, np.ndarray) else np.shape(x)
 
 
 def compiled_jvp(f, primals, tangents):
@@ -155,18 +162,19 @@ def _inputs(args, argnums, who):
     args = list(args)
     for i in nums:
         args[i] = _as_input(args[i], who, f"argument {i}")
-    sizes = [int(np.prod(_shape(args[i]))) for i in nums]
+    sizes = [args[i].size if isinstance(args[i], np.ndarray) else 1 for i in nums]
     return args, nums, single, sizes
 
 
 def _seeds(args, nums, sizes, start, lanes):
     """Per differentiated argument: tangents (lanes,) + shape, lane k = direction start + k."""
+    total = sum(sizes)
+    block = np.zeros((lanes, total))
+    k = np.arange(min(lanes, total - start))
+    block[k, start + k] = 1.0
     out, offset = [], 0
     for i, n in zip(nums, sizes):
-        seed = np.zeros((lanes, n), dtype=_float_dtype(args[i]))
-        for k in range(lanes):
-            if offset <= start + k < offset + n:
-                seed[k, start + k - offset] = 1.0
+        seed = block[:, offset:offset + n]
         out.append(seed.reshape((lanes,) + _shape(args[i])))
         offset += n
     return out

@@ -1,0 +1,427 @@
+"""Compiled forward mode: unchanged @numba.njit code differentiated with the dual type of duals.jit.
+
+Every compiled function lives at module level with cache=True, so that a warm Numba cache
+makes this file fast and each specialisation is compiled once per session. The table tests
+(``test_every_unary_entry_*``) iterate duals.derivatives, so a new line there is tested here.
+"""
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import duals
+import duals.numpy as dnp
+from duals import derivatives
+from duals.jit import DualType, fn
+from duals.jit._types import DIGEST
+
+njit = numba.njit(cache=True)
+
+
+# ---------------------------------------------------------------- user code, unchanged
+
+@njit
+def lorenz_rhs(s, sigma, rho, beta, out):
+    out[0] = sigma * (s[1] - s[0])
+    out[1] = s[0] * (rho - s[2]) - s[1]
+    out[2] = s[0] * s[1] - beta * s[2]
+
+
+@njit
+def lorenz_rk4(sigma, rho, beta, state, dt, n):
+    s = state.copy()
+    k1 = np.empty_like(s)
+    k2 = np.empty_like(s)
+    k3 = np.empty_like(s)
+    k4 = np.empty_like(s)
+    tmp = np.empty_like(s)
+    for _ in range(n):
+        lorenz_rhs(s, sigma, rho, beta, k1)
+        for i in range(3):
+            tmp[i] = s[i] + 0.5 * dt * k1[i]
+        lorenz_rhs(tmp, sigma, rho, beta, k2)
+        for i in range(3):
+            tmp[i] = s[i] + 0.5 * dt * k2[i]
+        lorenz_rhs(tmp, sigma, rho, beta, k3)
+        for i in range(3):
+            tmp[i] = s[i] + dt * k3[i]
+        lorenz_rhs(tmp, sigma, rho, beta, k4)
+        for i in range(3):
+            s[i] += dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
+    return s
+
+
+def lorenz_numpy(sigma, rho, beta, s, dt, n):
+    def rhs(s):
+        return dnp.stack([sigma * (s[1] - s[0]), s[0] * (rho - s[2]) - s[1], s[0] * s[1] - beta * s[2]])
+    for _ in range(n):
+        k1 = rhs(s)
+        k2 = rhs(s + 0.5 * dt * k1)
+        k3 = rhs(s + 0.5 * dt * k2)
+        k4 = rhs(s + dt * k3)
+        s = s + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return s
+
+
+@njit
+def newton_sqrt(a):
+    x = a if a > 1.0 else 1.0
+    while abs(x * x - a) > 1e-15 * a:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+@njit
+def branchy_sum(x):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            acc += x[i] * x[i]
+        else:
+            acc -= math.sin(x[i])
+    return acc
+
+
+def branchy_numpy(x):
+    return dnp.sum(dnp.where(x > 0.0, x * x, -dnp.sin(x)))
+
+
+@njit
+def mathy(x, y):
+    return (math.exp(x) * math.log(y) + math.atan2(x, y) + math.hypot(x, y) + x ** y
+            + math.sqrt(y) / math.cosh(x) + np.tanh(x * y) + abs(x - 2.0 * y) + 2 ** x
+            - max(x, y) * min(x, 0.5) + math.erf(x) + np.expm1(y) / (1 + x))
+
+
+def mathy_numpy(x, y):
+    return (dnp.exp(x) * dnp.log(y) + dnp.arctan2(x, y) + dnp.hypot(x, y) + x ** y
+            + dnp.sqrt(y) / dnp.cosh(x) + dnp.tanh(x * y) + dnp.abs(x - 2.0 * y) + 2 ** x
+            - dnp.maximum(x, y) * dnp.minimum(x, 0.5) + duals.special.erf(x) + dnp.expm1(y) / (1 + x))
+
+
+@njit
+def matvec(A, x):
+    out = np.empty(A.shape[0], dtype=x.dtype)
+    for i in range(A.shape[0]):
+        acc = 0.0
+        for j in range(A.shape[1]):
+            acc += A[i, j] * x[j]
+        out[i] = acc
+    return out
+
+
+@njit
+def outer_tanh(x):
+    n = x.shape[0]
+    out = np.zeros((n, n), dtype=x.dtype)
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = math.tanh(x[i] * x[j]) + 0.5 * x[i]
+    return out
+
+
+@njit
+def rosenbrock(x):
+    acc = 0.0
+    for i in range(x.shape[0] - 1):
+        acc += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
+    return acc
+
+
+def rosenbrock_numpy(x):
+    return dnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+@njit
+def slicing_and_iteration(x):
+    y = x[1:].copy()
+    z = np.zeros_like(x)
+    acc = 0.0
+    for v in y:
+        acc += v * v
+    for i in range(z.shape[0]):
+        z[i] = acc * x[i]
+    w = np.empty(2, dtype=x.dtype)
+    w[0] = 1.0            # a float stored into a dual array becomes a constant dual
+    w[1] = z[-1]
+    return z, w
+
+
+@njit
+def predicates(x):
+    total = 0.0
+    if math.isnan(x) or not math.isfinite(x):
+        return total
+    if x >= 1.0 and x != 3.0:
+        total = x * 3.0
+    else:
+        total = -x
+    return total
+
+
+@njit
+def make_dual(p, t):
+    return duals.Dual(p, t)
+
+
+@njit
+def dual_parts(d):
+    return d.primal, d.tangent, d * d
+
+
+@njit
+def writes_into_float_array(x):
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        out[i] = 2.0 * x[i]
+    return out
+
+
+@njit
+def uses_gamma(x):
+    return math.gamma(x)
+
+
+# ---------------------------------------------------------------- Lorenz, the motivating case
+
+LORENZ = (10.0, 28.0, 8.0 / 3.0, np.array([1.0, 1.0, 1.0]), 0.01, 60)
+LORENZ_JAC = duals.jacfwd(lorenz_rk4, argnums=(0, 1, 2, 3))
+
+
+def test_lorenz_jacfwd_matches_jacrev_of_numpy_version():
+    got = LORENZ_JAC(*LORENZ)
+    want = duals.jacrev(lorenz_numpy, argnums=(0, 1, 2, 3))(*LORENZ)
+    for g, w in zip(got, want):
+        assert g.shape == np.shape(w)
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+def test_lorenz_jacfwd_matches_central_differences():
+    sigma, rho, beta, x0, dt, n = LORENZ
+    got = LORENZ_JAC(*LORENZ)
+    p = np.array([sigma, rho, beta, *x0])
+    h = 1e-6
+    for k in range(6):
+        e = np.zeros(6)
+        e[k] = h
+        a, b = p + e, p - e
+        fd = (lorenz_rk4(a[0], a[1], a[2], a[3:], dt, n) - lorenz_rk4(b[0], b[1], b[2], b[3:], dt, n)) / (2 * h)
+        col = got[k] if k < 3 else got[3][:, k - 3]
+        np.testing.assert_allclose(col, fd, rtol=1e-6, atol=1e-7)
+
+
+def test_lorenz_jvp_is_the_jacobian_times_the_direction():
+    sigma, rho, beta, x0, dt, n = LORENZ
+    v = (0.3, -1.0, 2.0, np.array([0.5, 0.0, -0.25]))
+    value, tangent = duals.jvp(lorenz_rk4, LORENZ, v + (None, None))
+    J = LORENZ_JAC(*LORENZ)
+    np.testing.assert_allclose(value, lorenz_rk4(*LORENZ), rtol=1e-14)
+    want = J[0] * v[0] + J[1] * v[1] + J[2] * v[2] + J[3] @ v[3]
+    np.testing.assert_allclose(tangent, want, rtol=1e-11, atol=1e-13)
+
+
+def test_jacfwd_chunks_give_the_same_jacobian():
+    chunked = duals.jacfwd(lorenz_rk4, argnums=(0, 1, 2, 3), chunk_size=4)(*LORENZ)
+    for g, w in zip(chunked, LORENZ_JAC(*LORENZ)):
+        np.testing.assert_allclose(g, w, rtol=1e-13)
+
+
+# ---------------------------------------------------------------- control flow and arrays
+
+def test_newton_iteration_inside_gives_the_derivative_of_the_solution():
+    for a in (0.3, 2.0, 9.0):
+        value, d = duals.jvp(newton_sqrt, (a,), (1.0,))
+        assert value == pytest.approx(math.sqrt(a), rel=1e-14)
+        assert d == pytest.approx(0.5 / math.sqrt(a), rel=1e-12)
+
+
+def test_branches_and_accumulator_from_zero_match_numpy_gradient():
+    x = np.array([0.5, -1.2, 2.0, -0.1, 0.7])
+    got = duals.jacfwd(branchy_sum)(x)
+    np.testing.assert_allclose(got, duals.grad(branchy_numpy)(x), rtol=1e-14)
+    assert isinstance(got, np.ndarray) and got.shape == x.shape
+
+
+def test_math_functions_mixed_with_floats_and_ints_match_numpy_version():
+    for x, y in ((0.3, 1.7), (1.2, 0.8)):
+        got = duals.jacfwd(mathy, argnums=(0, 1))(x, y)
+        want = duals.jacfwd(mathy_numpy, argnums=(0, 1))(x, y)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_two_dimensional_arrays_and_tuple_argnums():
+    rng = np.random.default_rng(0)
+    A, x = rng.normal(size=(3, 4)), rng.normal(size=4)
+    dA, dx = duals.jacfwd(matvec, argnums=(0, 1))(A, x)
+    wA, wx = duals.jacrev(lambda A, x: dnp.sum(A * x[None, :], axis=1), argnums=(0, 1))(A, x)
+    assert dA.shape == (3, 3, 4) and dx.shape == (3, 4)
+    np.testing.assert_allclose(dA, wA, atol=1e-14)
+    np.testing.assert_allclose(dx, wx, atol=1e-14)
+
+
+def test_two_dimensional_output_shape_and_values():
+    x = np.array([0.2, -0.5, 1.1])
+    got = duals.jacfwd(outer_tanh)(x)
+    want = duals.jacfwd(lambda x: dnp.tanh(x[:, None] * x[None, :]) + 0.5 * x[:, None]
+                        + 0.0 * x[None, :])(x)
+    assert got.shape == (3, 3, 3)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+
+
+def test_wide_input_is_chunked_into_several_passes():
+    x = np.linspace(-1.0, 1.5, 21)  # more directions than one pass carries
+    got = duals.jacfwd(rosenbrock)(x)
+    np.testing.assert_allclose(got, duals.grad(rosenbrock_numpy)(x), rtol=1e-12)
+
+
+def test_slicing_iteration_copy_zeros_like_and_float_stores():
+    x = np.array([1.0, 2.0, 3.0])
+    (z, w), (dz, dw) = duals.jvp(slicing_and_iteration, (x,), (np.array([1.0, 0.0, 1.0]),))
+    acc = 13.0
+    np.testing.assert_allclose(z, acc * x)
+    np.testing.assert_allclose(dz, 6.0 * x + acc * np.array([1.0, 0.0, 1.0]))
+    np.testing.assert_allclose(w, [1.0, z[-1]])
+    np.testing.assert_allclose(dw, [0.0, dz[-1]])
+
+
+def test_comparisons_and_predicates_use_the_real_part():
+    assert duals.jvp(predicates, (2.0,), (1.0,)) == (6.0, 3.0)
+    assert duals.jvp(predicates, (3.0,), (1.0,)) == (-3.0, -1.0)
+    assert duals.jvp(predicates, (0.5,), (1.0,)) == (-0.5, -1.0)
+
+
+def test_constant_arguments_pass_through_unchanged():
+    sigma, rho, beta, x0, dt, n = LORENZ
+    _, t_int = duals.jvp(lorenz_rk4, (sigma, rho, beta, x0, dt, n), (1.0, 0.0, 0.0, np.zeros(3), None, None))
+    np.testing.assert_allclose(t_int, LORENZ_JAC(*LORENZ)[0], rtol=1e-12)
+
+
+def test_has_aux_returns_the_primal_of_the_aux():
+    f = duals.jacfwd(dual_parts, has_aux=True)
+    with pytest.raises(TypeError):
+        f(2.0)  # dual_parts returns three values, not (out, aux)
+
+
+def test_float_input_gives_float_result():
+    out = duals.jacfwd(newton_sqrt)(4.0)
+    assert np.ndim(out) == 0 and float(out) == pytest.approx(0.25)
+
+
+# ---------------------------------------------------------------- second order
+
+def test_hessian_of_compiled_code_matches_numpy_hessian():
+    x = np.array([0.9, 1.1, 0.7, 1.3])
+    np.testing.assert_allclose(duals.hessian(rosenbrock)(x), duals.hessian(rosenbrock_numpy)(x),
+                               rtol=1e-12)
+
+
+def test_hessian_of_scalar_function_with_math_calls():
+    got = duals.hessian(mathy, argnums=(0, 1))(0.3, 1.7)
+    want = duals.hessian(mathy_numpy, argnums=(0, 1))(0.3, 1.7)
+    np.testing.assert_allclose(np.array(got, dtype=float), np.array(want, dtype=float), rtol=1e-10)
+
+
+def test_nested_duals_are_distinct_tagged_types():
+    inner = DualType(numba.float64, 2)
+    outer = DualType(inner, 2)
+    assert (inner.tag, outer.tag) == (1, 2) and inner != outer
+    assert DIGEST in repr(inner.key)
+
+
+# ---------------------------------------------------------------- duals.Dual inside @njit
+
+def test_dual_created_passed_in_and_returned():
+    d = make_dual(2.0, 3.0)
+    assert isinstance(d, duals.Dual) and (d.primal, d.tangent) == (2.0, 3.0)
+    p, t, sq = dual_parts(duals.Dual(2.0, 3.0))
+    assert (p, t) == (2.0, 3.0)
+    assert (sq.primal, sq.tangent) == (4.0, 12.0)
+
+
+# ---------------------------------------------------------------- every entry of the table
+
+def _points(name):
+    return (-0.4, 0.6, 1.7)
+
+
+def _generated(tmp_path_factory):
+    """One compiled function per arity calling every entry as fn.<name> (written to a file)."""
+    path = tmp_path_factory.mktemp("jit_table") / "table_funcs.py"
+    unary = ", ".join(f"fn.{n}(x)" for n in derivatives.UNARY)
+    binary = ", ".join(f"fn.{n}(x, y)" for n in derivatives.BINARY)
+    path.write_text("import numba\nfrom duals.jit import fn\n\n"
+                    f"@numba.njit\ndef unary(x):\n    return ({unary},)\n\n"
+                    f"@numba.njit\ndef binary(x, y):\n    return ({binary},)\n")
+    namespace = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    return _generated(tmp_path_factory)
+
+
+def _array_path(name, primals, tangents):
+    from duals.ops.elementwise import PRIMITIVES
+    with np.errstate(all="ignore"):
+        return duals.jvp(PRIMITIVES[name], primals, tangents)
+
+
+def test_every_unary_entry_matches_the_array_path(table):
+    bad = []
+    for x in _points(None):
+        with np.errstate(all="ignore"):
+            values, tangents = duals.jvp(table["unary"], (x,), (1.0,))
+        for name, v, t in zip(derivatives.UNARY, values, tangents):
+            wv, wt = _array_path(name, (x,), (1.0,))
+            if not (np.allclose(v, wv, rtol=1e-13, equal_nan=True)
+                    and np.allclose(t, wt, rtol=1e-13, equal_nan=True)):
+                bad.append((name, x, (v, t), (wv, wt)))
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("which", ["both", "x only", "y only"])
+def test_every_binary_entry_matches_the_array_path(table, which):
+    tx, ty = {"both": (1.0, 0.5), "x only": (1.0, None), "y only": (None, 0.5)}[which]
+    bad = []
+    for x, y in ((0.6, 1.7), (1.3, 0.4), (0.8, 0.8)):
+        with np.errstate(all="ignore"):
+            values, tangents = duals.jvp(table["binary"], (x, y), (tx, ty))
+        for name, v, t in zip(derivatives.BINARY, values, tangents):
+            wv, wt = _array_path(name, (x, y), (0.0 if tx is None else tx, 0.0 if ty is None else ty))
+            if not (np.allclose(v, wv, rtol=1e-13) and np.allclose(t, wt, rtol=1e-13)):
+                bad.append((name, (x, y), (v, t), (wv, wt)))
+    assert not bad, bad
+
+
+def test_every_entry_has_a_compiled_spelling():
+    from duals.jit.rules import spellings
+    for name in list(derivatives.UNARY) + list(derivatives.BINARY):
+        assert callable(getattr(fn, name)), name
+    assert np.sin in spellings("sin") and math.asinh in spellings("arcsinh")
+    assert max in spellings("maximum") and pow in spellings("pow")
+
+
+# ---------------------------------------------------------------- bad input
+
+def test_storing_a_dual_into_a_float_array_says_how_to_fix_it():
+    with pytest.raises(TypeError, match=r"np\.empty_like\(x\)") as info:
+        duals.jacfwd(writes_into_float_array)(np.array([1.0, 2.0]))
+    assert "dtype=x.dtype" in str(info.value) and "float64" in str(info.value)
+
+
+def test_math_function_without_rule_is_named():
+    with pytest.raises(TypeError, match=r"math\.gamma has no derivative rule"):
+        duals.jvp(uses_gamma, (2.5,), (1.0,))
+
+
+def test_non_dispatcher_is_refused_with_a_clear_error():
+    from duals.jit import compiled_hessian, compiled_jacfwd, compiled_jvp
+    with pytest.raises(TypeError, match="numba.njit"):
+        compiled_jvp(lambda x: x, (1.0,), (1.0,))
+    with pytest.raises(TypeError, match="numba.njit"):
+        compiled_jacfwd(np.sin)
+    with pytest.raises(TypeError, match="numba.njit"):
+        compiled_hessian(lambda x: x)
