@@ -179,6 +179,14 @@ def writes_into_float_array(x):
 
 
 @njit
+def buffer_from_scalar_dtype(a, b):
+    out = np.empty(2, dtype=a.dtype)
+    out[0] = a * b
+    out[1] = a + b
+    return out
+
+
+@njit
 def uses_gamma(x):
     return math.gamma(x)
 
@@ -283,6 +291,12 @@ def test_slicing_iteration_copy_zeros_like_and_float_stores():
     np.testing.assert_allclose(dz, 6.0 * x + acc * np.array([1.0, 0.0, 1.0]))
     np.testing.assert_allclose(w, [1.0, z[-1]])
     np.testing.assert_allclose(dw, [0.0, dz[-1]])
+
+
+def test_dual_scalar_dtype_makes_a_dual_buffer():
+    da, db = duals.jacfwd(buffer_from_scalar_dtype, argnums=(0, 1))(2.0, 3.0)
+    np.testing.assert_allclose(da, [3.0, 1.0])
+    np.testing.assert_allclose(db, [2.0, 1.0])
 
 
 def test_comparisons_and_predicates_use_the_real_part():

@@ -8,7 +8,7 @@ each table entry under its table name (``fn.expit(x)``) for @njit code.
 
 >>> import numba, math, duals
 >>> duals.jacfwd(numba.njit(lambda x: math.exp(2.0 * x)))(0.0)
-np.float64(2.0)
+2.0
 """
 from ._types import DualType, dual_dtype, type_of_dtype, dtype_of_type
 from . import rules as _rules

@@ -19,13 +19,22 @@ from numba.core import errors as nb_errors
 
 from .. import tree
 from ..forward import Dual
-from ..transforms import _argnums, _as_input, _output, _split_aux
+from ..transforms import _argnums, _as_input, _split_aux
 from ._types import _from_tuple, _trace, _to_tuple, _typeof_dual, dtype_of_type, dual_dtype
 from .errors import reraise
 
 __all__ = ["compiled_jvp", "compiled_jacfwd", "compiled_hessian", "dual_array", "MAX_LANES"]
 
 MAX_LANES = 16  # default lanes per pass of jacfwd; wider inputs are chunked
+
+
+def _output(x):
+    """Results are floats (a 0-d float64 result becomes a Python float) and plain ndarrays."""
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x[()]
+    if type(x) is np.float64:
+        return float(x)
+    return x
 
 
 def _check_dispatcher(f, who):
