@@ -187,6 +187,11 @@ def buffer_from_scalar_dtype(a, b):
 
 
 @njit
+def converts_to_float(x):
+    return float(x) * 2.0
+
+
+@njit
 def uses_gamma(x):
     return math.gamma(x)
 
@@ -429,6 +434,11 @@ def test_storing_a_dual_into_a_float_array_says_how_to_fix_it():
 def test_math_function_without_rule_is_named():
     with pytest.raises(TypeError, match=r"math\.gamma has no derivative rule"):
         duals.jvp(uses_gamma, (2.5,), (1.0,))
+
+
+def test_float_of_a_dual_is_refused_because_it_drops_the_derivative():
+    with pytest.raises(TypeError, match=r"float\(\) of a dual number would drop its derivative"):
+        duals.jvp(converts_to_float, (2.5,), (1.0,))
 
 
 def test_non_dispatcher_is_refused_with_a_clear_error():

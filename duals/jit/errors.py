@@ -41,6 +41,19 @@ def _ov_setitem(arr, idx, val):
             f"np.zeros_like(x) or np.empty(n, dtype=x.dtype) (x any dual array or scalar).")
 
 
+def _conversion_typer(label):
+    def ov(x):
+        if isinstance(x, DualType):
+            raise errors.TypingError(
+                f"{MARK}{label}() of a dual number would drop its derivative; use x.primal "
+                f"if the value alone is meant, or keep computing with the dual")
+    return ov
+
+
+overload(float)(_conversion_typer("float"))
+overload(int)(_conversion_typer("int"))
+
+
 @intrinsic
 def _dtype_of(typingctx, x):
     def codegen(context, builder, sig, args):
