@@ -136,6 +136,36 @@ def first_calls(n):
         return runs
 
 
+def jax_jacfwd(n):
+    """JAX's ``jit(jacfwd)`` over ``lax.fori_loop``, the same RK4; None when JAX is missing."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+
+    def rhs(s, p):
+        return jnp.stack([p[0] * (s[1] - s[0]), s[0] * (p[1] - s[2]) - s[1], s[0] * s[1] - p[2] * s[2]])
+
+    def run(p6):
+        p, s0 = p6[:3], p6[3:]
+
+        def step(_, s):
+            k1 = rhs(s, p)
+            k2 = rhs(s + 0.5 * DT * k1, p)
+            k3 = rhs(s + 0.5 * DT * k2, p)
+            k4 = rhs(s + DT * k3, p)
+            return s + DT / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        return jax.lax.fori_loop(0, n, step, s0)
+
+    jac = jax.jit(jax.jacfwd(run))
+    p6 = jnp.array([SIGMA, RHO, BETA, *X0])
+    J = np.asarray(jac(p6))
+    assert np.allclose(J[:, 3:], finite_differences(n)[:, 3:], rtol=1e-4, atol=1e-6)
+    return lambda: jac(p6).block_until_ready()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=1000)
@@ -157,6 +187,9 @@ def main():
         ("  dispatcher on 6-lane duals (no entry point)", best(lambda: lorenz_rk4(*k6, n)), None, None),
         ("central finite differences (12 runs)", best(lambda: finite_differences(n)), None, None),
     ]
+    jax_call = jax_jacfwd(n)
+    if jax_call is not None:
+        rows.append(("JAX jit(jacfwd) over lax.fori_loop", best(jax_call), None, None))
     print(f"Lorenz RK4, N = {n} steps, numba {numba.__version__}, numpy {np.__version__}\n")
     print("| method | time per call | ratio to plain | first call, cold cache | first call, warm cache |")
     print("|---|---|---|---|---|")
