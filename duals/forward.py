@@ -7,6 +7,7 @@ pushes many directions in one pass; a user-made ``Dual(a, b)`` has one lane, and
 """
 import numpy as np
 
+from . import core as _core
 from .core import Trace, Tracer, bind
 from .errors import check_float_dtype
 
@@ -35,6 +36,8 @@ class JVPTrace(Trace):
                 raw = raw and not isinstance(a, Tracer)
         if raw and prim.fused_jvp is not None:
             out, tangent = prim.fused_jvp(primals, tangents, **params)
+            if _core.ANOMALY is not None:
+                _core.ANOMALY.forward(prim, primals, out, tangent)
             return Dual._new(out, tangent, self)
         out = bind(prim, *primals, **params)
         if prim.jvp_all is not None:
@@ -53,6 +56,8 @@ class JVPTrace(Trace):
                 tangent = contribution if tangent is None else _add(tangent, contribution)
         if tangent is None:
             return out
+        if _core.ANOMALY is not None:
+            _core.ANOMALY.forward(prim, primals, out, tangent)
         return Dual._new(out, tangent, self)
 
 

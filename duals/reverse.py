@@ -12,6 +12,7 @@ import contextlib
 
 import numpy as np
 
+from . import core as _core
 from .core import Trace, Tracer, bind
 
 _no_grad_depth = 0
@@ -85,6 +86,8 @@ class Node:
         self.versions = versions    # per argument: (version box, version when recorded)
         self.freed = False
         self.retained = None
+        if _core.ANOMALY is not None:
+            _core.ANOMALY.record(self)
 
     @property
     def name(self):
@@ -326,6 +329,8 @@ def backward(seeds, retain_graph=False, accumulate=False):
                     f"primitive {prim.name!r} has no VJP rule for argument {i}; "
                     f"reverse mode cannot differentiate through it")
             gi = rule(g, node.out, *node.args, **node.params)
+            if _core.ANOMALY is not None:
+                _core.ANOMALY.cotangent(node, i, gi)
             if gi is None:
                 continue
             key = id(target)
