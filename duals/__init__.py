@@ -18,10 +18,15 @@ from .kernels import clear_cache
 from .transforms import (jvp, vjp, grad, value_and_grad, jacfwd, jacrev, hessian, hvp,
                          value_grad_hessian)
 from . import special  # noqa: F401
+from . import extend  # noqa: F401
+from .gradcheck import gradcheck
+from .debug import detect_anomaly
+from .checkpoint import checkpoint
 
 _operators.install()
 _tune_allocator()
 
 __all__ = ["Dual", "Var", "no_grad", "stop_gradient", "jvp", "vjp", "grad", "value_and_grad",
            "jacfwd", "jacrev", "hessian", "hvp", "value_grad_hessian", "clear_cache",
-           "numpy", "special", "__version__"]
+           "numpy", "special", "__version__", "gradcheck", "detect_anomaly", "checkpoint",
+           "extend"]

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import transforms
 
-__all__ = ["check_grads", "numerical_jacobian", "assert_close"]
+__all__ = ["check_grads", "numerical_jacobian", "assert_close", "worst_entry"]
 
 _MODES = {"fwd": transforms.jacfwd, "rev": transforms.jacrev}
 
@@ -20,31 +20,59 @@ def _as_float64(x):
     return np.asarray(x, dtype=np.float64)
 
 
-def numerical_jacobian(f, args, argnum, eps=None):
-    """numerical_jacobian(f, args, argnum, eps=None) -> central-difference ∂f/∂args[argnum], ``out + in`` shaped.
+def numerical_jacobian(f, args, argnum, eps=None, dtype=np.float64):
+    """numerical_jacobian(f, args, argnum, eps=None, dtype=np.float64) -> central-difference ∂f/∂args[argnum], ``out + in`` shaped.
 
-    The step is ``eps * max(1, |x|)`` per entry, ``eps`` defaulting to the cube root of the
-    float64 machine epsilon (the optimum for central differences).
+    The step is ``eps * max(1, |x|)`` per entry, ``eps`` defaulting to the cube root of
+    ``dtype``'s machine epsilon (the optimum for central differences). ``f`` is evaluated
+    with every argument cast to ``dtype``; the difference quotient divides by the step as
+    actually represented in that dtype.
 
-    >>> numerical_jacobian(lambda x: x ** 2, (3.0,), 0).round(6)
-    array(6.)
+    >>> round(float(numerical_jacobian(lambda x: x ** 2, (3.0,), 0)), 6)
+    6.0
     """
-    eps = np.finfo(np.float64).eps ** (1 / 3) if eps is None else eps
-    args = [_as_float64(a) for a in args]
+    dtype = np.dtype(dtype)
+    eps = np.finfo(dtype).eps ** (1 / 3) if eps is None else eps
+    args = [np.asarray(a, dtype=dtype) for a in args]
     x = args[argnum]
     columns = []
     for k in range(x.size):
-        step = eps * max(1.0, abs(x.flat[k]))
+        step = eps * max(1.0, abs(float(x.flat[k])))
         plus, minus = x.copy(), x.copy()
         plus.flat[k] += step
         minus.flat[k] -= step
         hi = _as_float64(f(*(args[:argnum] + [plus] + args[argnum + 1:])))
         lo = _as_float64(f(*(args[:argnum] + [minus] + args[argnum + 1:])))
-        columns.append((hi - lo) / (2 * step))
+        columns.append((hi - lo) / (float(plus.flat[k]) - float(minus.flat[k])))
     out_shape = columns[0].shape if columns else np.shape(f(*args))
     if not columns:
         return np.zeros(out_shape + x.shape)
     return np.moveaxis(np.stack(columns), 0, -1).reshape(out_shape + x.shape)
+
+
+def worst_entry(actual, expected, atol, rtol):
+    """worst_entry(actual, expected, atol, rtol) -> None if every entry is within tolerance, else a dict.
+
+    The dict holds ``index`` (of the entry exceeding its bound ``atol + rtol·|expected|``
+    by the largest factor), ``err``, ``bound``, ``excess`` (err / bound), ``bad`` (how many
+    entries fail) and ``size``. NaNs match NaNs and infinities match equal infinities.
+
+    >>> worst_entry(np.array([1.0, 2.0]), np.array([1.0, 2.5]), 1e-6, 1e-6)["index"]
+    (1,)
+    """
+    actual = _as_float64(actual)
+    expected = _as_float64(expected)
+    both_nan = np.isnan(actual) & np.isnan(expected)
+    same_inf = np.isinf(actual) & (actual == expected)
+    err = np.where(both_nan | same_inf, 0.0, np.abs(actual - expected))
+    bound = atol + rtol * np.abs(np.where(np.isfinite(expected), expected, 0.0))
+    bad = ~(err <= bound)
+    if not bad.any():
+        return None
+    excess = np.where(bad, np.nan_to_num(err / np.maximum(bound, 1e-300), nan=np.inf), -1.0)
+    i = np.unravel_index(int(np.argmax(excess)), err.shape) if err.ndim else ()
+    return {"index": tuple(int(j) for j in i), "err": float(err[i]), "bound": float(bound[i]),
+            "excess": float(excess[i]), "bad": int(bad.sum()), "size": int(bad.size)}
 
 
 def assert_close(actual, expected, atol, rtol, what):
@@ -53,18 +81,13 @@ def assert_close(actual, expected, atol, rtol, what):
     expected = _as_float64(expected)
     if actual.shape != expected.shape:
         raise AssertionError(f"{what}: shape {actual.shape} != expected {expected.shape}")
-    both_nan = np.isnan(actual) & np.isnan(expected)
-    same_inf = np.isinf(actual) & (actual == expected)
-    err = np.where(both_nan | same_inf, 0.0, np.abs(actual - expected))
-    bound = atol + rtol * np.abs(np.where(np.isfinite(expected), expected, 0.0))
-    bad = ~(err <= bound)
-    if bad.any():
-        excess = np.where(bad, np.nan_to_num(err / np.maximum(bound, 1e-300), nan=np.inf), -1.0)
-        i = np.unravel_index(int(np.argmax(excess)), err.shape) if err.ndim else ()
+    w = worst_entry(actual, expected, atol, rtol)
+    if w is not None:
+        i = w["index"]
         raise AssertionError(
             f"{what}: worst entry {i}: got {actual[i]!r}, expected {expected[i]!r} "
-            f"(|diff| {err[i]:.3g} > atol {atol:g} + rtol {rtol:g}·|expected|); "
-            f"{int(bad.sum())} of {bad.size} entries out of tolerance")
+            f"(|diff| {w['err']:.3g} > atol {atol:g} + rtol {rtol:g}·|expected|); "
+            f"{w['bad']} of {w['size']} entries out of tolerance")
 
 
 def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, eps=None):
