@@ -1,0 +1,95 @@
+"""duals.gradcheck: jacfwd, jacrev and finite differences compared; clear failures."""
+import numpy as np
+import pytest
+
+import duals
+import duals.numpy as dnp
+from duals.gradcheck import GradcheckError
+
+
+def _rule_pair(name, jvp_scale=1.0, vjp_scale=1.0):
+    """sin as a custom primitive whose rules are scaled (1.0 = correct)."""
+    p = duals.extend.primitive(name, np.sin)
+    p.def_jvp(0, lambda t, out, x: jvp_scale * dnp.cos(x) * t)
+    p.def_vjp(0, lambda g, out, x: vjp_scale * dnp.cos(x) * g)
+    return p
+
+
+def test_returns_true_for_a_correct_function_of_several_arguments():
+    x, y = np.array([0.1, 0.7, -0.4]), np.array([[1.5], [0.3]])
+    assert duals.gradcheck(lambda x, y: dnp.sin(x) * y + dnp.exp(x / y), x, y) is True
+
+
+def test_returns_true_for_float32_inputs_with_dtype_tolerances():
+    assert duals.gradcheck(lambda x: dnp.tanh(x) * x, np.array([0.3, -1.2], dtype=np.float32))
+
+
+def test_checks_every_output_of_a_tuple_returning_function():
+    wrong = _rule_pair("gc_tuple_wrong", vjp_scale=2.0)
+    with pytest.raises(GradcheckError, match=r"d\(output 1\)/d\(argument 0\)"):
+        duals.gradcheck(lambda x: (dnp.sin(x), wrong(x)), np.array([0.2, 0.4]))
+
+
+def test_wrong_vjp_rule_is_reported_with_the_worst_entry_and_three_values():
+    wrong = _rule_pair("gc_wrong_vjp", vjp_scale=-1.0)
+    x = np.array([0.1, 0.5, 1.0])
+    with pytest.raises(GradcheckError) as info:
+        duals.gradcheck(wrong, x)
+    msg = str(info.value)
+    # the worst entry is where |2 cos x| is largest: x = 0.1
+    assert "output index (0,), input index (0,)" in msg
+    assert repr(float(np.cos(0.1))) in msg and repr(float(-np.cos(0.1))) in msg
+    assert "finite differences" in msg and "tolerance" in msg
+    assert "a VJP rule is wrong" in msg
+
+
+def test_wrong_jvp_rule_is_blamed_on_the_jvp_rule():
+    wrong = _rule_pair("gc_wrong_jvp", jvp_scale=0.5)
+    with pytest.raises(GradcheckError, match="a JVP rule is wrong"):
+        duals.gradcheck(wrong, np.array([0.3]))
+
+
+def test_rules_wrong_in_both_modes_disagree_with_finite_differences():
+    wrong = _rule_pair("gc_wrong_both", jvp_scale=1.1, vjp_scale=1.1)
+    with pytest.raises(GradcheckError, match="agree with each other but not with finite differences"):
+        duals.gradcheck(wrong, np.array([0.3, 0.9]))
+
+
+def test_tolerances_can_be_loosened_explicitly():
+    slightly = _rule_pair("gc_slightly", jvp_scale=1 + 1e-4, vjp_scale=1 + 1e-4)
+    x = np.array([0.3])
+    with pytest.raises(GradcheckError):
+        duals.gradcheck(slightly, x)
+    assert duals.gradcheck(slightly, x, atol=1e-3, rtol=1e-3)
+
+
+def test_kink_at_the_point_is_reported_as_not_differentiable():
+    with pytest.raises(GradcheckError, match="not differentiable at this point") as info:
+        duals.gradcheck(dnp.abs, np.array([1.0, 0.0]))
+    assert "input index (1,)" in str(info.value)
+
+
+def test_max_tie_is_reported_as_not_differentiable():
+    with pytest.raises(GradcheckError, match="not differentiable"):
+        duals.gradcheck(lambda x: dnp.maximum(x, 0.5), np.array([0.5]))
+
+
+def test_infinite_derivative_is_reported_as_not_differentiable():
+    with np.errstate(all="ignore"), pytest.raises(GradcheckError, match="jacfwd is inf .*not differentiable"):
+        duals.gradcheck(dnp.sqrt, np.array([0.0, 1.0]))
+
+
+def test_integer_input_is_refused_with_a_fix():
+    with pytest.raises(TypeError, match=r"argument 1 has dtype int.*close over it"):
+        duals.gradcheck(lambda x, n: x ** n, 2.0, 3)
+
+
+def test_boolean_input_is_refused():
+    with pytest.raises(TypeError, match="argument 0 has dtype bool"):
+        duals.gradcheck(lambda m: m * 1.0, np.array([True]))
+
+
+def test_eps_sets_the_finite_difference_step():
+    # a huge step makes central differences of sin wrong by a visible factor sin(h)/h
+    with pytest.raises(GradcheckError, match="finite differences"):
+        duals.gradcheck(dnp.sin, np.array([0.2]), eps=0.5)
