@@ -1,1 +1,669 @@
-"""Linear algebra and contractions (matmul, dot, einsum, solve, inv, det, ...)."""
+"""Linear algebra and contractions: ``matmul``, ``solve``, ``det``, ``slogdet`` and ``cholesky``
+are primitives; ``dot``, ``inner``, ``outer``, ``tensordot``, ``einsum``, ``vdot``, ``inv`` and
+``norm`` are composed from them and from the shape and reduction primitives.
+
+The primitives take operands of at least two axes whose leading (batch) axes broadcast, as in
+NumPy's ``matmul`` and ``linalg.solve``; the public wrappers promote vectors to matrices and
+drop the added axis afterwards. Tangents and cotangents carry lane axes in front, which the
+batch axes of ``matmul`` and ``solve`` absorb, so a rule is one batched call, not a loop.
+
+Policy at non-differentiable points: ``solve``, ``inv``, ``det`` and ``slogdet`` raise NumPy's
+``LinAlgError`` when asked for a derivative at a singular matrix (``det`` itself is 0 there, as
+in NumPy); ``cholesky`` raises it for a matrix that is not positive definite. ``norm`` has
+derivative 0 at the zero vector (as ``abs'(0) = 0``), and its max/min based orders split ties
+evenly, like ``max`` and ``min``.
+"""
+import collections
+import string
+
+import numpy as np
+
+from ..core import Primitive, Tracer
+from . import export, ndim_of as ndim, normalize_axis, shape_of as shape
+from .elementwise import PRIMITIVES, align, power, select, sqrt
+from .reductions import max as _max, min as _min, sum as _sum, unbroadcast
+from .shape import getitem, reshape, reshape_p, swapaxes, transpose, tril
+
+_abs = PRIMITIVES["abs"]
+
+# ---------------------------------------------------------------- helpers
+
+
+class _Shaped:
+    """A stand-in with only a ``shape``, for :func:`unbroadcast` of an intermediate result."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, s):
+        self.shape = tuple(s)
+
+
+def _unbroadcast(g, value_shape, target_shape):
+    """Cotangent ``g`` of a value of ``value_shape`` (lanes in front) summed down to ``target_shape``."""
+    return unbroadcast(g, _Shaped(value_shape), target_shape)
+
+
+def _T(x):
+    """The last two axes swapped (lanes and batch axes untouched)."""
+    return swapaxes(x, -1, -2)
+
+
+def _plain(x):
+    while isinstance(x, Tracer):
+        x = x.primal if hasattr(x, "primal") else x._value
+    return np.asarray(x)
+
+
+def _float_dtype(x):
+    d = _plain(x).dtype
+    return d if d.kind == "f" else np.dtype(np.float64)
+
+
+def _traced(*xs):
+    return any(isinstance(x, Tracer) for x in xs)
+
+
+def _as_operand(x):
+    return x if isinstance(x, Tracer) else np.asarray(x)
+
+
+def _mm(a, b):
+    """Batched product of operands of ndim >= 2; a 2-D operand against a stack is one GEMM."""
+    na, nb = ndim(a), ndim(b)
+    if not _traced(a, b):
+        if nb == 2 and na > 2:
+            return np.matmul(np.reshape(a, (-1, a.shape[-1])), b).reshape(a.shape[:-1] + b.shape[-1:])
+        if na == 2 and nb > 2:
+            r = np.matmul(np.reshape(np.swapaxes(b, -1, -2), (-1, b.shape[-2])), a.T)
+            return np.swapaxes(r.reshape(b.shape[:-2] + (b.shape[-1], a.shape[0])), -1, -2)
+        return np.matmul(a, b)
+    if nb == 2 and na > 2:
+        sa = shape(a)
+        return reshape(matmul_p(reshape(a, (-1, sa[-1])), b), sa[:-1] + shape(b)[-1:])
+    if na == 2 and nb > 2:
+        sb = shape(b)
+        r = matmul_p(reshape(_T(b), (-1, sb[-2])), transpose(a))
+        return _T(reshape(r, sb[:-2] + (sb[-1], shape(a)[0])))
+    return matmul_p(a, b)
+
+
+def _batch(who, sa, sb, ba, bb):
+    try:
+        return np.broadcast_shapes(ba, bb)
+    except ValueError:
+        raise ValueError(f"{who}: the batch axes of shapes {sa} and {sb} do not broadcast "
+                         f"({ba} against {bb})") from None
+
+# ---------------------------------------------------------------- matmul
+
+
+def _matmul_impl(a, b):
+    return np.matmul(a, b)
+
+
+matmul_p = Primitive("matmul", _matmul_impl)
+matmul_p.def_jvp(0, lambda t, out, a, b: _mm(align(t, a, out), b))
+matmul_p.def_jvp(1, lambda t, out, a, b: _mm(a, align(t, b, out)))
+matmul_p.def_vjp(0, lambda g, out, a, b: _unbroadcast(
+    _mm(g, _T(b)), shape(out)[:-1] + shape(a)[-1:], shape(a)))
+matmul_p.def_vjp(1, lambda g, out, a, b: _unbroadcast(
+    _mm(_T(a), g), shape(out)[:-2] + shape(b)[-2:], shape(b)))
+
+
+def _align_plain(t, x, out):
+    missing = out.ndim - np.ndim(x)
+    return t if missing <= 0 else t.reshape(t.shape[:1] + (1,) * missing + t.shape[1:])
+
+
+def _matmul_fused_jvp(primals, tangents):
+    """Value and tangent on plain arrays (one lanes axis) without dispatching each rule."""
+    a, b = primals
+    ta, tb = tangents
+    out = np.matmul(a, b)
+    t = None if ta is None else _mm(_align_plain(ta, a, out), b)
+    if tb is not None:
+        c = _mm(a, _align_plain(tb, b, out))
+        t = c if t is None else t + c
+    return out, t
+
+
+matmul_p.fused_jvp = _matmul_fused_jvp
+
+
+@export()
+def matmul(a, b):
+    """matmul(a, b): the matrix product ``a @ b`` with NumPy's rules for vectors and stacks.
+
+    A 1-D first operand is a row, a 1-D second operand a column; leading axes broadcast.
+
+    >>> matmul(np.eye(2), np.array([1.0, 2.0])).tolist()
+    [1.0, 2.0]
+    """
+    a, b = _as_operand(a), _as_operand(b)
+    sa, sb = shape(a), shape(b)
+    if not sa or not sb:
+        raise ValueError(f"matmul: operands must have at least one axis, got shapes {sa} and {sb}; "
+                         f"use multiply for scalars")
+    k, kb = sa[-1], sb[-1 if len(sb) == 1 else -2]
+    if k != kb:
+        raise ValueError(f"matmul: shapes {sa} and {sb} do not align: the last axis of the first "
+                         f"({k}) must equal the {'only' if len(sb) == 1 else 'second-to-last'} axis "
+                         f"of the second ({kb})")
+    _batch("matmul", sa, sb, sa[:-2], sb[:-2])
+    if not _traced(a, b):
+        return np.matmul(a, b)
+    if len(sa) > 1 and len(sb) > 1:
+        return matmul_p(a, b)
+    # vectors: promoted to a row / a column, the added axis dropped from the result
+    out = matmul_p(reshape_p(a, shape=(1,) + sa) if len(sa) == 1 else a,
+                   reshape_p(b, shape=sb + (1,)) if len(sb) == 1 else b)
+    so = shape(out)
+    return reshape_p(out, shape=so[:-2] + (so[-2:-1] if len(sa) > 1 else ()) + (so[-1:] if len(sb) > 1 else ()))
+
+
+@export()
+def dot(a, b):
+    """dot(a, b): NumPy's ``dot``: a product for scalars, ``matmul`` for vectors and matrices,
+    and a sum over the last axis of ``a`` and the second-to-last of ``b`` beyond.
+
+    >>> float(dot(np.array([1.0, 2.0]), np.array([3.0, 4.0])))
+    11.0
+    """
+    a, b = _as_operand(a), _as_operand(b)
+    sa, sb = shape(a), shape(b)
+    if sa and sb and sa[-1] != sb[-1 if len(sb) == 1 else -2]:
+        raise ValueError(f"dot: shapes {sa} and {sb} do not align: the last axis of the first "
+                         f"({sa[-1]}) must equal the {'only' if len(sb) == 1 else 'second-to-last'} "
+                         f"axis of the second ({sb[-1 if len(sb) == 1 else -2]})")
+    if not _traced(a, b):
+        return np.dot(a, b)
+    if ndim(a) == 0 or ndim(b) == 0:
+        return a * b
+    if ndim(a) == 1 or ndim(b) <= 2:
+        return matmul(a, b)
+    return tensordot(a, b, axes=([-1], [-2]))
+
+
+@export()
+def vdot(a, b):
+    """vdot(a, b): the sum of products of the flattened operands (real arrays).
+
+    >>> float(vdot(np.ones((2, 2)), np.full((2, 2), 2.0)))
+    8.0
+    """
+    a, b = _as_operand(a), _as_operand(b)
+    if int(np.prod(shape(a))) != int(np.prod(shape(b))):
+        raise ValueError(f"vdot: shapes {shape(a)} and {shape(b)} have different sizes")
+    if not _traced(a, b):
+        return np.vdot(a, b)
+    return matmul(reshape(a, (-1,)), reshape(b, (-1,)))
+
+
+@export()
+def inner(a, b):
+    """inner(a, b): the sum of products over the last axes of ``a`` and ``b``.
+
+    >>> float(inner(np.array([1.0, 2.0]), np.array([3.0, 4.0])))
+    11.0
+    """
+    a, b = _as_operand(a), _as_operand(b)
+    if ndim(a) and ndim(b) and shape(a)[-1] != shape(b)[-1]:
+        raise ValueError(f"inner: shapes {shape(a)} and {shape(b)} do not align: last axes "
+                         f"{shape(a)[-1]} != {shape(b)[-1]}")
+    if not _traced(a, b):
+        return np.inner(a, b)
+    if ndim(a) == 0 or ndim(b) == 0:
+        return a * b
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+@export()
+def outer(a, b):
+    """outer(a, b): the matrix ``a[i] * b[j]`` of the flattened operands.
+
+    >>> outer(np.array([1.0, 2.0]), np.array([1.0, 0.0, 3.0])).shape
+    (2, 3)
+    """
+    a, b = _as_operand(a), _as_operand(b)
+    if not _traced(a, b):
+        return np.outer(a, b)
+    return reshape(a, (-1, 1)) * reshape(b, (1, -1))
+
+
+def _axes_list(axes, nd, who, s):
+    axes = [int(axes)] if isinstance(axes, (int, np.integer)) else [int(a) for a in axes]
+    for a in axes:
+        if not -nd <= a < nd:
+            raise np.exceptions.AxisError(f"{who}: axis {a} is out of bounds for shape {s}")
+    return [a % nd for a in axes]
+
+
+@export()
+def tensordot(a, b, axes=2):
+    """tensordot(a, b, axes=2): sums of products over ``axes`` (an int N: the last N axes of
+    ``a`` with the first N of ``b``; or a pair of axis lists), free axes of ``a`` then ``b``.
+
+    >>> tensordot(np.ones((2, 3, 4)), np.ones((3, 4, 5))).shape
+    (2, 5)
+    """
+    a, b = _as_operand(a), _as_operand(b)
+    sa, sb = shape(a), shape(b)
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n < 0 or n > len(sa) or n > len(sb):
+            raise ValueError(f"tensordot: axes={n} is invalid for shapes {sa} and {sb}")
+        ax_a, ax_b = list(range(len(sa) - n, len(sa))), list(range(n))
+    else:
+        try:
+            ax_a, ax_b = axes
+        except (TypeError, ValueError):
+            raise ValueError(f"tensordot: axes must be an int or a pair of axis lists, got {axes!r}") from None
+        ax_a = _axes_list(ax_a, len(sa), "tensordot", sa)
+        ax_b = _axes_list(ax_b, len(sb), "tensordot", sb)
+    if len(ax_a) != len(ax_b) or any(sa[i] != sb[j] for i, j in zip(ax_a, ax_b)):
+        raise ValueError(f"tensordot: shape-mismatch for sum: axes {ax_a} of shape {sa} and axes "
+                         f"{ax_b} of shape {sb} must have equal lengths")
+    if not _traced(a, b):
+        return np.tensordot(a, b, axes=(ax_a, ax_b))
+    free_a = [i for i in range(len(sa)) if i not in ax_a]
+    free_b = [i for i in range(len(sb)) if i not in ax_b]
+    k = int(np.prod([sa[i] for i in ax_a], dtype=int))
+    am = reshape(transpose(a, free_a + ax_a), (-1, k))
+    bm = reshape(transpose(b, ax_b + free_b), (k, -1))
+    return reshape(matmul_p(am, bm), tuple(sa[i] for i in free_a) + tuple(sb[i] for i in free_b))
+
+# ---------------------------------------------------------------- einsum
+
+
+def _sublist(sub):
+    return "".join("..." if s is Ellipsis else string.ascii_letters[int(s)] for s in sub)
+
+
+def _einsum_spec(args):
+    """(input labels per operand, output labels, operands) from either calling convention."""
+    if isinstance(args[0], str):
+        subscripts, operands = args[0], list(args[1:])
+    else:
+        rest = list(args)
+        out = rest.pop() if len(rest) % 2 else None
+        operands, terms = rest[0::2], [_sublist(s) for s in rest[1::2]]
+        subscripts = ",".join(terms) + ("" if out is None else "->" + _sublist(out))
+    subscripts = subscripts.replace(" ", "")
+    lhs, arrow, rhs = subscripts.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise ValueError(f"einsum: {subscripts!r} names {len(terms)} operands but {len(operands)} were given")
+    operands = [_as_operand(o) for o in operands]
+    labels, ell = [], 0
+    for term, op in zip(terms, operands):
+        nd = ndim(op)
+        if term.count("...") > 1 or "." in term.replace("...", ""):
+            raise ValueError(f"einsum: invalid subscripts {term!r}")
+        if "..." in term:
+            pre, post = term.split("...")
+            k = nd - len(pre) - len(post)
+            if k < 0:
+                raise ValueError(f"einsum: subscripts {term!r} have more indices than operand shape {shape(op)}")
+            ell = max(ell, k)
+            term_labels = list(pre) + [str(k - 1 - j) for j in range(k)] + list(post)
+        else:
+            term_labels = list(term)
+        if len(term_labels) != nd or not all(c in string.ascii_letters for c in term.replace("...", "")):
+            raise ValueError(f"einsum: subscripts {term!r} do not match operand shape {shape(op)}")
+        labels.append(term_labels)
+    if arrow:
+        if "..." in rhs:
+            pre, post = rhs.split("...")
+            out = list(pre) + [str(ell - 1 - j) for j in range(ell)] + list(post)
+        else:
+            out = list(rhs)
+        seen = [c for lab in labels for c in lab]
+        for c in out:
+            if c not in seen:
+                raise ValueError(f"einsum: output index {c!r} appears in no input of {subscripts!r}")
+        if len(set(out)) != len(out):
+            raise ValueError(f"einsum: output subscripts {rhs!r} repeat an index")
+    else:
+        counts = collections.Counter(c for lab in labels for c in lab if not c.isdigit())
+        out = [str(ell - 1 - j) for j in range(ell)] + sorted(c for c, n in counts.items() if n == 1)
+    sizes = {}
+    for lab, op in zip(labels, operands):
+        for c, n in zip(lab, shape(op)):
+            if sizes.get(c, 1) not in (1, n) and n != 1:
+                raise ValueError(f"einsum: index {c!r} has size {sizes[c]} in one operand and {n} in "
+                                 f"another (shapes {[shape(o) for o in operands]})")
+            sizes[c] = max(sizes.get(c, 1), n)
+    return labels, out, operands
+
+
+def _prepare(x, labels, keep):
+    """Diagonals for repeated labels, then sums over labels that are not in ``keep``."""
+    labels = list(labels)
+    while len(set(labels)) != len(labels):
+        c = next(c for c in labels if labels.count(c) > 1)
+        i = labels.index(c)
+        j = labels.index(c, i + 1)
+        others = [k for k in range(len(labels)) if k not in (i, j)]
+        n = min(shape(x)[i], shape(x)[j])
+        idx = np.arange(n)
+        x = getitem(transpose(x, others + [i, j]), (Ellipsis, idx, idx))
+        labels = [labels[k] for k in others] + [c]
+    drop = tuple(k for k, c in enumerate(labels) if c not in keep)
+    if drop:
+        x = _sum(x, axis=drop)
+        labels = [c for c in labels if c in keep]
+    return x, labels
+
+
+def _contract(x, lx, y, ly, keep):
+    x, lx = _prepare(x, lx, keep | set(ly))
+    y, ly = _prepare(y, ly, keep | set(lx))
+    sx, sy = dict(zip(lx, shape(x))), dict(zip(ly, shape(y)))
+    contr = [c for c in lx if c in ly and c not in keep]
+    for c in contr:  # a length-1 axis against a longer one: sum the longer one first
+        if sx[c] != sy[c]:
+            if sx[c] == 1:
+                y, sy[c] = _sum(y, axis=ly.index(c), keepdims=True), 1
+            else:
+                x, sx[c] = _sum(x, axis=lx.index(c), keepdims=True), 1
+    batch = [c for c in lx if c in ly and c in keep]
+    fx = [c for c in lx if c not in ly]
+    fy = [c for c in ly if c not in lx]
+    bx, by = [sx[c] for c in batch], [sy[c] for c in batch]
+    if not contr:
+        xs = transpose(x, [lx.index(c) for c in batch + fx])
+        ys = transpose(y, [ly.index(c) for c in batch + fy])
+        xs = reshape(xs, tuple(bx + [sx[c] for c in fx] + [1] * len(fy)))
+        ys = reshape(ys, tuple(by + [1] * len(fx) + [sy[c] for c in fy]))
+        return xs * ys, batch + fx + fy
+    k = int(np.prod([sx[c] for c in contr], dtype=int))
+    xm = reshape(transpose(x, [lx.index(c) for c in batch + fx + contr]), tuple(bx) + (-1, k))
+    ym = reshape(transpose(y, [ly.index(c) for c in batch + contr + fy]), tuple(by) + (k, -1))
+    r = matmul_p(xm, ym)
+    full = tuple(shape(r)[:len(batch)]) + tuple(sx[c] for c in fx) + tuple(sy[c] for c in fy)
+    return reshape(r, full), batch + fx + fy
+
+
+@export()
+def einsum(*operands, optimize=False):
+    """einsum(subscripts, *operands): Einstein summation, as ``numpy.einsum`` (also the
+    interleaved ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` form); contracted pairwise, left to right.
+
+    >>> einsum("ij,j->i", np.eye(2), np.array([1.0, 2.0])).tolist()
+    [1.0, 2.0]
+    """
+    if not operands:
+        raise ValueError("einsum: no subscripts given")
+    labels, out, ops = _einsum_spec(operands)
+    if not _traced(*ops):
+        return np.einsum(*operands, optimize=optimize)
+    x, lx = ops[0], labels[0]
+    for i in range(1, len(ops)):
+        keep = set(out).union(*[set(lab) for lab in labels[i + 1:]])
+        x, lx = _contract(x, lx, ops[i], labels[i], keep)
+    x, lx = _prepare(x, lx, set(out))
+    return transpose(x, [lx.index(c) for c in out])
+
+# ---------------------------------------------------------------- solve and inv
+
+
+def _solve_impl(a, b):
+    return np.linalg.solve(a, b)
+
+
+solve_p = Primitive("solve", _solve_impl)
+
+
+def _solve_vjp_b(g, out, a, b):
+    return _unbroadcast(solve_p(_T(a), g), shape(out), shape(b))
+
+
+solve_p.def_jvp(0, lambda t, out, a, b: -solve_p(a, _mm(align(t, a, out), out)))
+solve_p.def_jvp(1, lambda t, out, a, b: solve_p(a, align(t, b, out)))
+solve_p.def_vjp(0, lambda g, out, a, b: _unbroadcast(
+    -_mm(solve_p(_T(a), g), _T(out)), shape(out)[:-1] + shape(a)[-1:], shape(a)))
+solve_p.def_vjp(1, _solve_vjp_b)
+
+
+def _check_square(a, who):
+    s = shape(a)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise np.linalg.LinAlgError(f"{who}: expected a square matrix (or a stack of them) in the "
+                                    f"last two axes, got shape {s}")
+
+
+@export("linalg.solve")
+def solve(a, b):
+    """solve(a, b): ``x`` with ``a @ x = b``; ``b`` is a vector if 1-D, else (a stack of) matrices.
+
+    Raises ``LinAlgError`` for a singular ``a``.
+
+    >>> solve(2.0 * np.eye(2), np.array([2.0, 4.0])).tolist()
+    [1.0, 2.0]
+    """
+    a, b = _as_operand(a), _as_operand(b)
+    _check_square(a, "linalg.solve")
+    sa, sb = shape(a), shape(b)
+    vector = len(sb) == 1
+    if len(sb) == 0 or sb[-1 if vector else -2] != sa[-1]:
+        raise ValueError(f"linalg.solve: shapes {sa} and {sb} do not align: b needs {sa[-1]} rows "
+                         f"(b is a vector if 1-D, else a matrix or a stack of them)")
+    _batch("linalg.solve", sa, sb, sa[:-2], () if vector else sb[:-2])
+    if not _traced(a, b):
+        return np.linalg.solve(a, b)
+    if vector:
+        return reshape(solve_p(a, reshape(b, sb + (1,))), sa[:-2] + sb)
+    return solve_p(a, b)
+
+
+@export("linalg.inv")
+def inv(a):
+    """inv(a): the inverse matrix (of each matrix in a stack), as ``solve(a, I)``.
+
+    Raises ``LinAlgError`` for a singular matrix.
+
+    >>> inv(2.0 * np.eye(2)).tolist()
+    [[0.5, 0.0], [0.0, 0.5]]
+    """
+    a = _as_operand(a)
+    _check_square(a, "linalg.inv")
+    if not _traced(a):
+        return np.linalg.inv(a)
+    return solve_p(a, np.eye(shape(a)[-1], dtype=_float_dtype(a)))
+
+# ---------------------------------------------------------------- det and slogdet
+
+
+def _det_impl(a):
+    return np.linalg.det(a)
+
+
+def _slogdet_impl(a):
+    return np.linalg.slogdet(a)[1]
+
+
+def _inv_T(a):
+    return _T(solve_p(a, np.eye(shape(a)[-1], dtype=_float_dtype(a))))
+
+
+def _trace_of_solve(t, a):
+    """trace(a⁻¹ t) over the last two axes, for tangents with lanes (one inverse, no loop)."""
+    return _sum(_inv_T(a) * t, axis=(-2, -1))
+
+
+def _matrix_cotangent(g):
+    return reshape(g, shape(g) + (1, 1))
+
+
+det_p = Primitive("det", _det_impl)
+det_p.def_jvp(0, lambda t, out, a: out * _trace_of_solve(t, a))
+det_p.def_vjp(0, lambda g, out, a: _matrix_cotangent(g * out) * _inv_T(a))
+slogdet_p = Primitive("slogdet", _slogdet_impl)
+slogdet_p.def_jvp(0, lambda t, out, a: _trace_of_solve(t, a))
+slogdet_p.def_vjp(0, lambda g, out, a: _matrix_cotangent(g) * _inv_T(a))
+
+
+@export("linalg.det")
+def det(a):
+    """det(a): the determinant (of each matrix in a stack).
+
+    At a singular matrix the value is 0 (as NumPy's) and a derivative raises ``LinAlgError``;
+    elsewhere ``d det = det · trace(a⁻¹ da)``.
+
+    >>> round(float(det(np.array([[2.0, 1.0], [1.0, 3.0]]))), 12)
+    5.0
+    """
+    a = _as_operand(a)
+    _check_square(a, "linalg.det")
+    return det_p(a)
+
+
+SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+
+@export("linalg.slogdet")
+def slogdet(a):
+    """slogdet(a) -> (sign, logabsdet): the sign (a plain array, derivative zero) and the
+    differentiable log of the absolute value of the determinant.
+
+    At a singular matrix ``logabsdet`` is ``-inf`` and a derivative raises ``LinAlgError``.
+
+    >>> sign, logdet = slogdet(np.array([[0.0, 2.0], [1.0, 0.0]]))
+    >>> float(sign), round(float(logdet), 6)
+    (-1.0, 0.693147)
+    """
+    a = _as_operand(a)
+    _check_square(a, "linalg.slogdet")
+    sign = np.linalg.slogdet(_plain(a))[0]
+    return SlogdetResult(sign, slogdet_p(a))
+
+# ---------------------------------------------------------------- cholesky
+
+
+def _cholesky_impl(a):
+    return np.linalg.cholesky(a)
+
+
+def _phi(out):
+    """Lower-triangle weights with a halved diagonal: Φ(M) = M * W."""
+    n = shape(out)[-1]
+    return (np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n)).astype(_float_dtype(out))
+
+
+def _cholesky_jvp(t, out, a):
+    # cholesky reads only the lower triangle of a: the tangent is that triangle, mirrored
+    s = tril(t) + _T(tril(t, -1))
+    m = _T(solve_p(out, _T(solve_p(out, s))))          # L⁻¹ s L⁻ᵀ
+    return _mm(out, m * _phi(out))
+
+
+def _cholesky_vjp(g, out, a):
+    p = _mm(_T(out), g) * _phi(out)
+    lt = _T(out)
+    s = _T(solve_p(lt, _T(solve_p(lt, p))))             # L⁻ᵀ p L⁻¹
+    return tril(s) + tril(_T(s), -1)
+
+
+cholesky_p = Primitive("cholesky", _cholesky_impl)
+cholesky_p.def_jvp(0, _cholesky_jvp)
+cholesky_p.def_vjp(0, _cholesky_vjp)
+
+
+@export("linalg.cholesky")
+def cholesky(a, upper=False):
+    """cholesky(a, upper=False): the lower factor ``L`` with ``a = L @ L.T`` (``U = L.T`` if ``upper``).
+
+    Like NumPy, only the lower (upper) triangle of ``a`` is read, so the derivative with
+    respect to the other triangle is zero. Raises ``LinAlgError`` unless ``a`` is positive definite.
+
+    >>> cholesky(np.array([[4.0, 2.0], [2.0, 2.0]])).tolist()
+    [[2.0, 0.0], [1.0, 1.0]]
+    """
+    a = _as_operand(a)
+    _check_square(a, "linalg.cholesky")
+    if upper:
+        return _T(cholesky_p(_T(a)))
+    return cholesky_p(a)
+
+# ---------------------------------------------------------------- norm
+
+
+def _safe_root(s, p):
+    """``s ** (1/p)`` with derivative 0 where ``s == 0`` (the norm's policy at the zero vector)."""
+    zero = _plain(s) == 0
+    if not zero.any():
+        return sqrt(s) if p == 2 else power(s, 1.0 / p)
+    safe = select(zero, np.ones((), dtype=_float_dtype(s)), s)
+    root = sqrt(safe) if p == 2 else power(safe, 1.0 / p)
+    return select(zero, np.zeros((), dtype=_float_dtype(s)), root)
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    if ord is None or ord == 2:
+        return _safe_root(_sum(x * x, axis=axis, keepdims=keepdims), 2)
+    if isinstance(ord, str):
+        raise ValueError(f"linalg.norm: invalid norm order {ord!r} for vectors")
+    if ord == np.inf:
+        return _max(_abs(x), axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return _min(_abs(x), axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return np.sum(_plain(x) != 0, axis=axis, keepdims=keepdims).astype(_float_dtype(x))
+    if ord == 1:
+        return _sum(_abs(x), axis=axis, keepdims=keepdims)
+    return _safe_root(_sum(power(_abs(x), float(ord)), axis=axis, keepdims=keepdims), float(ord))
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    r, c = axes
+    if ord in (None, "fro", "f"):
+        out = _safe_root(_sum(x * x, axis=axes, keepdims=True), 2)
+    elif ord in (1, -1, np.inf, -np.inf):
+        inner_axis, outer_axis = (r, c) if ord in (1, -1) else (c, r)
+        reduce = _max if ord > 0 else _min
+        out = reduce(_sum(_abs(x), axis=inner_axis, keepdims=True), axis=outer_axis, keepdims=True)
+    elif ord in (2, -2, "nuc"):
+        raise NotImplementedError(f"linalg.norm: the matrix norm ord={ord!r} needs singular values, "
+                                  f"which duals does not differentiate; use ord='fro', 1 or inf")
+    else:
+        raise ValueError(f"linalg.norm: invalid norm order {ord!r} for matrices")
+    if keepdims:
+        return out
+    return reshape(out, tuple(n for i, n in enumerate(shape(x)) if i not in axes))
+
+
+@export("linalg.norm")
+def norm(x, ord=None, axis=None, keepdims=False):
+    """norm(x, ord=None, axis=None, keepdims=False): a vector or matrix norm, NumPy's conventions.
+
+    Vector orders: ``None``/2, 1, ``inf``, ``-inf``, 0 (a count, derivative zero) and any
+    ``p``; matrix orders: ``'fro'``, 1, -1, ``inf``, ``-inf`` (2, -2 and ``'nuc'`` raise).
+    At the zero vector (matrix) the derivative is 0, the minimum-norm subgradient, as
+    ``abs'(0) = 0``; ``inf``, ``-inf``, 1 and -1 split ties evenly, like ``max`` and ``min``.
+
+    >>> float(norm(np.array([3.0, 4.0])))
+    5.0
+    """
+    x = _as_operand(x)
+    if not _traced(x):
+        return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+    nd = ndim(x)
+    if axis is None:
+        if ord is None:
+            return _vector_norm(x, None, tuple(range(nd)), keepdims)
+        if nd not in (1, 2):
+            raise ValueError(f"linalg.norm: ord={ord!r} without axis needs a 1-D or 2-D array, "
+                             f"got shape {shape(x)}")
+        axis = tuple(range(nd))
+    if isinstance(axis, (int, np.integer)):
+        axis = (int(axis),)
+    axis = tuple(axis)
+    if len(axis) == 1:
+        return _vector_norm(x, ord, normalize_axis(axis, nd), keepdims)
+    if len(axis) == 2:
+        r, c = (int(a) % nd for a in axis)
+        if r == c:
+            raise ValueError(f"linalg.norm: duplicate axes {axis}")
+        return _matrix_norm(x, ord, (r, c), keepdims)
+    raise ValueError(f"linalg.norm: axis must name one or two axes, got {axis}")
+
