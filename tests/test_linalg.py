@@ -108,6 +108,14 @@ def test_norm_derivative_at_zero_is_zero_in_every_mode():
     assert np.array_equal(duals.grad(lambda x: dnp.linalg.norm(x, "fro"))(np.zeros((2, 2))), np.zeros((2, 2)))
 
 
+def test_norm_derivative_is_zero_only_for_the_zero_rows_of_a_batch():
+    x = np.array([[0.0, 0.0], [3.0, 4.0]])
+    for jac in (duals.jacfwd, duals.jacrev):
+        J = jac(lambda a: dnp.linalg.norm(a, axis=1))(x)
+        np.testing.assert_allclose(J[0], 0.0)
+        np.testing.assert_allclose(J[1], [[0.0, 0.0], [0.6, 0.8]])
+
+
 def test_norm_inf_splits_ties_evenly():
     g = duals.grad(lambda x: dnp.linalg.norm(x, np.inf))(np.array([1.0, -2.0, 2.0]))
     np.testing.assert_allclose(g, [0.0, -0.5, 0.5])
