@@ -48,7 +48,7 @@ def detect_anomaly():
     """detect_anomaly(): inside it the first NaN or inf in a value, tangent or cotangent raises AnomalyError.
 
     >>> import numpy as np, duals
-    >>> with detect_anomaly():
+    >>> with detect_anomaly(), np.errstate(divide="ignore"):
     ...     try:
     ...         duals.grad(lambda x: np.sqrt(x))(0.0)
     ...     except AnomalyError as e:
