@@ -1,0 +1,1 @@
+"""Benchmarks of duals against its peers: ``python -m benchmarks.run`` (see README.md)."""
