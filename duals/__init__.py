@@ -22,6 +22,8 @@ from . import extend  # noqa: F401
 from .gradcheck import gradcheck
 from .debug import detect_anomaly
 from .checkpoint import checkpoint
+from . import testing  # noqa: F401
+from . import jit  # noqa: F401  (lets duals.Dual enter @numba.njit code)
 
 _operators.install()
 _tune_allocator()
@@ -29,4 +31,4 @@ _tune_allocator()
 __all__ = ["Dual", "Var", "no_grad", "stop_gradient", "jvp", "vjp", "grad", "value_and_grad",
            "jacfwd", "jacrev", "hessian", "hvp", "value_grad_hessian", "clear_cache",
            "numpy", "special", "__version__", "gradcheck", "detect_anomaly", "checkpoint",
-           "extend"]
+           "extend", "testing", "jit"]

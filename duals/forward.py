@@ -111,7 +111,7 @@ class Dual(Tracer):
         t = self._tangent
         if self._trace.lanes == 1 and not isinstance(t, Tracer):
             t = t[0]
-            return t[()] if t.ndim == 0 else t
+            return float(t) if t.ndim == 0 and t.dtype == np.float64 else t[()] if t.ndim == 0 else t
         if self._trace.lanes == 1:
             return t[0]
         return t

@@ -61,7 +61,7 @@ class ReverseTrace(Trace):
                 versions.append(None)
         out = bind(prim, *values, **params)
         if self.imperative and _no_grad_depth:
-            return out
+            return Var._new(out, None, self)  # a fresh leaf: nothing before it is recorded
         return Var._new(out, Node(prim, values, params, inputs, versions, out), self)
 
 
@@ -152,8 +152,8 @@ class Var(Tracer):
             raise TypeError("Var(value) takes a float or an array; use .detach() to cut a Var from its tape")
         from .errors import check_float_dtype
         check_float_dtype(value, "Var value")
-        value = np.array(value, dtype=np.result_type(value, np.float32) if np.asarray(value).dtype.kind == "f"
-                         else np.float64)
+        given = np.asarray(value)
+        value = np.array(given, dtype=given.dtype if given.dtype.kind == "f" else np.float64)
         self._value = value
         self.grad_fn = None
         self._trace = TAPE

@@ -51,8 +51,10 @@ def _output(x):
     """Results are plain floats and ndarrays (a 0-d array becomes a NumPy scalar)."""
     if isinstance(x, Tracer):
         return x
-    if isinstance(x, np.ndarray):
-        return x[()] if x.ndim == 0 else x
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x[()]
+    if type(x) is np.float64:
+        return float(x)
     return x
 
 

@@ -12,11 +12,6 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # (workload, system, task) -> the duals bug that makes it disagree today; the owner fixes it
-KNOWN_BUGS = {
-    ("W5", "duals-tape", "grad"): "duals.Var(0.5) stores float32: np.result_type(0.5, np.float32) "
-                                  "in Var.__init__ (duals/reverse.py)",
-}
-
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
@@ -48,22 +43,12 @@ def test_every_workload_reports_a_duals_result(quick_run):
 def test_every_duals_derivative_agrees_with_its_reference(quick_run):
     _, results = quick_run
     wrong = [(r["workload"], r["case"], r["system"], r["task"], r["rel_err"])
-             for r in _duals_records(results) if r["status"] == "ok" and r["check"] != "ok"
-             and (r["workload"], r["system"], r["task"]) not in KNOWN_BUGS]
+             for r in _duals_records(results) if r["status"] == "ok" and r["check"] != "ok"]
     assert not wrong
 
 
 def test_duals_core_workloads_are_available(quick_run):
-    """Only what is still being written may be missing: linear algebra (W3) and @njit (duals-njit)."""
     _, results = quick_run
     missing = [(r["workload"], r["system"], r["task"], r["status"]) for r in _duals_records(results)
-               if r["status"] != "ok" and r["workload"] != "W3" and r["system"] != "duals-njit"]
+               if r["status"] != "ok"]
     assert not missing
-
-
-@pytest.mark.xfail(strict=False, reason="known duals bug, see KNOWN_BUGS")
-@pytest.mark.parametrize("key", sorted(KNOWN_BUGS))
-def test_known_duals_bug_is_fixed(quick_run, key):
-    _, results = quick_run
-    records = [r for r in _duals_records(results) if (r["workload"], r["system"], r["task"]) == key]
-    assert records and all(r["check"] == "ok" for r in records), KNOWN_BUGS[key]

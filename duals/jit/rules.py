@@ -13,7 +13,7 @@ The source is written to a real file in the cache directory named after its hash
 
 >>> import numba, math, duals
 >>> numba.njit(lambda x: math.sin(x))(duals.Dual(0.0, 2.0)).tangent
-np.float64(2.0)
+2.0
 """
 import builtins
 import hashlib
