@@ -1,0 +1,141 @@
+"""The transformations of API.md §2: shapes, argnums, has_aux, chunking and bad input."""
+import numpy as np
+import pytest
+
+import duals
+import duals.numpy as dnp
+from duals.testing import numerical_jacobian
+
+RNG = np.random.default_rng(0)
+W = RNG.standard_normal((4, 3))
+
+
+def model(x, y):
+    return dnp.tanh(W @ x) * y[0] + y[1] ** 2
+
+
+def test_jvp_returns_value_and_directional_derivative():
+    x, v = RNG.standard_normal(3), RNG.standard_normal(3)
+    y = np.array([0.5, 1.5])
+    out, t = duals.jvp(lambda x: model(x, y), (x,), (v,))
+    np.testing.assert_allclose(out, model(x, y))
+    np.testing.assert_allclose(t, numerical_jacobian(lambda x: model(x, y), (x,), 0) @ v, rtol=1e-6)
+
+
+def test_jvp_tangent_none_marks_a_constant_argument():
+    def power_steps(x, n):
+        for _ in range(n):
+            x = x * 1.5
+        return x
+    out, t = duals.jvp(power_steps, (2.0, 3), (1.0, None))
+    assert out == pytest.approx(2.0 * 1.5 ** 3) and t == pytest.approx(1.5 ** 3)
+
+
+def test_jvp_of_a_tuple_output_gives_tuples():
+    (a, b), (ta, tb) = duals.jvp(lambda x: (x * 2.0, np.sin(x)), (0.5,), (1.0,))
+    assert ta == pytest.approx(2.0) and tb == pytest.approx(np.cos(0.5))
+
+
+@pytest.mark.parametrize("primals,tangents,error,match", [
+    ((np.ones(3),), (np.ones(2),), ValueError, r"tangent 0 has shape \(2,\) but primal 0 has shape \(3,\)"),
+    ((1.0, 2.0), (1.0,), ValueError, "2 primals but 1 tangents"),
+    (np.ones(3), np.ones(3), TypeError, "must be tuples"),
+    ((np.array([1, 2]),), (np.array(["a", "b"]),), TypeError, "tangent 0"),
+    ((np.array([1 + 1j]),), (np.ones(1),), TypeError, "complex"),
+])
+def test_jvp_bad_input_names_the_argument(primals, tangents, error, match):
+    with pytest.raises(error, match=match):
+        duals.jvp(lambda x, *rest: x, primals, tangents)
+
+
+def test_floats_in_give_floats_out_and_arrays_keep_shape_and_dtype():
+    assert isinstance(duals.grad(np.sin)(0.5), float)
+    g = duals.grad(lambda x: np.sum(x ** 2))(np.ones(3, dtype=np.float32))
+    assert g.dtype == np.float32 and g.shape == (3,)
+    J = duals.jacfwd(np.sin)(np.ones((2, 3)))
+    assert J.shape == (2, 3, 2, 3) and type(J) is np.ndarray
+
+
+def test_integer_inputs_give_the_float_gradient():
+    assert duals.grad(lambda x: x ** 3)(2) == pytest.approx(12.0)
+    np.testing.assert_allclose(duals.grad(lambda x: np.sum(x ** 2))(np.arange(3)), [0.0, 2.0, 4.0])
+
+
+def test_grad_of_a_non_scalar_output_says_to_use_jacrev():
+    with pytest.raises(TypeError, match=r"scalar output, got shape \(3,\); use jacrev or vjp"):
+        duals.grad(np.sin)(np.ones(3))
+
+
+def test_argnums_tuple_gives_a_tuple_of_gradients():
+    f = lambda x, y, z: np.sum(x * y) + z  # noqa: E731
+    gx, gz = duals.grad(f, argnums=(0, 2))(np.ones(2), np.array([3.0, 4.0]), 1.0)
+    np.testing.assert_allclose(gx, [3.0, 4.0])
+    assert gz == pytest.approx(1.0)
+
+
+def test_argnums_out_of_range_is_a_clear_error():
+    with pytest.raises(ValueError, match="argnums=3"):
+        duals.grad(lambda x: x, argnums=3)(1.0)
+
+
+def test_value_and_grad_with_aux():
+    def f(x):
+        return np.sum(x ** 2), {"norm": np.sqrt(np.sum(x ** 2))}
+    (value, aux), g = duals.value_and_grad(f, has_aux=True)(np.array([3.0, 4.0]))
+    assert value == pytest.approx(25.0) and aux["norm"] == pytest.approx(5.0)
+    assert type(aux["norm"]) is not duals.Var
+    np.testing.assert_allclose(g, [6.0, 8.0])
+
+
+def test_vjp_gives_one_cotangent_per_primal_shaped_like_it():
+    x, y = RNG.standard_normal(3), np.array([0.5, 1.5])
+    out, pullback = duals.vjp(model, x, y)
+    u = RNG.standard_normal(out.shape)
+    gx, gy = pullback(u)
+    np.testing.assert_allclose(gx, u @ numerical_jacobian(model, (x, y), 0), rtol=1e-6)
+    np.testing.assert_allclose(gy, u @ numerical_jacobian(model, (x, y), 1), rtol=1e-6)
+
+
+def test_vjp_cotangent_of_the_wrong_shape_names_both_shapes():
+    _, pullback = duals.vjp(np.sin, np.ones(3))
+    with pytest.raises(ValueError, match=r"\(2,\).*\(3,\)"):
+        pullback(np.ones(2))
+
+
+@pytest.mark.parametrize("chunk_size", [None, 1, 2, 5])
+def test_jacfwd_and_jacrev_agree_for_every_chunk_size(chunk_size):
+    x, y = RNG.standard_normal(3), np.array([0.5, 1.5])
+    J_fwd = duals.jacfwd(model, argnums=(0, 1), chunk_size=chunk_size)(x, y)
+    J_rev = duals.jacrev(model, argnums=(0, 1), chunk_size=chunk_size)(x, y)
+    for a, b, argnum in zip(J_fwd, J_rev, (0, 1)):
+        assert a.shape == (4,) + (x, y)[argnum].shape
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(a, numerical_jacobian(model, (x, y), argnum), rtol=1e-6, atol=1e-8)
+
+
+def test_jacobian_of_a_constant_output_is_zero():
+    J = duals.jacrev(lambda x: np.ones(2))(np.ones(3))
+    assert J.shape == (2, 3) and not J.any()
+    assert duals.grad(lambda x: 1.0)(2.0) == 0.0
+
+
+def test_hvp_equals_hessian_times_vector():
+    f = lambda x: np.sum(np.exp(x[:-1]) * np.sin(x[1:]) ** 2)  # noqa: E731
+    x, v = RNG.standard_normal(5), RNG.standard_normal(5)
+    np.testing.assert_allclose(duals.hvp(f, x, v), duals.hessian(f)(x) @ v, rtol=1e-12)
+
+
+def test_value_grad_hessian_matches_the_separate_transformations():
+    f = lambda x: np.sum(np.cos(x) * x ** 3)  # noqa: E731
+    x = RNG.standard_normal(4)
+    value, g, H = duals.value_grad_hessian(f)(x)
+    assert value == pytest.approx(f(x))
+    np.testing.assert_allclose(g, duals.grad(f)(x), rtol=1e-12)
+    np.testing.assert_allclose(H, duals.hessian(f)(x), rtol=1e-12)
+
+
+def test_results_are_never_library_types():
+    for result in (duals.grad(np.sin)(1.0), duals.jacfwd(np.sin)(np.ones(2)),
+                   duals.jacrev(np.sin)(np.ones(2)), duals.hessian(lambda x: np.sum(x ** 3))(np.ones(2)),
+                   duals.jvp(np.sin, (1.0,), (1.0,))[1]):
+        assert isinstance(result, (float, np.ndarray)), type(result)
