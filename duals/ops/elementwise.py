@@ -116,8 +116,11 @@ def _make_unary(name, value, deriv):
             except _python_scalar.FALLBACK:
                 pass
         x = np.asarray(x)
-        dtype = x.dtype if x.dtype.kind == "f" else np.float64
         n = x.size
+        if numpy_impl is not None and kernels.prefer_numpy(name, n):
+            out = numpy_impl(x)
+            return out, _times(d(x, out), t)
+        dtype = x.dtype if x.dtype.kind == "f" else np.float64
         lanes = t.shape[0]
         out = np.empty(x.shape, dtype)
         tout = np.empty((lanes,) + x.shape, dtype)
