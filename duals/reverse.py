@@ -10,6 +10,8 @@ intermediate value is freed as soon as the user drops it and no rule needs it.
 """
 import contextlib
 
+import math
+
 import numpy as np
 
 from . import core as _core
@@ -192,7 +194,7 @@ class Var(Tracer):
         """backward(gradient=None, retain_graph=False): add d(self)/d(leaf) into every leaf's ``.grad``."""
         shape = np.shape(self._value)
         if gradient is None:
-            if shape != () and int(np.prod(shape)) != 1:
+            if shape != () and math.prod(shape) != 1:
                 raise ValueError(f"backward() without a gradient needs a scalar output, got shape "
                                  f"{shape}; pass gradient= with that shape (a vector-Jacobian product)")
             gradient = np.ones(shape, dtype=np.result_type(self._value))

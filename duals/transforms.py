@@ -4,6 +4,8 @@ Each call opens a fresh trace (a new level, compared by identity), wraps the sel
 arguments in its traced values, runs ``f`` and unwraps what comes back. Values of other
 traces pass through untouched, so every transformation nests inside every other.
 """
+import math
+
 import numpy as np
 
 from . import tree
@@ -113,7 +115,8 @@ def jvp(f, primals, tangents):
         if _shape(t) != _shape(p):
             raise ValueError(f"jvp: tangent {i} has shape {_shape(t)} but primal {i} has shape "
                              f"{_shape(p)}; they must match")
-        args.append(Dual._new(p, reshape(t, (1,) + _shape(p)), trace))
+        t = reshape(t, (1,) + _shape(p)) if isinstance(t, Tracer) else np.asarray(t)[None]
+        args.append(Dual._new(p, t, trace))
     out = f(*args)
     leaves, treedef = tree.flatten(out)
     primals_out, tangents_out = [], []
@@ -121,7 +124,8 @@ def jvp(f, primals, tangents):
         _check_leaf(y, "jvp")
         if type(y) is Dual and y._trace is trace:
             primals_out.append(_output(y.primal))
-            tangents_out.append(_output(getitem(y._tangent, 0)))
+            t = y._tangent
+            tangents_out.append(_output(getitem(t, 0) if isinstance(t, Tracer) else t[0]))
         else:
             primals_out.append(_output(y))
             tangents_out.append(_output(_zeros(_shape(y), y)))
@@ -151,7 +155,7 @@ def jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
         args = list(args)
         for i in nums:
             args[i] = _as_input(args[i], "jacfwd", f"argument {i}")
-        sizes = [int(np.prod(_shape(args[i]))) for i in nums]
+        sizes = [math.prod(_shape(args[i])) for i in nums]
         total = sum(sizes)
         chunk = int(chunk_size) if chunk_size else _default_chunk(total, max(sizes + [1]))
         if chunk < 1:
@@ -351,7 +355,7 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
             _check_leaf(y, "jacrev")
             value = _value_of(y, trace)
             out_shape = _shape(value)
-            m = int(np.prod(out_shape))
+            m = math.prod(out_shape)
             rows = [[] for _ in leaves]
             if type(y) is Var and y._trace is trace and m:
                 chunk = int(chunk_size) if chunk_size else _default_chunk(m, m)

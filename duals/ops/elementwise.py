@@ -6,6 +6,8 @@ For each line of :mod:`duals.derivatives` this module makes a primitive whose
 * JVP and VJP rules evaluate the table's formula with the library's own primitives,
 * ``fused_jvp`` runs the generated Numba kernel when everything is a plain array.
 """
+import math
+
 import numpy as np
 
 from .. import _python_scalar, derivatives, kernels
@@ -187,7 +189,7 @@ def _make_binary(name, value, dx, dy):
             except _python_scalar.FALLBACK:
                 pass
         out_shape = np.broadcast_shapes(np.shape(x), np.shape(y))
-        n = int(np.prod(out_shape))
+        n = math.prod(out_shape)
         lanes = (tx if tx is not None else ty).shape[0]
         dtype = np.result_type(x, y)
         if dtype.kind != "f":

@@ -3,6 +3,8 @@
 A cotangent or tangent carries lane axes in front of the value's axes, so the rules address
 the value's axes from the right (negative axis numbers) and leave the lanes alone.
 """
+import math
+
 import numpy as np
 
 from ..core import Primitive
@@ -176,7 +178,7 @@ def prod(x, axis=None, keepdims=False):
     from .shape import transpose
     moved = transpose(x, rest + axes)
     s = shape(moved)
-    n = int(np.prod(s[len(rest):]))
+    n = math.prod(s[len(rest):])
     y = reshape(moved, s[:len(rest)] + (n,))
     if n == 0:
         y = sum(y, -1) * 0.0 + 1.0

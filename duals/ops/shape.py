@@ -4,6 +4,8 @@
 All of them are linear, so each JVP is the primitive itself applied to the tangent (with
 its lane axes kept in front) and each VJP is the transposed primitive.
 """
+import math
+
 import numpy as np
 
 from ..core import Primitive, Tracer
@@ -25,9 +27,9 @@ _shape = shape
 def _resolve(newshape, size):
     newshape = tuple(int(s) for s in (newshape if isinstance(newshape, (tuple, list)) else (newshape,)))
     if -1 in newshape:
-        known = int(np.prod([s for s in newshape if s != -1]))
+        known = math.prod([s for s in newshape if s != -1])
         newshape = tuple(size // known if s == -1 and known else s for s in newshape)
-    if int(np.prod(newshape)) != size:
+    if math.prod(newshape) != size:
         raise ValueError(f"cannot reshape an array of size {size} into shape {newshape}")
     return newshape
 
@@ -42,7 +44,7 @@ def reshape(x, newshape, order="C"):
     if order != "C":
         raise NotImplementedError("reshape: only order='C' is supported")
     s = _shape(x)
-    newshape = _resolve(newshape, int(np.prod(s)))
+    newshape = _resolve(newshape, math.prod(s))
     if newshape == s:
         return x
     return reshape_p(x, shape=newshape)
@@ -187,7 +189,7 @@ getitem_p = Primitive("getitem", _getitem_impl)
 def _scatter_impl(g, *, index, shape):
     out = np.zeros(shape, dtype=np.result_type(g))
     if _is_basic(index):
-        out[index] += g
+        out[index] = g  # a basic index names each entry at most once
     else:
         np.add.at(out, index, g)
     return out
@@ -466,4 +468,4 @@ def atleast_1d(x):
 
 NAMESPACE["shape"] = _shape
 NAMESPACE["ndim"] = ndim
-NAMESPACE["size"] = lambda x: int(np.prod(_shape(x)))
+NAMESPACE["size"] = lambda x: math.prod(_shape(x))
