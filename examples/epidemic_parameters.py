@@ -70,7 +70,7 @@ def sir(p, dt, nsteps):
     R = np.empty(nsteps + 1, dtype=p.dtype)
     s = 1.0 - i0
     i = i0
-    r = 0.0 * i0
+    r = 0.0
     I[0] = i
     R[0] = r
     dI[0] = beta * s * i - gamma * i
@@ -108,9 +108,9 @@ def seir(p, dt, nsteps):
     dI = np.empty(nsteps + 1, dtype=p.dtype)
     R = np.empty(nsteps + 1, dtype=p.dtype)
     s = 1.0 - i0
-    e = 0.0 * i0
+    e = 0.0
     i = i0
-    r = 0.0 * i0
+    r = 0.0
     I[0] = i
     R[0] = r
     dI[0] = sigma * e - gamma * i

@@ -28,7 +28,7 @@ def lorenz_rk4(p, y0, dt, nsteps):
     out = np.empty((nsteps + 1, 3), dtype=p.dtype)
     y = np.empty(3, dtype=p.dtype)
     for i in range(3):
-        y[i] = y0[i] + 0.0 * p[0]          # start from the constant initial state
+        y[i] = y0[i]                       # floats stored into the dual buffer
         out[0, i] = y[i]
     s = p[0]
     r = p[1]
@@ -155,7 +155,8 @@ def main(argv=None):
         import matplotlib.pyplot as plt
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
         for k in range(3):
-            a1.semilogy(times, np.abs(J[:, 0, k]) + 1e-300, label=f"|dx/d{names[k]}|")
+            a1.semilogy(times[1:], np.abs(J[1:, 0, k]), lw=0.8, label=f"|dx/d{names[k]}|")
+        a1.semilogy(times[1:], norm[1:], "k", lw=1.2, label="|J| (Frobenius)")
         a1.semilogy(times, np.exp(rate * times) * norm[mask][0] / np.exp(rate * times[mask][0]),
                     "k--", lw=1, label=f"exp({rate:.2f} t)")
         a1.set_xlabel("t")
