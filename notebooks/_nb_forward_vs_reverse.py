@@ -154,6 +154,18 @@ for which in ("n", "m"):
     print(f"sweep {which} (other side = 16): growth exponent of time(J)/time(f) over the largest sizes: "
           f"jacfwd {slopes[which][0]:.2f}, jacrev {slopes[which][1]:.2f}")
 '''),
+("code", r'''
+fig, axs = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+for ax, which in zip(axs, ("n", "m")):
+    tf_, tr_ = sweep[which]
+    ax.loglog(sizes, tf_, "o-", label="jacfwd")
+    ax.loglog(sizes, tr_, "s-", label="jacrev")
+    ax.set_xlabel(f"{which}  (the other dimension = 16)")
+    ax.set_title(f"sweeping {which}")
+    ax.legend()
+axs[0].set_ylabel("time(Jacobian) / time(f)")
+plt.tight_layout(); plt.show()
+'''),
 ("md", r"""
 Compare the printed growth exponents with the counting argument (exponent 1 for the mode whose
 number of sweeps grows, 0 for the other). Deviations come from fixed per-call overhead at
