@@ -11,29 +11,33 @@ import math
 
 FALLBACK = (ValueError, ZeroDivisionError, OverflowError, TypeError)
 
-sqrt = math.sqrt
-exp = math.exp
-expm1 = math.expm1
-log = math.log
-log2 = math.log2
-log10 = math.log10
-log1p = math.log1p
-sin = math.sin
-cos = math.cos
-tan = math.tan
-arcsin = math.asin
-arccos = math.acos
-arctan = math.atan
-sinh = math.sinh
-cosh = math.cosh
-tanh = math.tanh
-arcsinh = math.asinh
-arccosh = math.acosh
-arctanh = math.atanh
-arctan2 = math.atan2
-hypot = math.hypot
-erf = math.erf
-erfc = math.erfc
+# the vocabulary words that are plain math functions, shared with the Numba spellings
+MATH_SPELLINGS = {
+    "sqrt": math.sqrt,
+    "exp": math.exp,
+    "expm1": math.expm1,
+    "log": math.log,
+    "log2": math.log2,
+    "log10": math.log10,
+    "log1p": math.log1p,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "arcsin": math.asin,
+    "arccos": math.acos,
+    "arctan": math.atan,
+    "sinh": math.sinh,
+    "cosh": math.cosh,
+    "tanh": math.tanh,
+    "arcsinh": math.asinh,
+    "arccosh": math.acosh,
+    "arctanh": math.atanh,
+    "arctan2": math.atan2,
+    "hypot": math.hypot,
+    "erf": math.erf,
+    "erfc": math.erfc,
+}
+globals().update(MATH_SPELLINGS)
 abs = abs  # noqa: A001  (the builtin, re-exported for formulas)
 
 

@@ -8,31 +8,11 @@ import math
 import numba
 import numpy as np
 
+from ._python_scalar import MATH_SPELLINGS
+
 _jit = numba.njit(cache=True, error_model="numpy")
 
-sqrt = math.sqrt
-exp = math.exp
-expm1 = math.expm1
-log = math.log
-log2 = math.log2
-log10 = math.log10
-log1p = math.log1p
-sin = math.sin
-cos = math.cos
-tan = math.tan
-arcsin = math.asin
-arccos = math.acos
-arctan = math.atan
-sinh = math.sinh
-cosh = math.cosh
-tanh = math.tanh
-arcsinh = math.asinh
-arccosh = math.acosh
-arctanh = math.atanh
-arctan2 = math.atan2
-hypot = math.hypot
-erf = math.erf
-erfc = math.erfc
+globals().update(MATH_SPELLINGS)  # sqrt, exp, arcsin -> math.asin, ...
 
 
 @_jit
