@@ -24,18 +24,24 @@ Sizes are kept small so the notebook runs in well under a minute; absolute times
 machine, the *shapes* of the curves do not.
 """),
 ("code", common + r'''
+import gc
+
 def best_time(fn, repeat=3, min_time=0.02):
     """Best-of-`repeat` wall time of fn(), each sample looping until min_time has passed."""
     fn()  # warm-up: compiles kernels, fills caches
     best = np.inf
-    for _ in range(repeat):
-        k, t0 = 0, time.perf_counter()
-        while True:
-            fn(); k += 1
-            dt = time.perf_counter() - t0
-            if dt >= min_time:
-                break
-        best = min(best, dt / k)
+    gc.collect(); gc.disable()    # like timeit: no garbage-collector pauses inside a sample
+    try:
+        for _ in range(repeat):
+            k, t0 = 0, time.perf_counter()
+            while True:
+                fn(); k += 1
+                dt = time.perf_counter() - t0
+                if dt >= min_time:
+                    break
+            best = min(best, dt / k)
+    finally:
+        gc.enable()
     return best
 
 def progress(items, label=""):
@@ -89,9 +95,9 @@ for n in progress(ns, "n*m fixed"):
     m = NM // n
     f = make_f(n, m)
     x = rng.standard_normal(n)
-    t_f.append(best_time(lambda: f(x)))
-    t_fwd.append(best_time(lambda: duals.jacfwd(f)(x)))
-    t_rev.append(best_time(lambda: duals.jacrev(f)(x)))
+    t_f.append(best_time(lambda: f(x), repeat=5))
+    t_fwd.append(best_time(lambda: duals.jacfwd(f)(x), repeat=5))
+    t_rev.append(best_time(lambda: duals.jacrev(f)(x), repeat=5))
 t_fwd, t_rev, t_f = map(np.array, (t_fwd, t_rev, t_f))
 
 # crossover: where log(t_fwd / t_rev) changes sign, interpolated linearly in log n
@@ -118,9 +124,10 @@ ax.legend(); plt.tight_layout(); plt.show()
 '''),
 ("md", r"""
 The printed crossover is where the two curves meet; to its left (few inputs, many outputs)
-forward mode wins, to its right (many inputs, few outputs) reverse mode wins. It is near
-$n \approx m$ when one reverse sweep costs about as much as one forward sweep; the tape's
-bookkeeping moves it a little.
+forward mode wins, to its right (many inputs, few outputs) reverse mode wins. If one reverse
+sweep cost exactly one forward sweep it would sit at $n = m = 64$; the printed value shows how far
+the tape's bookkeeping and the batching of directions move it on this machine (the timings are
+wall-clock, so it moves a little from run to run).
 
 ## 3. Each dimension alone
 
@@ -137,13 +144,13 @@ for which in ("n", "m"):
         n, m = (s, 16) if which == "n" else (16, s)
         f = make_f(n, m)
         x = rng.standard_normal(n)
-        t0_.append(best_time(lambda: f(x), repeat=2))
-        tf_.append(best_time(lambda: duals.jacfwd(f)(x), repeat=2))
-        tr_.append(best_time(lambda: duals.jacrev(f)(x), repeat=2))
+        t0_.append(best_time(lambda: f(x), repeat=3, min_time=0.03))
+        tf_.append(best_time(lambda: duals.jacfwd(f)(x), repeat=3, min_time=0.03))
+        tr_.append(best_time(lambda: duals.jacrev(f)(x), repeat=3, min_time=0.03))
     # cost in units of one evaluation of f (f itself gets dearer as n or m grows)
     sweep[which] = (np.array(tf_) / np.array(t0_), np.array(tr_) / np.array(t0_))
 
-def loglog_slope(xs, ts, k=4):
+def loglog_slope(xs, ts, k=6):
     """slope of log(cost) against log(size) over the k largest sizes"""
     return np.polyfit(np.log(xs[-k:]), np.log(ts[-k:]), 1)[0]
 
@@ -165,6 +172,20 @@ for ax, which in zip(axs, ("n", "m")):
     ax.legend()
 axs[0].set_ylabel("time(Jacobian) / time(f)")
 plt.tight_layout(); plt.show()
+'''),
+("md", r"""
+Both modes push many directions through $f$ *together* (`chunk_size` lanes per sweep), so
+one sweep is a few large array operations rather than many small ones. The cost of pushing one
+direction at a time:
+"""),
+("code", r'''
+f = make_f(8, 512)
+x = rng.standard_normal(8)
+t_default = best_time(lambda: duals.jacrev(f)(x))
+t_one = best_time(lambda: duals.jacrev(f, chunk_size=1)(x))
+print(f"jacrev, n=8, m=512: default chunk {t_default * 1e3:.2f} ms, chunk_size=1 {t_one * 1e3:.2f} ms "
+      f"({t_one / t_default:.1f}x slower)")
+print("same Jacobian:", np.allclose(duals.jacrev(f)(x), duals.jacrev(f, chunk_size=1)(x)))
 '''),
 ("md", r"""
 Compare the printed growth exponents with the counting argument (exponent 1 for the mode whose
