@@ -117,4 +117,5 @@ class Dual(Tracer):
         return t
 
     def __repr__(self):
-        return f"Dual({self.primal!r}, {self.tangent!r})"
+        primal = float(self.primal) if type(self.primal) is np.float64 else self.primal
+        return f"Dual({primal!r}, {self.tangent!r})"
