@@ -166,3 +166,12 @@ def test_many_gradient_steps_keep_memory_flat():
     grown = tracemalloc.get_traced_memory()[0] - base
     tracemalloc.stop()
     assert grown < 200_000, f"memory grew by {grown} bytes over 10,000 steps"
+
+
+def test_saved_value_modified_through_a_ufunc_out_argument_raises_at_backward():
+    x = Var(np.array([1.0, 2.0]))
+    y = (np.sin(x)).sum()
+    v = x.value
+    np.multiply(v, 2.0, out=v)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.backward()
