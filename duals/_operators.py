@@ -9,13 +9,11 @@ import numpy as np
 
 from .core import Tracer
 from .ops import NAMESPACE as N
+from .ops import innermost
 from .ops.shape import getitem
 
 
-def _primal(x):
-    while isinstance(x, Tracer):
-        x = x.primal if hasattr(x, "primal") else x._value
-    return x
+_primal = innermost
 
 
 def _binary(name, reflected=False):

@@ -6,6 +6,8 @@ Public functions are registered with :func:`export` under their NumPy name
 """
 import numpy as np
 
+from ..core import Tracer
+
 NAMESPACE = {}
 
 
@@ -45,3 +47,10 @@ def normalize_axis(axis, nd):
             raise np.exceptions.AxisError(f"axis {a} is out of bounds for an array of dimension {nd}")
         out.append(a % nd)
     return tuple(sorted(out))
+
+
+def innermost(x):
+    """innermost(x): the plain value under any number of traced layers (for masks, dtypes, signs)."""
+    while isinstance(x, Tracer):
+        x = x.primal if hasattr(x, "primal") else x._value
+    return x

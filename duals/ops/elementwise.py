@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _python_scalar, derivatives, kernels
 from ..core import Primitive, Tracer
-from . import NAMESPACE, export, lead_of, ndim_of as ndim, shape_of as shape
+from . import NAMESPACE, export, innermost, lead_of, ndim_of as ndim, shape_of as shape
 from .reductions import unbroadcast
 from .shape import broadcast_to, reshape
 
@@ -343,7 +343,7 @@ def power(x, y):
         if y == -1.0:
             return PRIMITIVES["reciprocal"](x)
         if y == 0.0:
-            return np.ones(shape(x), dtype=np.result_type(_innermost(x)))[()]
+            return np.ones(shape(x), dtype=np.result_type(innermost(x)))[()]
         if y.is_integer() and abs(y) <= 64:
             return integer_pow(x, n=int(y))
     return PRIMITIVES["pow"](x, y)
@@ -374,15 +374,9 @@ NAMESPACE.setdefault("conj", positive)
 NAMESPACE.setdefault("real", positive)
 
 
-def _innermost(x):
-    while isinstance(x, Tracer):
-        x = x.primal if hasattr(x, "primal") else x._value
-    return x
-
-
 def _piecewise_constant(np_func):
     def func(x, *args, **kwargs):
-        return np_func(_innermost(x), *args, **kwargs)
+        return np_func(innermost(x), *args, **kwargs)
     func.__name__ = np_func.__name__
     func.__doc__ = (f"{np_func.__name__}(x): NumPy's {np_func.__name__} of the value; "
                     f"piecewise constant, so its derivative is zero and the result is a plain array.")
@@ -409,7 +403,7 @@ def copy(x):
 
 def _like(np_func):
     def func(x, *args, **kwargs):
-        return np_func(_innermost(x), *args, **kwargs)
+        return np_func(innermost(x), *args, **kwargs)
     func.__name__ = np_func.__name__
     func.__doc__ = f"{np_func.__name__}(x, ...): a plain (constant) array shaped like x's value."
     return func

@@ -19,7 +19,7 @@ import string
 import numpy as np
 
 from ..core import Primitive, Tracer
-from . import export, ndim_of as ndim, normalize_axis, shape_of as shape
+from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
 from .elementwise import PRIMITIVES, align, power, select, sqrt
 from .reductions import max as _max, min as _min, sum as _sum, unbroadcast
 from .shape import getitem, reshape, reshape_p, swapaxes, transpose, tril
@@ -49,9 +49,7 @@ def _T(x):
 
 
 def _plain(x):
-    while isinstance(x, Tracer):
-        x = x.primal if hasattr(x, "primal") else x._value
-    return np.asarray(x)
+    return np.asarray(innermost(x))
 
 
 def _float_dtype(x):

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..core import Primitive
-from . import export, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
+from . import export, innermost, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
 from .shape import broadcast_to, concatenate, getitem, reshape
 
 
@@ -133,10 +133,7 @@ def _extreme(name, np_func):
 
 
 def _plain(x):
-    """The innermost plain NumPy value under any number of traced layers."""
-    while hasattr(x, "_trace"):
-        x = x.primal if hasattr(x, "primal") else x._value
-    return np.asarray(x)
+    return np.asarray(innermost(x))
 
 
 max_p = _extreme("max", np.max)
