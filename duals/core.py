@@ -16,7 +16,6 @@ Derivative rules follow two conventions used throughout the library:
 """
 import itertools
 
-
 __all__ = ["Primitive", "bind", "Trace", "Tracer", "REGISTRY", "new_level"]
 
 REGISTRY = {}
