@@ -49,6 +49,11 @@ def _float_dtype(p):
     return dt if dt.kind == "f" else np.dtype(np.float64)
 
 
+def _lanes_last(t):
+    """``np.moveaxis(t, 0, -1)`` without its argument checking (a few µs per call here)."""
+    return t.transpose(tuple(range(1, t.ndim)) + (0,))
+
+
 def dual_array(primal, tangents, inner=None):
     """dual_array(primal, tangents, inner=None) -> an array of dual dtype (0-d for a scalar).
 
@@ -69,14 +74,14 @@ def dual_array(primal, tangents, inner=None):
         if lanes == 1:
             buf[..., 1] = tangents[0]
         else:
-            buf[..., 1:] = np.moveaxis(tangents, 0, -1)
+            buf[..., 1:] = _lanes_last(tangents)
         return buf.view(dual_dtype(lanes, base))[..., 0]
     (inner_t,) = inner
     inner_dt = dual_dtype(inner_t.shape[0], base)
     arr = np.zeros(p.shape, dual_dtype(tangents.shape[0], inner_dt))
     arr["primal"]["primal"] = p
-    arr["primal"]["tangent"] = np.moveaxis(np.asarray(inner_t, dtype=base), 0, -1)
-    arr["tangent"]["primal"] = np.moveaxis(tangents, 0, -1)
+    arr["primal"]["tangent"] = _lanes_last(np.asarray(inner_t, dtype=base))
+    arr["tangent"]["primal"] = _lanes_last(tangents)
     return arr
 
 
