@@ -193,26 +193,36 @@ def clear_cache():
 _module = None
 
 
+def load_generated(prefix, source):
+    """load_generated(prefix, source) -> module: ``source`` written to the cache directory and imported.
+
+    The file is named after a hash of the source, so Numba's ``cache=True`` can find it again
+    and a changed source gets a fresh file (and a fresh compilation).
+    """
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    directory = cache_dir()
+    os.makedirs(directory, exist_ok=True)
+    name = f"{prefix}_{digest}"
+    path = os.path.join(directory, name + ".py")
+    if not os.path.exists(path):  # also after clear_cache(), for Numba's cache index
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as handle:
+            handle.write(source)
+        os.replace(tmp, path)  # atomic, so concurrent processes never see half a file
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def kernels():
     """kernels() -> module: the generated kernel module, written and imported on first use."""
     global _module
     if _module is None:
-        source = generate_source()
-        digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-        directory = cache_dir()
-        os.makedirs(directory, exist_ok=True)
-        name = f"duals_kernels_{digest}"
-        path = os.path.join(directory, name + ".py")
-        if not os.path.exists(path):
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w") as handle:
-                handle.write(source)
-            os.replace(tmp, path)  # atomic, so concurrent processes never see half a file
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        _module = module
+        _module = load_generated("duals_kernels", generate_source())
     return _module
 
 

@@ -50,7 +50,7 @@ def _as_input(x, who, what):
 
 
 def _output(x):
-    """Results are plain floats and ndarrays (a 0-d array becomes a NumPy scalar)."""
+    """Results are plain floats and ndarrays (a 0-d float64 result becomes a Python float)."""
     if isinstance(x, Tracer):
         return x
     if isinstance(x, np.ndarray) and x.ndim == 0:

@@ -19,7 +19,7 @@ from numba.core import errors as nb_errors
 
 from .. import tree
 from ..forward import Dual
-from ..transforms import _argnums, _as_input, _split_aux
+from ..transforms import _argnums, _as_input, _is_compiled, _output, _split_aux
 from ._types import _from_tuple, _trace, _to_tuple, _typeof_dual, dtype_of_type, dual_dtype
 from .errors import reraise
 
@@ -28,17 +28,8 @@ __all__ = ["compiled_jvp", "compiled_jacfwd", "compiled_hessian", "dual_array", 
 MAX_LANES = 16  # default lanes per pass of jacfwd; wider inputs are chunked
 
 
-def _output(x):
-    """Results are floats (a 0-d float64 result becomes a Python float) and plain ndarrays."""
-    if isinstance(x, np.ndarray) and x.ndim == 0:
-        x = x[()]
-    if type(x) is np.float64:
-        return float(x)
-    return x
-
-
 def _check_dispatcher(f, who):
-    if not (type(f).__module__.startswith("numba") and hasattr(f, "py_func")):
+    if not _is_compiled(f):
         raise TypeError(f"{who}: expected a Numba dispatcher (a function decorated with "
                         f"@numba.njit), got {type(f).__name__}; decorate it with @numba.njit, or "
                         f"use duals.{who.replace('compiled_', '')} on a plain Python function")

@@ -16,12 +16,8 @@ The source is written to a real file in the cache directory named after its hash
 2.0
 """
 import builtins
-import hashlib
-import importlib.util
 import math
 import operator
-import os
-import sys
 import types as _pytypes
 
 import numpy as np
@@ -135,24 +131,7 @@ def generate_source():
 
 
 def _load():
-    source = generate_source()
-    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-    directory = kernels.cache_dir()
-    os.makedirs(directory, exist_ok=True)
-    name = f"duals_jit_rules_{digest}"
-    path = os.path.join(directory, name + ".py")
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as handle:
-            handle.write(source)
-        os.replace(tmp, path)
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return kernels.load_generated("duals_jit_rules", generate_source())
 
 
 # ---------------------------------------------------------------- spellings of each entry
