@@ -218,9 +218,6 @@ class Var(Tracer):
         """detach() -> Var: the same value as a new leaf, cut from the tape."""
         return Var(self._value.copy() if isinstance(self._value, np.ndarray) else self._value)
 
-    def requires_grad_(self):
-        return self
-
     def __iadd__(self, other):
         return self._inplace(other, np.add)
 

@@ -352,11 +352,6 @@ def power(x, y):
 NAMESPACE["power"] = NAMESPACE["float_power"] = TRACED["power"] = power
 
 
-@export("true_divide")
-def _true_divide(x, y):
-    return div(x, y)
-
-
 @export()
 def sinc(x):
     """sinc(x) = sin(πx)/(πx), composed from primitives (1 at 0, derivative 0 there)."""
@@ -374,19 +369,20 @@ NAMESPACE.setdefault("conj", positive)
 NAMESPACE.setdefault("real", positive)
 
 
-def _piecewise_constant(np_func):
+def _on_value(np_func, doc):
+    """NumPy's ``np_func`` applied to the plain value under any traced layers (a constant result)."""
     def func(x, *args, **kwargs):
         return np_func(innermost(x), *args, **kwargs)
     func.__name__ = np_func.__name__
-    func.__doc__ = (f"{np_func.__name__}(x): NumPy's {np_func.__name__} of the value; "
-                    f"piecewise constant, so its derivative is zero and the result is a plain array.")
+    func.__doc__ = f"{np_func.__name__}(x, ...): {doc}"
     return func
 
 
 # predicates and piecewise-constant functions: derivative zero, results are plain arrays
 for _np_func in (np.isfinite, np.isnan, np.isinf, np.signbit, np.floor, np.ceil, np.trunc,
                  np.rint, np.round, np.around, np.fix, np.isreal):
-    export(_np_func.__name__)(_piecewise_constant(_np_func))
+    export(_np_func.__name__)(_on_value(
+        _np_func, "of the value; piecewise constant, so its derivative is zero and the result is plain."))
 
 
 @export()
@@ -401,13 +397,5 @@ def copy(x):
     return x if isinstance(x, Tracer) else np.copy(x)
 
 
-def _like(np_func):
-    def func(x, *args, **kwargs):
-        return np_func(innermost(x), *args, **kwargs)
-    func.__name__ = np_func.__name__
-    func.__doc__ = f"{np_func.__name__}(x, ...): a plain (constant) array shaped like x's value."
-    return func
-
-
 for _np_func in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
-    export(_np_func.__name__)(_like(_np_func))
+    export(_np_func.__name__)(_on_value(_np_func, "a plain (constant) array shaped like x's value."))
