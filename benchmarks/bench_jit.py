@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import duals  # noqa: E402
-from duals.jit.api import _argument  # noqa: E402
+from duals.jit import dual_array  # noqa: E402
 
 
 @numba.njit(cache=True)
@@ -89,9 +89,9 @@ def finite_differences(n, h=1e-6):
 
 def kernel_args(lanes):
     """Dual arguments prepared once, to time the compiled code without the entry point."""
-    seeds = np.eye(6)[:lanes] if lanes > 1 else np.eye(6)[:1]
-    sc = [_argument(v, seeds[:, k]) for k, v in enumerate((SIGMA, RHO, BETA))]
-    return (*sc, _argument(X0, seeds[:, 3:].reshape(lanes, 3)), DT)
+    seeds = np.eye(6)[:lanes]
+    sc = [dual_array(v, seeds[:, k])[()] for k, v in enumerate((SIGMA, RHO, BETA))]
+    return (*sc, dual_array(X0, seeds[:, 3:]), DT)
 
 
 def best(fn, repeat=7, budget=0.2):

@@ -14,11 +14,13 @@ exactly the struct's, so Numba sees it as ``Array(DualType, ndim, layout)``.
 >>> dual_dtype(2).names
 ('primal', 'tangent')
 """
+import ctypes
 import functools
 import hashlib
 import os
 
 import numpy as np
+from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.typeconv import Conversion
 from numba.core.typing import typeof as _typeof_mod
@@ -33,7 +35,7 @@ from ..forward import USER_TRACE, Dual, JVPTrace
 
 def _source_digest():
     """A digest of the rule table, this package's sources and the version (part of the type key)."""
-    h = hashlib.sha256(__version__.encode())
+    h = hashlib.sha256(f"{__version__} numpy {np.__version__}".encode())
     h.update(repr((derivatives.UNARY, derivatives.BINARY, derivatives.CONSTANTS)).encode())
     here = os.path.dirname(__file__)
     for name in sorted(os.listdir(here)):
@@ -205,6 +207,7 @@ def dtype_of_type(t):
 
 # Numba has no hook for a value type as an array dtype: wrap the two lookups it uses.
 _orig_typeof_ndarray = _typeof_mod.typeof_impl.dispatch(np.ndarray)
+_orig_typeof_void = _typeof_mod.typeof_impl.dispatch(np.void)
 _orig_as_dtype = numpy_support.as_dtype
 
 
@@ -226,6 +229,13 @@ def _typeof_ndarray(val, c):
     return _orig_typeof_ndarray(val, c)
 
 
+def _typeof_void(val, c):
+    """An element of a dual array (``np.void``) is a dual scalar; Numba's C dispatcher caches
+    this per dtype, so such arguments cost no Python call (how compiled_jvp passes scalars)."""
+    dual = type_of_dtype(val.dtype)
+    return _orig_typeof_void(val, c) if dual is None else dual
+
+
 def _as_dtype(nbtype):
     if isinstance(nbtype, DualType):
         return dtype_of_type(nbtype)
@@ -235,6 +245,7 @@ def _as_dtype(nbtype):
 if not getattr(numpy_support.as_dtype, "_duals", False):
     _as_dtype._duals = True
     typeof_impl.register(np.ndarray)(_typeof_ndarray)
+    typeof_impl.register(np.void)(_typeof_void)
     numpy_support.as_dtype = _as_dtype
     import numba.np.arrayobj as _arrayobj
     _arrayobj.as_dtype = _as_dtype
@@ -313,19 +324,62 @@ def _from_tuple(tup):
     return Dual._new(p, np.array(lanes, dtype=np.float64), _trace(len(lanes)))
 
 
+def _void_data_offset():
+    """Byte offset of the data pointer (``obval``) in NumPy's ``np.void`` object, checked on a
+    known element; None when the layout is not the expected one (the buffer protocol is used)."""
+    arr = np.zeros(2, dual_dtype(1))
+    elem = arr[1]
+    for offset in (3 * ctypes.sizeof(ctypes.c_void_p),):
+        if ctypes.c_void_p.from_address(id(elem) + offset).value == arr.ctypes.data + arr.itemsize:
+            return offset
+    return None
+
+
+VOID_DATA_OFFSET = _void_data_offset()
+
+
+def _record_pointer(c, obj):
+    """(is_record, data pointer) for ``obj``: an ``np.void`` is read in place; anything else
+    (a :class:`duals.Dual`) has ``is_record`` false."""
+    check = cgutils.get_or_insert_function(
+        c.builder.module, ir.FunctionType(ir.IntType(32), [c.pyapi.pyobj]), "PyObject_CheckBuffer")
+    is_buffer = c.builder.icmp_signed("!=", c.builder.call(check, [obj]), ir.Constant(ir.IntType(32), 0))
+    if VOID_DATA_OFFSET is None:
+        return is_buffer, None
+    slot = c.builder.gep(obj, [ir.Constant(ir.IntType(64), VOID_DATA_OFFSET)])
+    return is_buffer, c.builder.load(c.builder.bitcast(slot, c.pyapi.voidptr.as_pointer()))
+
+
 @unbox(DualType)
 def _unbox_dual(typ, obj, c):
-    helper = c.pyapi.unserialize(c.pyapi.serialize_object(_to_tuple))
-    tup = c.pyapi.call_function_objargs(helper, [obj])
-    c.pyapi.decref(helper)
+    """An element of a dual array (``np.void``) is loaded from its memory; a :class:`duals.Dual`
+    goes through :func:`_to_tuple` and Numba's tuple unboxing."""
     ll = c.context.get_value_type(typ)
+    model = c.context.data_model_manager[typ]
     value_ptr = cgutils.alloca_once_value(c.builder, ll(None))
     error_ptr = cgutils.alloca_once_value(c.builder, cgutils.true_bit)
-    with c.builder.if_then(cgutils.is_not_null(c.builder, tup), likely=True):
-        native = c.unbox(tuple_type(typ), tup)
-        c.builder.store(native.value, value_ptr)
-        c.builder.store(native.is_error, error_ptr)
-        c.pyapi.decref(tup)
+    is_record, data = _record_pointer(c, obj)
+    with c.builder.if_else(is_record, likely=True) as (record, dual_object):
+        with record:
+            buf = None
+            if data is None:
+                buf = c.pyapi.alloca_buffer()
+                data = c.pyapi.extract_record_data(obj, buf)
+            with c.builder.if_then(cgutils.is_not_null(c.builder, data), likely=True):
+                ptr = c.builder.bitcast(data, model.get_data_type().as_pointer())
+                c.builder.store(model.load_from_data_pointer(c.builder, ptr, align=1), value_ptr)
+                c.builder.store(cgutils.false_bit, error_ptr)
+                if buf is not None:
+                    c.pyapi.release_buffer(buf)
+        with dual_object:
+            helper = c.pyapi.unserialize(c.pyapi.serialize_object(_to_tuple))
+            tup = c.pyapi.call_function_objargs(helper, [obj])
+            c.pyapi.decref(helper)
+            with c.builder.if_then(cgutils.is_not_null(c.builder, tup), likely=True):
+                native = c.unbox(tuple_type(typ), tup)
+                c.builder.store(native.value, value_ptr)
+                c.builder.store(native.is_error, error_ptr)
+                c.pyapi.decref(tup)
     return NativeValue(c.builder.load(value_ptr), is_error=c.builder.load(error_ptr))
 
 

@@ -14,35 +14,53 @@ forward over forward: duals of duals, the two levels being distinct types.
 >>> compiled_jacfwd(f)(np.array([1.0, 2.0])).tolist()
 [4.0, 4.0]
 """
+import threading
+
 import numpy as np
 from numba.core import errors as nb_errors
+from numba.core.dispatcher import Dispatcher
 
 from .. import tree
 from ..forward import Dual
 from ..transforms import _argnums, _as_input, _is_compiled, _output, _split_aux
-from ._types import _from_tuple, _trace, _to_tuple, _typeof_dual, dtype_of_type, dual_dtype
+from ._types import _typeof_dual, dtype_of_type, dual_dtype
 from .errors import reraise
+from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout_key
 
 __all__ = ["compiled_jvp", "compiled_jacfwd", "compiled_hessian", "dual_array", "MAX_LANES"]
 
 MAX_LANES = 16  # default lanes per pass of jacfwd; wider inputs are chunked
+REUSE_DIRECTIONS = 64  # up to this many directions, seeded buffers are kept between calls
 
 
 def _check_dispatcher(f, who):
-    if not _is_compiled(f):
+    if not isinstance(f, Dispatcher) and not _is_compiled(f):
         raise TypeError(f"{who}: expected a Numba dispatcher (a function decorated with "
                         f"@numba.njit), got {type(f).__name__}; decorate it with @numba.njit, or "
                         f"use duals.{who.replace('compiled_', '')} on a plain Python function")
 
 
-def _float_dtype(p):
-    dt = np.asarray(p).dtype
-    return dt if dt.kind == "f" else np.dtype(np.float64)
+def _input(x, who, what):
+    """``_as_input`` with a fast path for the common float and float-array arguments."""
+    if type(x) is float or (type(x) is np.ndarray and x.ndim and x.dtype.kind == "f"):
+        return x
+    return _as_input(x, who, what)
 
 
-def _lanes_last(t):
-    """``np.moveaxis(t, 0, -1)`` without its argument checking (a few µs per call here)."""
-    return t.transpose(tuple(range(1, t.ndim)) + (0,))
+_REUSED = threading.local()
+
+
+def _reused(key, make):
+    """A per-thread object for ``key``, made once by ``make()`` (seeded buffers, reused by calls)."""
+    store = getattr(_REUSED, "store", None)
+    if store is None:
+        store = _REUSED.store = {}
+    found = store.get(key)
+    if found is None:
+        if len(store) > 256:
+            store.clear()
+        found = store[key] = make()
+    return found
 
 
 def dual_array(primal, tangents, inner=None):
@@ -56,35 +74,42 @@ def dual_array(primal, tangents, inner=None):
     [[1.0, 0.0], [0.0, 1.0]]
     """
     p = np.asarray(primal)
-    base = _float_dtype(p)
-    tangents = np.asarray(tangents, dtype=base)
+    arr = p.reshape(-1)
+    tangents = np.asarray(tangents, dtype=float_dtype(p)).reshape(-1, arr.size)
     if inner is None:
-        lanes = tangents.shape[0]
-        buf = np.empty(p.shape + (lanes + 1,), dtype=base)
-        buf[..., 0] = p
-        if lanes == 1:
-            buf[..., 1] = tangents[0]
-        else:
-            buf[..., 1:] = _lanes_last(tangents)
-        return buf.view(dual_dtype(lanes, base))[..., 0]
-    (inner_t,) = inner
-    inner_dt = dual_dtype(inner_t.shape[0], base)
-    arr = np.zeros(p.shape, dual_dtype(tangents.shape[0], inner_dt))
-    arr["primal"]["primal"] = p
-    arr["primal"]["tangent"] = _lanes_last(np.asarray(inner_t, dtype=base))
-    arr["tangent"]["primal"] = _lanes_last(tangents)
-    return arr
+        lanes = (tangents.shape[0],)
+        buf = dual_buffer(arr, lanes)
+        buf[:, 1:] = tangents.T
+    else:
+        inner_t = np.asarray(inner[0], dtype=float_dtype(p)).reshape(-1, arr.size)
+        lanes = (tangents.shape[0], inner_t.shape[0])
+        buf = dual_buffer(arr, lanes)
+        buf[:, 0, 1:] = inner_t.T
+        buf[:, 1:, 0] = tangents.T
+    return as_duals(buf, arr, lanes).reshape(p.shape)
 
 
-def _argument(p, tangents, inner=None):
-    """The dual for one argument: a duals.Dual for a scalar, else an array of dual dtype."""
-    if inner is None and type(p) in (float, np.float64):
-        t = np.asarray(tangents, dtype=np.float64)
-        return Dual._new(float(p), t.reshape(t.shape[0]), _trace(t.shape[0]))
-    arr = dual_array(p, tangents, inner)
-    if np.ndim(p) == 0:
-        return _from_tuple(_to_tuple(arr[()]))
-    return arr
+def _plain(y, who):
+    if isinstance(y, (float, int, np.number, np.ndarray, bool, np.bool_)):
+        return y
+    raise TypeError(f"{who}: the compiled function returned a {type(y).__name__}; return floats, "
+                    f"arrays or tuples of them")
+
+
+def _is_dual_array(y):
+    return type(y) is np.ndarray and y.dtype.names == ("primal", "tangent")
+
+
+def _parts(y):
+    """(primal, tangent lanes ``out + (lanes,)``) of a first-order dual result, or None."""
+    if _is_dual_array(y):
+        if y.flags.c_contiguous and y.dtype["primal"].names is None:
+            flat = y.view(y.dtype["primal"]).reshape(y.shape + (-1,))
+            return flat[..., 0], flat[..., 1:]
+        return y["primal"], y["tangent"]
+    if isinstance(y, Dual) and not isinstance(y.primal, (np.ndarray, Dual)):
+        return y.primal, y._tangent
+    return None
 
 
 def _as_struct(y):
@@ -93,7 +118,7 @@ def _as_struct(y):
         arr = np.zeros((), dtype=dtype_of_type(_typeof_dual(y, None)))
         _fill(arr, y)
         return arr
-    if isinstance(y, np.ndarray) and y.dtype.names == ("primal", "tangent"):
+    if _is_dual_array(y):
         return y
     return None
 
@@ -106,13 +131,6 @@ def _fill(view, y):
     view["tangent"] = y._tangent
 
 
-def _plain(y, who):
-    if isinstance(y, (float, int, np.number, np.ndarray, bool, np.bool_)):
-        return y
-    raise TypeError(f"{who}: the compiled function returned a {type(y).__name__}; return floats, "
-                    f"arrays or tuples of them")
-
-
 def _call(f, args, who):
     try:
         return f(*args)
@@ -121,7 +139,20 @@ def _call(f, args, who):
 
 
 def _shape(x):
-    return x.shape if isinstance(x, np.ndarray) else np.shape(x)
+    if isinstance(x, np.ndarray):
+        return x.shape
+    return () if isinstance(x, (float, int, np.generic)) else np.shape(x)
+
+
+def _leaves(out):
+    """Results as leaves: a lone array or float is not walked as a tree."""
+    if type(out) is np.ndarray or isinstance(out, (Dual, float)):
+        return [out], None
+    return tree.flatten(out)
+
+
+def _rebuild(treedef, leaves):
+    return leaves[0] if treedef is None else tree.unflatten(treedef, leaves)
 
 
 def compiled_jvp(f, primals, tangents):
@@ -134,114 +165,145 @@ def compiled_jvp(f, primals, tangents):
     (0.0, 3.0)
     """
     _check_dispatcher(f, "jvp")
-    args = []
+    args, nums, ps, ts, key = list(primals), [], [], [], []
     for i, (p, t) in enumerate(zip(primals, tangents)):
         if t is None:
-            args.append(p)
             continue
-        p = _as_input(p, "jvp", f"primal {i}")
+        if type(p) is float and type(t) in (float, int):
+            key.append(float)
+        else:
+            p, t = _checked_pair(p, t, i)
+            key.append((p.shape, p.dtype.char) if type(p) is np.ndarray else type(p))
+        nums.append(i)
+        ps.append(p)
+        ts.append(t)
+    seeded = _reused(("jvp", tuple(key)), lambda: SeededArguments(ps, (1,), 0))
+    for i, dual in zip(nums, seeded.write(ps, ts)):
+        args[i] = dual
+    leaves, treedef = _leaves(_call(f, args, "jvp"))
+    values, tans = [], []
+    for y in leaves:
+        parts = _parts(y)
+        if parts is None:
+            y = _plain(y, "jvp")
+            values.append(_output(y))
+            tans.append(_output(np.zeros(_shape(y), dtype=float_dtype(y))))
+        else:
+            values.append(_output(_copy(parts[0])))
+            tans.append(_output(parts[1][..., 0].copy()))
+    return _rebuild(treedef, values), _rebuild(treedef, tans)
+
+
+def _copy(x):
+    return x.copy() if isinstance(x, np.ndarray) else x
+
+
+def _checked_pair(p, t, i):
+    """A differentiable primal and its tangent, or a clear error (shapes, dtypes)."""
+    p = _input(p, "jvp", f"primal {i}")
+    if not (type(t) is float or (type(t) is np.ndarray and t.dtype.kind == "f")):
         t = np.asarray(t)
         if t.dtype.kind not in "fiu":
             raise TypeError(f"jvp: tangent {i} has dtype {t.dtype}; give a float tangent")
-        if t.shape != _shape(p):
-            raise ValueError(f"jvp: tangent {i} has shape {t.shape} but primal {i} has shape "
-                             f"{_shape(p)}; they must match")
-        args.append(_argument(p, t[None]))
-    out = _call(f, args, "jvp")
-    leaves, treedef = tree.flatten(out)
-    values, tans = [], []
-    for y in leaves:
-        s = _as_struct(y)
-        if s is None:
-            y = _plain(y, "jvp")
-            values.append(_output(y))
-            tans.append(_output(np.zeros(_shape(y), dtype=_float_dtype(y))))
-        else:
-            values.append(_output(s["primal"].copy()))
-            tans.append(_output(s["tangent"][..., 0].copy()))
-    return tree.unflatten(treedef, values), tree.unflatten(treedef, tans)
+    if _shape(t) != _shape(p):
+        raise ValueError(f"jvp: tangent {i} has shape {_shape(t)} but primal {i} has shape "
+                         f"{_shape(p)}; they must match")
+    return p, t
 
 
-def _inputs(args, argnums, who):
-    nums, single = _argnums(argnums, len(args), who)
+def _inputs(args, argnums, who, known=None):
+    """(args with the differentiated ones checked, their indices, single?, their sizes);
+    ``known`` caches the normalised argnums per argument count."""
+    found = None if known is None else known.get(len(args))
+    if found is None:
+        found = _argnums(argnums, len(args), who)
+        if known is not None:
+            known[len(args)] = found
+    nums, single = found
     args = list(args)
     for i in nums:
-        args[i] = _as_input(args[i], who, f"argument {i}")
+        args[i] = _input(args[i], who, f"argument {i}")
     sizes = [args[i].size if isinstance(args[i], np.ndarray) else 1 for i in nums]
     return args, nums, single, sizes
-
-
-def _seeds(args, nums, sizes, start, lanes):
-    """Per differentiated argument: tangents (lanes,) + shape, lane k = direction start + k."""
-    total = sum(sizes)
-    block = np.zeros((lanes, total))
-    k = np.arange(min(lanes, total - start))
-    block[k, start + k] = 1.0
-    out, offset = [], 0
-    for i, n in zip(nums, sizes):
-        seed = block[:, offset:offset + n]
-        out.append(seed.reshape((lanes,) + _shape(args[i])))
-        offset += n
-    return out
 
 
 def _split_blocks(full, nums, sizes, args, lead, single):
     """Split the last axis (all directions) of ``full`` into one block per argument."""
     blocks, offset = [], 0
     for i, n in zip(nums, sizes):
-        part = full[..., offset:offset + n]
-        blocks.append(_output(np.ascontiguousarray(part).reshape(lead + _shape(args[i]))))
+        if isinstance(args[i], np.ndarray):
+            part = full[..., offset:offset + n].copy().reshape(lead + args[i].shape)
+            if not part.ndim:
+                part = _output(part)
+        else:
+            part = _output(full[..., offset].copy())
+        blocks.append(part)
         offset += n
     return blocks[0] if single else tuple(blocks)
+
+
+def _chunk(chunk_size, total, default, who):
+    if chunk_size is None:
+        return min(max(total, 1), default)
+    if int(chunk_size) != chunk_size or chunk_size < 1:
+        raise ValueError(f"{who}: chunk_size must be a positive integer, got {chunk_size!r}")
+    return min(int(chunk_size), max(total, 1))
 
 
 def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     """compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None) -> function returning ∂f/∂x.
 
-    Shape ``out.shape + in.shape``; a tuple of blocks when ``argnums`` is a tuple.
+    Shape ``out.shape + in.shape``; a tuple of blocks when ``argnums`` is a tuple. Every
+    direction travels as one lane of a single call when there are at most ``MAX_LANES`` of
+    them; more are pushed ``chunk_size`` at a time (all chunks with the same lane count).
 
     >>> import numba, numpy as np
     >>> compiled_jacfwd(numba.njit(lambda x: x * x))(3.0)
     6.0
     """
     _check_dispatcher(f, "jacfwd")
+    known = {}
 
     def jacobian(*args):
-        args, nums, single, sizes = _inputs(args, argnums, "jacfwd")
+        args, nums, single, sizes = _inputs(args, argnums, "jacfwd", known)
         total = sum(sizes)
-        chunk = int(chunk_size) if chunk_size else min(max(total, 1), MAX_LANES)
-        if chunk < 1:
-            raise ValueError(f"jacfwd: chunk_size must be a positive integer, got {chunk_size}")
-        chunk = min(chunk, max(total, 1))
+        chunk = _chunk(chunk_size, total, MAX_LANES, "jacfwd")
+        lanes = (chunk,)
         columns, first, aux = None, None, None
+        primals = [args[i] for i in nums]
+        key = layout_key(primals)
         for start in range(0, max(total, 1), chunk):
-            seeds = _seeds(args, nums, sizes, start, chunk)
+            if total <= REUSE_DIRECTIONS:
+                seeded = _reused(("jacfwd", key, lanes, start),
+                                 lambda: SeededArguments(primals, lanes, start))
+            else:
+                seeded = SeededArguments(primals, lanes, start)
             call = list(args)
-            for i, seed in zip(nums, seeds):
-                call[i] = _argument(args[i], seed)
+            for i, dual in zip(nums, seeded.fill(primals)):
+                call[i] = dual
             result = _call(f, call, "jacfwd")
             if has_aux:
                 result, aux_now = _split_aux(result, "jacfwd")
                 if aux is None:
                     aux = _strip(aux_now)
-            leaves, treedef = tree.flatten(result)
+            leaves, treedef = _leaves(result)
             if columns is None:
                 columns, first = [[] for _ in leaves], (leaves, treedef)
             valid = min(chunk, total - start)
             for k, y in enumerate(leaves):
-                s = _as_struct(y)
-                if s is None:
+                parts = _parts(y)
+                if parts is None:
                     y = _plain(y, "jacfwd")
-                    columns[k].append(np.zeros(_shape(y) + (valid,), dtype=_float_dtype(y)))
+                    block = np.zeros(_shape(y) + (valid,), dtype=float_dtype(y))
                 else:
-                    columns[k].append(s["tangent"][..., :valid])
+                    block = parts[1]
+                columns[k].append(block[..., :valid])
         leaves, treedef = first
         jacobians = []
-        for k, y in enumerate(leaves):
-            full = np.concatenate(columns[k], axis=-1)[..., :total]
-            out_shape = full.shape[:-1]
-            jacobians.append(_split_blocks(full, nums, sizes, args, out_shape, single))
-        result = tree.unflatten(treedef, jacobians)
+        for k in range(len(leaves)):
+            full = columns[k][0] if len(columns[k]) == 1 else np.concatenate(columns[k], axis=-1)
+            jacobians.append(_split_blocks(full, nums, sizes, args, full.shape[:-1], single))
+        result = _rebuild(treedef, jacobians)
         return (result, aux) if has_aux else result
 
     return jacobian
@@ -273,16 +335,15 @@ def compiled_hessian(f, argnums=0, chunk_size=None):
     def hess(*args):
         args, nums, single, sizes = _inputs(args, argnums, "hessian")
         total = sum(sizes)
-        chunk = int(chunk_size) if chunk_size else min(max(total, 1), 8)
-        chunk = min(chunk, max(total, 1))
+        chunk = _chunk(chunk_size, total, 8, "hessian")
+        lanes = (chunk, chunk)  # (outer, inner)
         rows, first = {}, None
         for a in range(0, max(total, 1), chunk):
-            inner = _seeds(args, nums, sizes, a, chunk)
             for b in range(0, max(total, 1), chunk):
-                outer = _seeds(args, nums, sizes, b, chunk)
                 call = list(args)
-                for i, si, so in zip(nums, inner, outer):
-                    call[i] = _argument(args[i], so, inner=(si,))
+                primals = [args[i] for i in nums]
+                for i, dual in zip(nums, SeededArguments(primals, lanes, (b, a)).fill(primals)):
+                    call[i] = dual
                 leaves, treedef = tree.flatten(_call(f, call, "hessian"))
                 first = first or (leaves, treedef)
                 for k, y in enumerate(leaves):

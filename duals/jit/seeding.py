@@ -1,0 +1,132 @@
+"""Dual arguments for compiled code: float buffers seen as duals, reused from call to call.
+
+An argument with ``n`` elements and lane counts ``lanes`` (outermost first) lives in a float
+buffer ``(n, 1 + lanes[0], 1 + lanes[1], ...)``: slot ``[e, 0, 0]`` is the primal, ``[e, 1 + k, 0]``
+outer lane ``k``, ``[e, 0, 1 + j]`` inner lane ``j``. The buffer is handed to Numba as an array
+of dual dtype, or for a scalar as one ``np.void`` element, which the dual type reads in place
+(Numba's dispatcher types both without a Python call). :class:`SeededArguments` keeps such
+buffers for one layout of arguments, so a call of ``jacfwd`` writes primals and copies the
+seeds back instead of building arrays; the copy also undoes whatever the user's code wrote
+into its inputs during the previous call.
+
+>>> args = SeededArguments([2.0, np.array([1.0, 3.0])], (3,), start=0)
+>>> args.fill([2.0, np.array([1.0, 3.0])])[1]["tangent"].tolist()
+[[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+"""
+import numpy as np
+
+from ._types import dual_dtype
+
+__all__ = ["float_dtype", "dual_buffer", "as_duals", "seed_units", "SeededArguments", "layout_key"]
+
+
+def float_dtype(p):
+    """float_dtype(p) -> the float dtype of ``p`` (float64 for integers)."""
+    dt = p.dtype if isinstance(p, (np.ndarray, np.floating)) else np.asarray(p).dtype
+    return dt if dt.kind == "f" else np.dtype(np.float64)
+
+
+def nested_dtype(lanes, base):
+    """nested_dtype(lanes, base) -> the dual dtype of ``lanes[0]`` outer lanes over ... over ``base``."""
+    dt = np.dtype(base)
+    for count in reversed(lanes):
+        dt = dual_dtype(count, dt)
+    return dt
+
+
+def _primal_slots(lanes):
+    return (slice(None),) + (0,) * len(lanes)
+
+
+def dual_buffer(p, lanes):
+    """dual_buffer(p, lanes) -> zeroed buffer ``(n,) + (1 + lanes[i], ...)`` with ``p`` in its primal slots."""
+    n = p.size if isinstance(p, np.ndarray) else 1
+    buf = np.zeros((n,) + tuple(count + 1 for count in lanes), float_dtype(p))
+    buf[_primal_slots(lanes)] = p.reshape(n) if isinstance(p, np.ndarray) else p
+    return buf
+
+
+def as_duals(buf, p, lanes):
+    """as_duals(buf, p, lanes) -> the buffer as duals shaped like ``p`` (an ``np.void`` for a scalar)."""
+    view = buf.reshape(buf.shape[0], -1).view(nested_dtype(lanes, buf.dtype))[:, 0]
+    if isinstance(p, np.ndarray):
+        return view.reshape(p.shape)
+    return view[0]
+
+
+def seed_units(buf, offset, level, lanes, start):
+    """At ``level``, set lane k of element e to 1 where direction ``start + k`` is element ``offset + e``."""
+    n, count = buf.shape[0], lanes[level]
+    lo, hi = max(start, offset), min(start + count, offset + n)
+    if lo < hi:
+        rows = np.arange(lo - offset, hi - offset)
+        index = [rows] + [0] * len(lanes)
+        index[1 + level] = rows + (1 + offset - start)
+        buf[tuple(index)] = 1.0
+
+
+def layout_key(primals):
+    """layout_key(primals) -> what the buffers of these arguments depend on (types, shapes, dtypes)."""
+    return tuple([(p.shape, p.dtype.char) if type(p) is np.ndarray else type(p) for p in primals])
+
+
+class SeededArguments:
+    """SeededArguments(primals, lanes, start): unit seeds for directions ``start ...`` over all arguments.
+
+    Direction ``d`` is element ``d - offset`` of the argument whose elements start at
+    ``offset`` (arguments are numbered one after another). With two lane levels, the outer
+    lanes start at ``start[0]`` and the inner at ``start[1]`` (forward over forward).
+    Arguments of one float dtype share one buffer, so restoring the seeds is one copy.
+    """
+
+    def __init__(self, primals, lanes, start):
+        starts = start if isinstance(start, tuple) else (start,) * len(lanes)
+        self.lanes = lanes
+        self.primal_slots = _primal_slots(lanes)
+        groups, rows = {}, []  # dtype -> row count; per argument (dtype, first row, count)
+        for p in primals:
+            n = p.size if isinstance(p, np.ndarray) else 1
+            dt = float_dtype(p)
+            rows.append((dt, groups.get(dt, 0), n))
+            groups[dt] = groups.get(dt, 0) + n
+        buffers = {dt: np.zeros((count,) + tuple(c + 1 for c in lanes), dt) for dt, count in groups.items()}
+        offset = 0
+        for dt, row, n in rows:
+            block = buffers[dt][row:row + n]
+            for level, level_start in enumerate(starts):
+                seed_units(block, offset, level, lanes, level_start)
+            offset += n
+        self.pairs = [(buf, buf.copy()) for buf in buffers.values()]
+        flat = {dt: buf.reshape(buf.shape[0], -1) for dt, buf in buffers.items()}
+        views = {dt: f.view(nested_dtype(lanes, dt))[:, 0] for dt, f in flat.items()}
+        self.duals, self.blocks = [], []  # per argument; a block is (rows, slots) or (flat, row)
+        for p, (dt, row, n) in zip(primals, rows):
+            if isinstance(p, np.ndarray):
+                self.duals.append(views[dt][row:row + n].reshape(p.shape))
+                self.blocks.append(buffers[dt][row:row + n])
+            else:
+                self.duals.append(views[dt][row])
+                self.blocks.append((flat[dt], row))
+
+    def fill(self, primals):
+        """fill(primals) -> the duals: seeds restored, primals written (the buffers are reused)."""
+        for buf, seed in self.pairs:
+            np.copyto(buf, seed)
+        for block, p in zip(self.blocks, primals):
+            if type(block) is tuple:
+                block[0][block[1], 0] = p
+            else:
+                block[self.primal_slots] = p.reshape(-1)
+        return self.duals
+
+    def write(self, primals, tangents):
+        """write(primals, tangents) -> the duals with one lane: primals and given tangents written."""
+        for block, p, t in zip(self.blocks, primals, tangents):
+            if type(block) is tuple:
+                flat, row = block
+                flat[row, 0] = p
+                flat[row, 1] = t
+            else:
+                block[:, 0] = p.reshape(-1)
+                block[:, 1] = t.reshape(-1) if isinstance(t, np.ndarray) else t
+        return self.duals
