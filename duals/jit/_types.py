@@ -1,7 +1,8 @@
 """The dual scalar type of nopython mode: its Numba type, data model, dtype and boxing.
 
 ``DualType(base, lanes)`` is a value type (a ``StructModel``, no heap): a real part of
-type ``base`` and a tuple of ``lanes`` tangent lanes of the same type. ``base`` is a float
+type ``base`` and ``lanes`` tangent lanes of the same type (one LLVM vector over a float
+base, see :mod:`duals.jit.lanes`). ``base`` is a float
 type, or another ``DualType`` for nested duals (forward over forward). The nesting depth
 is the type's *tag*: ``Dual1`` over floats, ``Dual2`` over ``Dual1`` ... so the two levels
 of a Hessian are distinct types and cannot be confused; combining a dual with a dual of
@@ -29,6 +30,7 @@ from numba.extending import (NativeValue, box, intrinsic, lower_cast, make_attri
 from numba.np import numpy_support
 
 from .. import derivatives
+from .lanes import LaneVector, as_lanes, lane, lanes_tuple, lanes_type
 from .._version import __version__
 from ..forward import USER_TRACE, Dual, JVPTrace
 
@@ -69,7 +71,7 @@ class DualType(types.Type):
 
     @property
     def lanes_type(self):
-        return types.UniTuple(self.base, self.lanes)
+        return lanes_type(self.base, self.lanes)
 
     def unify(self, typingctx, other):
         if isinstance(other, (types.Number, types.Boolean)):
@@ -109,16 +111,21 @@ def _primal(d):
 @overload_attribute(DualType, "tangent")
 def _tangent(d):
     if d.lanes == 1:
+        if isinstance(d.lanes_type, LaneVector):
+            return lambda d: lane(d._du, 0)
         return lambda d: d._du[0]
-    return lambda d: d._du
+    return lambda d: lanes_tuple(d._du)
 
 
 @intrinsic
 def make(typingctx, re, du):
-    """make(re, du) -> dual with real part ``re`` and lanes tuple ``du`` (``re`` cast to the base)."""
-    if not isinstance(du, types.UniTuple):
+    """make(re, du) -> dual with real part ``re`` and lanes ``du`` (``re`` cast to the base).
+
+    ``du`` is a LaneVector over a float base, a tuple of duals over a dual base."""
+    if isinstance(du, LaneVector) or (isinstance(du, types.UniTuple) and isinstance(du.dtype, DualType)):
+        ret = DualType(du.dtype, du.count)
+    else:
         return None
-    ret = DualType(du.dtype, du.count)
 
     def codegen(context, builder, sig, args):
         st = cgutils.create_struct_proxy(ret)(context, builder)
@@ -136,9 +143,9 @@ def _ov_dual(primal, tangent):
     if isinstance(tangent, (types.Float, types.Integer)):
         if isinstance(primal, DualType):
             return None
-        return lambda primal, tangent: make(primal, (float(tangent),))
+        return lambda primal, tangent: make(primal, as_lanes((float(tangent),)))
     if isinstance(tangent, types.UniTuple) and isinstance(tangent.dtype, (types.Float, DualType)):
-        return lambda primal, tangent: make(primal, tangent)
+        return lambda primal, tangent: make(primal, as_lanes(tangent))
     return None
 
 
@@ -296,7 +303,7 @@ def _typeof_dual(val, c):
 
 
 def tuple_type(t):
-    """The Numba tuple type whose native value has the same layout as DualType ``t``."""
+    """The Numba tuple type whose data (in-memory) layout is that of DualType ``t``."""
     base = tuple_type(t.base) if isinstance(t.base, DualType) else t.base
     return types.Tuple((base, types.UniTuple(base, t.lanes)))
 
@@ -377,7 +384,8 @@ def _unbox_dual(typ, obj, c):
             c.pyapi.decref(helper)
             with c.builder.if_then(cgutils.is_not_null(c.builder, tup), likely=True):
                 native = c.unbox(tuple_type(typ), tup)
-                c.builder.store(native.value, value_ptr)
+                data = c.context.data_model_manager[tuple_type(typ)].as_data(c.builder, native.value)
+                c.builder.store(model.from_data(c.builder, data), value_ptr)
                 c.builder.store(native.is_error, error_ptr)
                 c.pyapi.decref(tup)
     return NativeValue(c.builder.load(value_ptr), is_error=c.builder.load(error_ptr))
@@ -385,7 +393,8 @@ def _unbox_dual(typ, obj, c):
 
 @box(DualType)
 def _box_dual(typ, val, c):
-    tup = c.box(tuple_type(typ), val)
+    data = c.context.data_model_manager[typ].as_data(c.builder, val)
+    tup = c.box(tuple_type(typ), c.context.data_model_manager[tuple_type(typ)].from_data(c.builder, data))
     helper = c.pyapi.unserialize(c.pyapi.serialize_object(_from_tuple))
     res = c.pyapi.call_function_objargs(helper, [tup])
     c.pyapi.decref(helper)

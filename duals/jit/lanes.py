@@ -1,9 +1,12 @@
-"""Arithmetic on the tangent lanes of a dual: ``t * s``, ``t1 * s1 + t2 * s2``, ``t1 ± t2``, ``-t``.
+"""The tangent lanes of a dual, and their arithmetic: ``t * s``, ``t1 * s1 + t2 * s2``, ``t1 ± t2``, ``-t``.
 
-Lanes are a Numba ``UniTuple``. Over a float base each helper is one LLVM vector
-instruction sequence (``<N x double>``): Numba keeps LLVM's SLP vectoriser off, so
-scalar code over the lanes would stay scalar. Over a dual base (nested duals) the helpers
-are unrolled tuple expressions that use the inner dual's own arithmetic.
+Over a float base the lanes are a :class:`LaneVector`: an LLVM vector ``<N x double>`` in
+registers (Numba keeps LLVM's SLP vectoriser off, so scalar code over lanes would stay
+scalar), stored in memory as ``[N x double]``, exactly the ``tangent`` field of a dual dtype.
+Each helper is then one vector instruction sequence, a dual passes to a non-inlined call in
+vector registers, and an array element loads with one vector load. Over a dual base
+(nested duals) the lanes are a ``UniTuple`` and the helpers are unrolled tuple expressions
+that use the inner dual's own arithmetic (they also accept tuples of floats).
 
 >>> import numba
 >>> numba.njit(lambda t, s: lscale(t, s))((1.0, 2.0), 3.0)
@@ -11,10 +14,159 @@ are unrolled tuple expressions that use the inner dual's own arithmetic.
 """
 from llvmlite import ir
 from numba.core import types
-from numba.extending import intrinsic, overload
+from numba.core.datamodel import models
+from numba.extending import intrinsic, overload, register_model
 
-__all__ = ["lscale", "laxpy", "ladd", "lsub", "lneg", "lzero"]
+__all__ = ["LaneVector", "lscale", "laxpy", "ladd", "lsub", "lneg", "lzero", "as_lanes", "lanes_tuple"]
 
+
+class LaneVector(types.Type):
+    """LaneVector(dtype, count): ``count`` float lanes held as one LLVM vector."""
+
+    def __init__(self, dtype, count):
+        self.dtype = dtype
+        self.count = int(count)
+        super().__init__(name=f"Lanes[{dtype} x {self.count}]")
+
+    @property
+    def key(self):
+        return (self.dtype, self.count)
+
+
+@register_model(LaneVector)
+class LaneVectorModel(models.DataModel):
+    """In registers and arguments ``<N x T>``; in memory ``[N x T]`` (no padding, alignment of T)."""
+
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type)
+        element = dmm.lookup(fe_type.dtype).get_value_type()
+        self._vector = ir.VectorType(element, fe_type.count)
+        self._array = ir.ArrayType(element, fe_type.count)
+
+    def get_value_type(self):
+        return self._vector
+
+    def get_data_type(self):
+        return self._array
+
+    def get_argument_type(self):
+        return self._vector
+
+    def get_return_type(self):
+        return self._vector
+
+    def as_argument(self, builder, value):
+        return value
+
+    def from_argument(self, builder, value):
+        return value
+
+    def as_return(self, builder, value):
+        return value
+
+    def from_return(self, builder, value):
+        return value
+
+    def as_data(self, builder, value):
+        out = ir.Constant(self._array, ir.Undefined)
+        for i in range(self._fe_type.count):
+            out = builder.insert_value(out, builder.extract_element(value, _index(i)), i)
+        return out
+
+    def from_data(self, builder, value):
+        out = ir.Constant(self._vector, ir.Undefined)
+        for i in range(self._fe_type.count):
+            out = builder.insert_element(out, builder.extract_value(value, i), _index(i))
+        return out
+
+    def load_from_data_pointer(self, builder, ptr, align=None):
+        return builder.load(builder.bitcast(ptr, self._vector.as_pointer()), align=align or 1)
+
+
+def _index(i):
+    return ir.Constant(ir.IntType(32), i)
+
+
+def lanes_type(base, count):
+    """lanes_type(base, count) -> the Numba type of ``count`` lanes over ``base``."""
+    if isinstance(base, types.Float):
+        return LaneVector(base, count)
+    return types.UniTuple(base, count)
+
+
+# ---------------------------------------------------------------- conversions
+
+def as_lanes(t):
+    """as_lanes(t) -> the lanes of a tuple ``t`` (a LaneVector for floats)."""
+    return t
+
+
+def lanes_tuple(t):
+    """lanes_tuple(t) -> the lanes ``t`` as a tuple."""
+    return t
+
+
+@intrinsic
+def _tuple_to_vector(typingctx, t):
+    ret = LaneVector(t.dtype, t.count)
+
+    def codegen(context, builder, sig, args):
+        out = ir.Constant(context.get_value_type(ret), ir.Undefined)
+        for i in range(t.count):
+            item = context.cast(builder, builder.extract_value(args[0], i), t.dtype, ret.dtype)
+            out = builder.insert_element(out, item, _index(i))
+        return out
+    return ret(t), codegen
+
+
+@intrinsic
+def _vector_to_tuple(typingctx, v):
+    ret = types.UniTuple(v.dtype, v.count)
+
+    def codegen(context, builder, sig, args):
+        out = ir.Constant(context.get_value_type(ret), ir.Undefined)
+        for i in range(v.count):
+            out = builder.insert_value(out, builder.extract_element(args[0], _index(i)), i)
+        return out
+    return ret(v), codegen
+
+
+@overload(as_lanes)
+def _ov_as_lanes(t):
+    if isinstance(t, types.UniTuple) and isinstance(t.dtype, (types.Float, types.Integer)):
+        return lambda t: _tuple_to_vector(t)
+    if isinstance(t, (types.UniTuple, LaneVector)):
+        return lambda t: t
+
+
+@overload(lanes_tuple)
+def _ov_lanes_tuple(t):
+    if isinstance(t, LaneVector):
+        return lambda t: _vector_to_tuple(t)
+    if isinstance(t, types.UniTuple):
+        return lambda t: t
+
+
+@overload(len)
+def _ov_len(t):
+    if isinstance(t, LaneVector):
+        n = t.count
+        return lambda t: n
+
+
+@intrinsic
+def lane(typingctx, v, i):
+    """lane(v, i) -> element ``i`` of a LaneVector."""
+    if not isinstance(v, LaneVector) or not isinstance(i, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        index = builder.trunc(args[1], ir.IntType(32)) if args[1].type.width > 32 else args[1]
+        return builder.extract_element(args[0], index)
+    return v.dtype(v, i), codegen
+
+
+# ---------------------------------------------------------------- arithmetic (Python reference)
 
 def lscale(t, s):
     """lscale(t, s) -> t * s lane by lane (``s`` a scalar of the base type)."""
@@ -46,53 +198,31 @@ def lzero(t):
     return tuple(e * 0.0 for e in t)
 
 
-# ---------------------------------------------------------------- float base: LLVM vectors
-
-def _to_vector(builder, arr, n):
-    vec = ir.VectorType(arr.type.element, n)
-    v = ir.Constant(vec, ir.Undefined)
-    for i in range(n):
-        v = builder.insert_element(v, builder.extract_value(arr, i), ir.Constant(ir.IntType(32), i))
-    return v
-
-
-def _from_vector(builder, vec, arrtype, n):
-    a = ir.Constant(arrtype, ir.Undefined)
-    for i in range(n):
-        a = builder.insert_value(a, builder.extract_element(vec, ir.Constant(ir.IntType(32), i)), i)
-    return a
-
+# ---------------------------------------------------------------- LaneVector: vector instructions
 
 def _splat(builder, value, n):
     vec = ir.VectorType(value.type, n)
-    v = builder.insert_element(ir.Constant(vec, ir.Undefined), value, ir.Constant(ir.IntType(32), 0))
+    v = builder.insert_element(ir.Constant(vec, ir.Undefined), value, _index(0))
     return builder.shuffle_vector(v, ir.Constant(vec, ir.Undefined),
                                   ir.Constant(ir.VectorType(ir.IntType(32), n), [0] * n))
 
 
-def _vector_intrinsic(nt, ns, body):
-    """An intrinsic over ``nt`` lanes tuples and ``ns`` scalars; ``body(builder, vecs, scalars)``."""
+def _def_vector(name, nargs, body):
+    """An intrinsic over LaneVectors and scalars (splatted); ``body(builder, vectors, scalars)``."""
     def typer(typingctx, *args):
         t = args[0]
         sig = t(*args)
 
         def codegen(context, builder, sig, llargs):
-            n = t.count
-            base = t.dtype
             vecs, scalars = [], []
             for ty, val in zip(sig.args, llargs):
-                if isinstance(ty, types.UniTuple):
-                    vecs.append(_to_vector(builder, val, n))
+                if isinstance(ty, LaneVector):
+                    vecs.append(val)
                 else:
-                    scalars.append(_splat(builder, context.cast(builder, val, ty, base), n))
-            res = body(builder, vecs, scalars)
-            return _from_vector(builder, res, context.get_value_type(t), n)
+                    scalars.append(_splat(builder, context.cast(builder, val, ty, t.dtype), t.count))
+            return body(builder, vecs, scalars)
         return sig, codegen
-    return typer
 
-
-def _def_vector(name, nargs, body):
-    typer = _vector_intrinsic(0, 0, body)
     params = ", ".join(f"a{i}" for i in range(nargs))
     namespace = {"typer": typer}
     exec(f"def {name}(typingctx, {params}):\n    return typer(typingctx, {params})\n", namespace)
@@ -113,7 +243,7 @@ def _vzero(typingctx, t):
     return t(t), codegen
 
 
-# ---------------------------------------------------------------- dual base: unrolled tuples
+# ---------------------------------------------------------------- UniTuple: unrolled expressions
 
 _UNROLLED = {
     "lscale": ("t, s", "t[{i}] * s"),
@@ -121,6 +251,7 @@ _UNROLLED = {
     "ladd": ("t1, t2", "t1[{i}] + t2[{i}]"),
     "lsub": ("t1, t2", "t1[{i}] - t2[{i}]"),
     "lneg": ("t", "-t[{i}]"),
+    "lzero": ("t", "t[{i}] * 0.0"),
 }
 _unrolled_cache = {}
 
@@ -136,64 +267,23 @@ def _unrolled(name, n):
     return _unrolled_cache[key]
 
 
-def _choose(name, t, vector):
-    if not isinstance(t, types.UniTuple):
+def _register(name, vector_impl):
+    def choose(t, *rest):
+        if isinstance(t, LaneVector):
+            return vector_impl
+        if isinstance(t, types.UniTuple):
+            return _unrolled(name, t.count)
         return None
-    if isinstance(t.dtype, types.Float):
-        return vector
-    return _unrolled(name, t.count)
+
+    params = _UNROLLED[name][0]
+    namespace = {"choose": choose}
+    exec(f"def ov({params}):\n    return choose({params})\n", namespace)
+    overload(globals()[name])(namespace["ov"])
 
 
-def _impl_scale(t, s):
-    return _vscale(t, s)
-
-
-def _impl_axpy(t1, s1, t2, s2):
-    return _vaxpy(t1, s1, t2, s2)
-
-
-def _impl_add(t1, t2):
-    return _vadd(t1, t2)
-
-
-def _impl_sub(t1, t2):
-    return _vsub(t1, t2)
-
-
-def _impl_neg(t):
-    return _vneg(t)
-
-
-def _impl_zero(t):
-    return _vzero(t)
-
-
-@overload(lscale)
-def _ov_lscale(t, s):
-    return _choose("lscale", t, _impl_scale)
-
-
-@overload(laxpy)
-def _ov_laxpy(t1, s1, t2, s2):
-    return _choose("laxpy", t1, _impl_axpy)
-
-
-@overload(ladd)
-def _ov_ladd(t1, t2):
-    return _choose("ladd", t1, _impl_add)
-
-
-@overload(lsub)
-def _ov_lsub(t1, t2):
-    return _choose("lsub", t1, _impl_sub)
-
-
-@overload(lneg)
-def _ov_lneg(t):
-    return _choose("lneg", t, _impl_neg)
-
-
-@overload(lzero)
-def _ov_lzero(t):
-    if isinstance(t, types.UniTuple):
-        return _impl_zero
+_register("lscale", lambda t, s: _vscale(t, s))
+_register("laxpy", lambda t1, s1, t2, s2: _vaxpy(t1, s1, t2, s2))
+_register("ladd", lambda t1, t2: _vadd(t1, t2))
+_register("lsub", lambda t1, t2: _vsub(t1, t2))
+_register("lneg", lambda t: _vneg(t))
+_register("lzero", lambda t: _vzero(t))
