@@ -30,10 +30,29 @@ def _dtype(x):
     return x.dtype if hasattr(x, "dtype") else np.result_type(x)
 
 
+_COMPILED_TYPES = set()
+
+
 def _is_compiled(f):
     """Whether ``f`` is a Numba dispatcher (compiled forward mode handles those)."""
     cls = type(f)
-    return cls.__module__.startswith("numba") and hasattr(f, "py_func")
+    if cls in _COMPILED_TYPES:
+        return True
+    if cls.__module__.startswith("numba") and hasattr(f, "py_func"):
+        _COMPILED_TYPES.add(cls)
+        return True
+    return False
+
+
+_JIT = []
+
+
+def _jit():
+    """The compiled forward mode (duals.jit), imported on first use: it loads Numba extensions."""
+    if not _JIT:
+        from . import jit
+        _JIT.append(jit)
+    return _JIT[0]
 
 
 def _as_input(x, who, what):
@@ -99,8 +118,7 @@ def jvp(f, primals, tangents):
         raise ValueError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents; "
                          f"give one tangent per primal (None for a constant)")
     if _is_compiled(f):
-        from .jit import compiled_jvp
-        return compiled_jvp(f, tuple(primals), tuple(tangents))
+        return _jit().compiled_jvp(f, primals, tangents)
     trace = JVPTrace(new_level(), lanes=1)
     args = []
     for i, (p, t) in enumerate(zip(primals, tangents)):
@@ -147,8 +165,7 @@ def jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     [[2.0, 0.0], [0.0, 4.0]]
     """
     if _is_compiled(f):
-        from .jit import compiled_jacfwd
-        return compiled_jacfwd(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
+        return _jit().compiled_jacfwd(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
 
     def jacobian(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "jacfwd")
@@ -395,8 +412,7 @@ def hessian(f, argnums=0):
     [[6.0, 0.0], [0.0, 12.0]]
     """
     if _is_compiled(f):
-        from .jit import compiled_hessian
-        return compiled_hessian(f, argnums=argnums)
+        return _jit().compiled_hessian(f, argnums=argnums)
     return jacfwd(jacrev(f, argnums), argnums)
 
 

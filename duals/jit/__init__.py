@@ -13,6 +13,7 @@ each table entry under its table name (``fn.expit(x)``) for @njit code.
 from ._types import DualType, dual_dtype, type_of_dtype, dtype_of_type
 from . import rules as _rules
 from . import errors as _errors  # noqa: F401  (registers the error overloads)
+from . import arrays as _arrays  # noqa: F401  (registers the whole-array overloads)
 from .api import compiled_jvp, compiled_jacfwd, compiled_hessian, dual_array
 
 fn = _rules.install()

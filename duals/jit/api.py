@@ -102,10 +102,9 @@ def _is_dual_array(y):
 
 def _parts(y):
     """(primal, tangent lanes ``out + (lanes,)``) of a first-order dual result, or None."""
-    if _is_dual_array(y):
-        if y.flags.c_contiguous and y.dtype["primal"].names is None:
-            flat = y.view(y.dtype["primal"]).reshape(y.shape + (-1,))
-            return flat[..., 0], flat[..., 1:]
+    if type(y) is np.ndarray:
+        if y.dtype.names != ("primal", "tangent"):
+            return None
         return y["primal"], y["tangent"]
     if isinstance(y, Dual) and not isinstance(y.primal, (np.ndarray, Dual)):
         return y.primal, y._tangent
@@ -166,11 +165,15 @@ def compiled_jvp(f, primals, tangents):
     """
     _check_dispatcher(f, "jvp")
     args, nums, ps, ts, key = list(primals), [], [], [], []
-    for i, (p, t) in enumerate(zip(primals, tangents)):
+    for i, t in enumerate(tangents):
         if t is None:
             continue
+        p = primals[i]
         if type(p) is float and type(t) in (float, int):
             key.append(float)
+        elif (type(p) is np.ndarray and type(t) is np.ndarray and p.shape == t.shape and p.ndim
+              and p.dtype.kind == "f" and t.dtype.kind in "fiu"):
+            key.append((p.shape, p.dtype.char))
         else:
             p, t = _checked_pair(p, t, i)
             key.append((p.shape, p.dtype.char) if type(p) is np.ndarray else type(p))
@@ -227,21 +230,6 @@ def _inputs(args, argnums, who, known=None):
     return args, nums, single, sizes
 
 
-def _split_blocks(full, nums, sizes, args, lead, single):
-    """Split the last axis (all directions) of ``full`` into one block per argument."""
-    blocks, offset = [], 0
-    for i, n in zip(nums, sizes):
-        if isinstance(args[i], np.ndarray):
-            part = full[..., offset:offset + n].copy().reshape(lead + args[i].shape)
-            if not part.ndim:
-                part = _output(part)
-        else:
-            part = _output(full[..., offset].copy())
-        blocks.append(part)
-        offset += n
-    return blocks[0] if single else tuple(blocks)
-
-
 def _chunk(chunk_size, total, default, who):
     if chunk_size is None:
         return min(max(total, 1), default)
@@ -262,34 +250,38 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     6.0
     """
     _check_dispatcher(f, "jacfwd")
-    known = {}
+    known, plans = {}, {}
 
     def jacobian(*args):
-        args, nums, single, sizes = _inputs(args, argnums, "jacfwd", known)
-        total = sum(sizes)
-        chunk = _chunk(chunk_size, total, MAX_LANES, "jacfwd")
-        lanes = (chunk,)
-        columns, first, aux = None, None, None
+        found = known.get(len(args))
+        if found is None:
+            found = known[len(args)] = _argnums(argnums, len(args), "jacfwd")
+        nums, single = found
+        args = list(args)
+        for i in nums:
+            args[i] = _input(args[i], "jacfwd", f"argument {i}")
+        key = (threading.get_ident(), len(args)) + layout_key([args[i] for i in nums])
+        plan = plans.get(key)
+        if plan is None:
+            if len(plans) > 64:
+                plans.clear()
+            plan = plans[key] = _JacobianPlan(args, nums, single, chunk_size)
         primals = [args[i] for i in nums]
-        key = layout_key(primals)
-        for start in range(0, max(total, 1), chunk):
-            if total <= REUSE_DIRECTIONS:
-                seeded = _reused(("jacfwd", key, lanes, start),
-                                 lambda: SeededArguments(primals, lanes, start))
-            else:
-                seeded = SeededArguments(primals, lanes, start)
-            call = list(args)
+        columns, treedef, aux = None, None, None
+        for start, seeded in zip(plan.starts, plan.seeded or [None] * len(plan.starts)):
+            if seeded is None:
+                seeded = SeededArguments(primals, plan.lanes, start)
             for i, dual in zip(nums, seeded.fill(primals)):
-                call[i] = dual
-            result = _call(f, call, "jacfwd")
+                args[i] = dual
+            result = _call(f, args, "jacfwd")
             if has_aux:
                 result, aux_now = _split_aux(result, "jacfwd")
                 if aux is None:
                     aux = _strip(aux_now)
             leaves, treedef = _leaves(result)
             if columns is None:
-                columns, first = [[] for _ in leaves], (leaves, treedef)
-            valid = min(chunk, total - start)
+                columns = [[] for _ in leaves]
+            valid = min(plan.chunk, plan.total - start)
             for k, y in enumerate(leaves):
                 parts = _parts(y)
                 if parts is None:
@@ -298,15 +290,47 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
                 else:
                     block = parts[1]
                 columns[k].append(block[..., :valid])
-        leaves, treedef = first
         jacobians = []
-        for k in range(len(leaves)):
-            full = columns[k][0] if len(columns[k]) == 1 else np.concatenate(columns[k], axis=-1)
-            jacobians.append(_split_blocks(full, nums, sizes, args, full.shape[:-1], single))
+        for blocks in columns:
+            full = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=-1)
+            jacobians.append(plan.split(full))
         result = _rebuild(treedef, jacobians)
         return (result, aux) if has_aux else result
 
     return jacobian
+
+
+class _JacobianPlan:
+    """What one layout of arguments needs, worked out on its first call: the directions, the
+    chunks with their seeded buffers, and where each argument's block lies in the tangents."""
+
+    def __init__(self, args, nums, single, chunk_size):
+        primals = [args[i] for i in nums]
+        sizes = [p.size if isinstance(p, np.ndarray) else 1 for p in primals]
+        self.total = sum(sizes)
+        self.chunk = _chunk(chunk_size, self.total, MAX_LANES, "jacfwd")
+        self.lanes = (self.chunk,)
+        self.starts = list(range(0, max(self.total, 1), self.chunk))
+        self.seeded = None
+        if self.total <= REUSE_DIRECTIONS:
+            self.seeded = [SeededArguments(primals, self.lanes, start) for start in self.starts]
+        self.single = single
+        self.cuts, offset = [], 0
+        for p, n in zip(primals, sizes):
+            self.cuts.append((offset, offset + n, p.shape) if isinstance(p, np.ndarray) else (offset,))
+            offset += n
+
+    def split(self, full):
+        """Cut the last axis (all directions) of ``full`` into one block per argument."""
+        lead = full.shape[:-1]
+        blocks = []
+        for cut in self.cuts:
+            if len(cut) == 1:
+                blocks.append(_output(full[..., cut[0]].copy()))
+            else:
+                part = full[..., cut[0]:cut[1]].copy().reshape(lead + cut[2])
+                blocks.append(part if part.ndim else _output(part))
+        return blocks[0] if self.single else tuple(blocks)
 
 
 def _strip(aux):

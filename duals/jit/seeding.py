@@ -77,6 +77,8 @@ class SeededArguments:
     ``offset`` (arguments are numbered one after another). With two lane levels, the outer
     lanes start at ``start[0]`` and the inner at ``start[1]`` (forward over forward).
     Arguments of one float dtype share one buffer, so restoring the seeds is one copy.
+    ``fill(primals)`` restores the seeds and writes the primals; ``write(primals, tangents)``
+    (one lane) writes primals and tangents; both return the duals.
     """
 
     def __init__(self, primals, lanes, start):
@@ -99,34 +101,37 @@ class SeededArguments:
         self.pairs = [(buf, buf.copy()) for buf in buffers.values()]
         flat = {dt: buf.reshape(buf.shape[0], -1) for dt, buf in buffers.items()}
         views = {dt: f.view(nested_dtype(lanes, dt))[:, 0] for dt, f in flat.items()}
-        self.duals, self.blocks = [], []  # per argument; a block is (rows, slots) or (flat, row)
+        self.duals = []
         for p, (dt, row, n) in zip(primals, rows):
             if isinstance(p, np.ndarray):
                 self.duals.append(views[dt][row:row + n].reshape(p.shape))
-                self.blocks.append(buffers[dt][row:row + n])
             else:
                 self.duals.append(views[dt][row])
-                self.blocks.append((flat[dt], row))
+        self.fill = _writer(primals, rows, flat, self.pairs, self.duals, tangents=False)
+        self.write = _writer(primals, rows, flat, (), self.duals, tangents=True)
 
-    def fill(self, primals):
-        """fill(primals) -> the duals: seeds restored, primals written (the buffers are reused)."""
-        for buf, seed in self.pairs:
-            np.copyto(buf, seed)
-        for block, p in zip(self.blocks, primals):
-            if type(block) is tuple:
-                block[0][block[1], 0] = p
-            else:
-                block[self.primal_slots] = p.reshape(-1)
-        return self.duals
 
-    def write(self, primals, tangents):
-        """write(primals, tangents) -> the duals with one lane: primals and given tangents written."""
-        for block, p, t in zip(self.blocks, primals, tangents):
-            if type(block) is tuple:
-                flat, row = block
-                flat[row, 0] = p
-                flat[row, 1] = t
-            else:
-                block[:, 0] = p.reshape(-1)
-                block[:, 1] = t.reshape(-1) if isinstance(t, np.ndarray) else t
-        return self.duals
+def _writer(primals, rows, flat, pairs, duals, tangents):
+    """A straight-line function writing primals (and, with ``tangents``, one tangent lane) into
+    the flat buffers, generated once per layout: a loop with type tests cost more than the writes.
+
+    ``fill(primals)`` first restores the seeds; ``write(primals, tangents)`` writes lane 1."""
+    names = {"duals": duals, "copyto": np.copyto}
+    lines = [f"def writer(P{', T' if tangents else ''}):"]
+    for k, (buf, seed) in enumerate(pairs):
+        names[f"buf{k}"], names[f"seed{k}"] = buf, seed
+        lines.append(f"    copyto(buf{k}, seed{k})")
+    for k, (p, (dt, row, n)) in enumerate(zip(primals, rows)):
+        names[f"F{k}"] = flat[dt]
+        if isinstance(p, np.ndarray):
+            whole = "" if p.ndim == 1 else ".reshape(-1)"
+            lines.append(f"    F{k}[{row}:{row + n}, 0] = P[{k}]{whole}")
+            if tangents:
+                lines.append(f"    F{k}[{row}:{row + n}, 1] = T[{k}]{whole}")
+        else:
+            lines.append(f"    F{k}[{row}, 0] = P[{k}]")
+            if tangents:
+                lines.append(f"    F{k}[{row}, 1] = T[{k}]")
+    lines.append("    return duals")
+    exec("\n".join(lines), names)
+    return names["writer"]
