@@ -138,7 +138,8 @@ def install():
     """install(): attach operators, methods and protocols to ``Tracer`` (done once on import)."""
     T = Tracer
     for op, name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
-                     ("truediv", "divide"), ("pow", "power"), ("matmul", "matmul")):
+                     ("truediv", "divide"), ("pow", "power"), ("matmul", "matmul"),
+                     ("floordiv", "floor_divide"), ("mod", "mod")):
         setattr(T, f"__{op}__", _binary(name))
         setattr(T, f"__r{op}__", _binary(name, reflected=True))
     T.__neg__ = lambda self: N["negative"](self)

@@ -53,6 +53,14 @@ def sign(x):
     return 1.0 if x > 0 else -1.0 if x < 0 else x * 0.0
 
 
+def floor_divide(x, y):
+    return x // y
+
+
+def mod(x, y):
+    return x % y
+
+
 def where(condition, a, b):
     return a if condition else b
 

@@ -35,6 +35,16 @@ def sign(x):
 
 
 @_jit
+def floor_divide(x, y):
+    return x // y
+
+
+@_jit
+def mod(x, y):
+    return x % y
+
+
+@_jit
 def where(condition, a, b):
     return a if condition else b
 

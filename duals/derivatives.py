@@ -16,7 +16,10 @@ Policy at non-differentiable points (the same in every mode, tested):
 * ``maximum``/``minimum`` (and the ``max``/``min`` reductions) split ties evenly;
 * ``sqrt'(0) = inf`` and ``cbrt'(0) = inf``, the one-sided limit;
 * ``x ** y`` at ``x = 0`` follows the limits: ``d/dx`` is ``0`` for ``y > 1``, ``1`` for
-  ``y = 1``, ``inf`` for ``0 < y < 1`` and ``0`` for ``y = 0``; ``d/dy`` is ``0`` at ``x = 0``.
+  ``y = 1``, ``inf`` for ``0 < y < 1`` and ``0`` for ``y = 0``; ``d/dy`` is ``0`` at ``x = 0``;
+* ``x // y`` is piecewise constant (derivative 0) and ``x % y = x - y * (x // y)`` has
+  ``d/dx = 1``, ``d/dy = -(x // y)``; at a jump the derivative is that of the piece the
+  value comes from (Python's and NumPy's rounding decides it).
 
 Adding an operation is one line here (plus a NumPy spelling in ``NUMPY_NAMES`` if its
 name differs); the tests iterate the registry, so it is tested automatically.
@@ -73,7 +76,12 @@ BINARY = {
     "arctan2": ("arctan2(x, y)", "y / (x * x + y * y)", "-(x / (x * x + y * y))"),
     "hypot": ("hypot(x, y)", "x / out", "y / out"),
     "logaddexp": ("logaddexp(x, y)", "exp(x - out)", "exp(y - out)"),
+    "floor_divide": ("floor_divide(x, y)", "0.0", "0.0"),
+    "mod": ("mod(x, y)", "1.0", "-floor_divide(x, y)"),
 }
+
+# entries with jumps: derivatives hold between them, finite differences fail across them
+DISCONTINUOUS = {"sign", "floor_divide", "mod"}
 
 # the NumPy name of each primitive whose name differs (for dnp.* and __array_ufunc__)
 NUMPY_NAMES = {
@@ -84,6 +92,7 @@ NUMPY_NAMES = {
     "div": ("divide", "true_divide"),
     "pow": ("power", "float_power"),
     "abs": ("abs", "absolute", "fabs"),
+    "mod": ("mod", "remainder"),
 }
 
 # where each primitive lives in the public namespace when not at the top of duals.numpy
@@ -94,7 +103,7 @@ VOCABULARY = (
     "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
     "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
     "arcsinh", "arccosh", "arctanh", "abs", "sign", "erf", "erfc", "expit",
-    "maximum", "minimum", "arctan2", "hypot", "logaddexp", "where",
+    "maximum", "minimum", "arctan2", "hypot", "logaddexp", "floor_divide", "mod", "where",
 )
 
 CONSTANTS = {

@@ -57,7 +57,8 @@ UNARY_DOMAIN = {
     "arccosh": (1.2, 3.0), "tan": (-1.2, 1.2),
 }
 UNARY_AWAY_FROM_ZERO = {"abs", "sign", "reciprocal"}
-BINARY_DOMAIN = {"pow": (0.3, 2.0), "div": (0.3, 2.0), "hypot": (0.3, 2.0), "arctan2": (0.3, 2.0)}
+BINARY_DOMAIN = {"pow": (0.3, 2.0), "div": (0.3, 2.0), "hypot": (0.3, 2.0), "arctan2": (0.3, 2.0),
+                 "floor_divide": (0.3, 2.0), "mod": (0.3, 2.0)}
 UNARY_SHAPES = [(), (3,), (2, 3)]
 BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3))]
 

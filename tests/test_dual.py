@@ -12,6 +12,8 @@ OPERATIONS = [
     ("mul", lambda a, b: a * b, lambda a, b, da, db: da * b + a * db),
     ("div", lambda a, b: a / b, lambda a, b, da, db: (da * b - a * db) / b ** 2),
     ("pow", lambda a, b: a ** b, lambda a, b, da, db: b * a ** (b - 1) * da + a ** b * np.log(a) * db),
+    ("floordiv", lambda a, b: a // b, lambda a, b, da, db: 0.0 * (da + db)),
+    ("mod", lambda a, b: a % b, lambda a, b, da, db: da - (a // b) * db),
 ]
 CONSTANTS = [3, 2.5, np.float64(1.5), np.array([1.5, 2.0])]
 

@@ -101,6 +101,19 @@ def mathy_numpy(x, y):
 
 
 @njit
+def beyond_the_table(x, y):
+    return (max(x, y, 0.1) + min(x, 2.0 * y, 3.0) + math.log(x, 2.0) + math.log(y, x)
+            + math.floor(x) + round(y) + math.copysign(x, -1.0) + np.clip(x, 0.0, 0.8)
+            + x % y + x // y + (x if x else y) + np.rint(y) * x)
+
+
+def beyond_the_table_numpy(x, y):
+    return (dnp.maximum(dnp.maximum(x, y), 0.1) + dnp.minimum(dnp.minimum(x, 2.0 * y), 3.0)
+            + dnp.log(x) / dnp.log(2.0) + dnp.log(y) / dnp.log(x) + dnp.floor(x) + dnp.round(y)
+            - dnp.abs(x) + dnp.clip(x, 0.0, 0.8) + x % y + x // y + x + dnp.rint(y) * x)
+
+
+@njit
 def matvec(A, x):
     out = np.empty(A.shape[0], dtype=x.dtype)
     for i in range(A.shape[0]):
@@ -261,6 +274,16 @@ def test_math_functions_mixed_with_floats_and_ints_match_numpy_version():
         got = duals.jacfwd(mathy, argnums=(0, 1))(x, y)
         want = duals.jacfwd(mathy_numpy, argnums=(0, 1))(x, y)
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_functions_composed_from_the_table_match_the_numpy_path():
+    for x, y in ((0.55, 0.35), (1.7, 0.6)):
+        got = duals.jacfwd(beyond_the_table, argnums=(0, 1))(x, y)
+        want = duals.jacfwd(beyond_the_table_numpy, argnums=(0, 1))(x, y)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        got2 = duals.hessian(beyond_the_table, argnums=(0, 1))(x, y)
+        want2 = duals.hessian(beyond_the_table_numpy, argnums=(0, 1))(x, y)
+        np.testing.assert_allclose(np.array(got2, dtype=float), np.array(want2, dtype=float), rtol=1e-10)
 
 
 def test_two_dimensional_arrays_and_tuple_argnums():

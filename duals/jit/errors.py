@@ -20,6 +20,7 @@ import numpy as np
 from numba.core import errors, types
 from numba.extending import intrinsic, overload, overload_attribute
 
+from . import extras
 from ._types import DualType
 from .rules import spellings
 
@@ -92,6 +93,7 @@ def _install():
         covered.update(id(f) for f in spellings(name))
     covered.update(id(getattr(math, n)) for n in ("isnan", "isinf", "isfinite"))
     covered.update(id(getattr(np, n)) for n in ("isnan", "isinf", "isfinite"))
+    covered.update(id(f) for f in extras.VALUE_ONLY + extras.COMPOSED)
     for name in sorted(dir(math)):
         f = getattr(math, name)
         if callable(f) and id(f) not in covered and not name.startswith("_"):

@@ -33,6 +33,7 @@ import numpy as np
 from duals._scalar import *  # noqa: F401,F403  the formula vocabulary
 from duals.derivatives import CONSTANTS as _CONSTANTS
 from duals.jit._types import make as _make
+from duals.jit.extras import floor_divide, mod  # dual-aware spellings of these two words
 from duals.jit.lanes import lscale, laxpy, ladd, lsub, lneg, lzero
 
 globals().update(_CONSTANTS)
@@ -141,6 +142,7 @@ _OPERATORS = {
     "sub": (operator.sub, operator.isub), "mul": (operator.mul, operator.imul),
     "div": (operator.truediv, operator.itruediv), "pow": (operator.pow, operator.ipow, builtins.pow),
     "abs": (builtins.abs,), "maximum": (builtins.max,), "minimum": (builtins.min,),
+    "floor_divide": (operator.floordiv, operator.ifloordiv), "mod": (operator.mod, operator.imod),
 }
 _MATH = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
          "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "abs": "fabs"}

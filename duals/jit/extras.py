@@ -1,0 +1,135 @@
+"""Dual overloads that are not lines of the derivative table, composed from those that are.
+
+* piecewise-constant functions (``math.floor``, ``round``, ``np.rint`` ...) apply to the real
+  part: their derivative is zero and the result is a plain number, as in the NumPy path;
+* ``bool(x)`` (``if x:``) tests the real part;
+* ``min``/``max`` of three or more arguments, ``math.log(x, base)``, ``math.copysign`` and
+  scalar ``np.clip`` are built from the table's entries, so they follow its policy at
+  non-differentiable points (``np.clip`` at a bound splits the tie like ``maximum``).
+
+>>> import numba, math, duals
+>>> numba.njit(lambda x: math.log(x, 2.0))(duals.Dual(8.0, 1.0)).primal
+3.0
+"""
+import builtins
+import math
+
+import numpy as np
+from numba.core import types
+from numba.extending import overload
+
+from ._types import DualType
+
+VALUE_ONLY = (math.floor, math.ceil, math.trunc, np.floor, np.ceil, np.trunc, np.rint, np.signbit)
+COMPOSED = (builtins.round, builtins.bool, math.log, math.copysign, np.clip, builtins.min, builtins.max)
+
+
+def _is_dual(*ts):
+    return any(isinstance(t, DualType) for t in ts)
+
+
+def _real(x):
+    """_real(x) -> the plain float under every dual layer of ``x`` (``x`` itself for a float)."""
+    return x
+
+
+_REAL_BY_DEPTH = {}
+
+
+@overload(_real)
+def _ov_real(x):
+    if isinstance(x, DualType):  # x._re._re ... written out: recursion through overloads fails to link
+        if x.tag not in _REAL_BY_DEPTH:
+            namespace = {}
+            exec(f"def real(x):\n    return x{'._re' * x.tag}\n", namespace)
+            _REAL_BY_DEPTH[x.tag] = namespace["real"]
+        return _REAL_BY_DEPTH[x.tag]
+    if isinstance(x, (types.Number, types.Boolean)):
+        return lambda x: x
+
+
+def floor_divide(x, y):
+    """floor_divide(x, y): the table's vocabulary word, for duals a plain float (piecewise constant)."""
+    return x // y
+
+
+def mod(x, y):
+    """mod(x, y): the table's vocabulary word, ``x - y * floor_divide(x, y)`` for duals."""
+    return x % y
+
+
+# The generated rules use these instead of duals._scalar's: there ``mod`` of nested duals would
+# call the rule that calls ``mod`` again, a recursion through one dispatcher that fails to link.
+@overload(floor_divide)
+def _ov_floor_divide(x, y):
+    if _is_dual(x, y):
+        return lambda x, y: _real(x) // _real(y)
+    return lambda x, y: x // y
+
+
+@overload(mod)
+def _ov_mod(x, y):
+    if _is_dual(x, y):
+        return lambda x, y: x - y * (_real(x) // _real(y))
+    return lambda x, y: x % y
+
+
+def _value_only(func):
+    def ov(x):
+        if _is_dual(x):
+            return lambda x: func(_real(x))
+    overload(func)(ov)
+
+
+for _func in VALUE_ONLY:
+    _value_only(_func)
+
+
+@overload(builtins.round)
+def _ov_round(x, ndigits=None):
+    if _is_dual(x):
+        if ndigits is None or isinstance(ndigits, (types.NoneType, types.Omitted)):
+            return lambda x, ndigits=None: round(_real(x))
+        return lambda x, ndigits=None: round(_real(x), ndigits)
+
+
+@overload(builtins.bool)
+def _ov_bool(x):
+    if _is_dual(x):
+        return lambda x: _real(x) != 0.0
+
+
+@overload(math.log)
+def _ov_log_base(x, base):
+    if _is_dual(x, base):
+        return lambda x, base: math.log(x) / math.log(base)
+
+
+@overload(math.copysign)
+def _ov_copysign(x, y):
+    if isinstance(x, DualType):
+        return lambda x, y: math.copysign(1.0, _real(y)) * abs(x)
+    if isinstance(y, DualType):
+        return lambda x, y: math.copysign(x, _real(y))
+
+
+@overload(np.clip)
+def _ov_clip(a, a_min, a_max):
+    if _is_dual(a, a_min, a_max) and not any(isinstance(t, types.Array) for t in (a, a_min, a_max)):
+        return lambda a, a_min, a_max: min(max(a, a_min), a_max)
+
+
+def _n_ary(func):
+    def ov3(a, b, c):
+        if _is_dual(a, b, c):
+            return lambda a, b, c: func(func(a, b), c)
+
+    def ov4(a, b, c, d):
+        if _is_dual(a, b, c, d):
+            return lambda a, b, c, d: func(func(func(a, b), c), d)
+    overload(func)(ov3)
+    overload(func)(ov4)
+
+
+_n_ary(builtins.min)
+_n_ary(builtins.max)
