@@ -184,6 +184,30 @@ def dual_parts(d):
 
 
 @njit
+def doubles_its_input_in_place(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * 2.0
+    return x
+
+
+@njit
+def identity(x):
+    return x
+
+
+@njit
+def three_lane_square(p):
+    d = duals.Dual(p, (1.0, 2.0, 3.0))
+    e = d * d
+    return e.primal, e.tangent
+
+
+@njit
+def square_of(d):
+    return d * d
+
+
+@njit
 def writes_into_float_array(x):
     out = np.empty(x.shape[0])
     for i in range(x.shape[0]):
@@ -379,6 +403,64 @@ def test_dual_created_passed_in_and_returned():
     p, t, sq = dual_parts(duals.Dual(2.0, 3.0))
     assert (p, t) == (2.0, 3.0)
     assert (sq.primal, sq.tangent) == (4.0, 12.0)
+
+
+def test_dual_with_lanes_tuple_inside_njit_returns_its_tangent_as_a_tuple():
+    assert three_lane_square(2.0) == (4.0, (4.0, 8.0, 12.0))
+
+
+def test_an_element_of_a_dual_array_is_a_dual_scalar_argument():
+    arr = duals.jit.dual_array(np.array([1.0, 2.0]), np.eye(2))
+    d = square_of(arr[1])   # an np.void of dual dtype, read in place by the compiled code
+    assert isinstance(d, duals.Dual) and d.primal == 4.0
+    np.testing.assert_array_equal(d.tangent, [0.0, 4.0])
+
+
+# ---------------------------------------------------------------- entry points reuse their buffers
+
+def test_inputs_written_in_place_do_not_leak_into_the_next_call():
+    jac = duals.jacfwd(doubles_its_input_in_place)
+    for _ in range(3):
+        np.testing.assert_array_equal(jac(np.array([1.0, 2.0])), 2.0 * np.eye(2))
+    for _ in range(3):
+        value, tangent = duals.jvp(doubles_its_input_in_place, (np.array([1.0, 2.0]),), (np.array([1.0, -1.0]),))
+        np.testing.assert_array_equal(value, [2.0, 4.0])
+        np.testing.assert_array_equal(tangent, [2.0, -2.0])
+
+
+def test_results_never_alias_the_reused_buffers():
+    first = duals.jacfwd(identity)(np.array([3.0]))
+    value, tangent = duals.jvp(identity, (np.array([3.0]),), (np.array([1.0]),))
+    duals.jacfwd(identity)(np.array([5.0]))
+    duals.jvp(identity, (np.array([7.0]),), (np.array([2.0]),))
+    assert first.tolist() == [[1.0]] and value.tolist() == [3.0] and tangent.tolist() == [1.0]
+
+
+def test_threads_calling_one_jacobian_get_their_own_buffers():
+    import threading
+    jac = duals.jacfwd(outer_tanh)
+    xs = [np.array([0.1, -0.2, 0.3]) * k for k in range(1, 7)]
+    want = [jac(x) for x in xs]
+    mismatches = []
+
+    def work():
+        for _ in range(100):
+            mismatches.extend(k for k, x in enumerate(xs) if not np.array_equal(jac(x), want[k]))
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert mismatches == []
+
+
+def test_float32_inputs_give_float32_derivatives():
+    x = np.array([0.2, -0.5, 1.1], dtype=np.float32)
+    J = duals.jacfwd(outer_tanh)(x)
+    assert J.dtype == np.float32
+    np.testing.assert_allclose(J, duals.jacfwd(outer_tanh)(x.astype(np.float64)), rtol=1e-6, atol=1e-6)
+    _, t = duals.jvp(outer_tanh, (x,), (np.ones(3, np.float32),))
+    assert t.dtype == np.float32
 
 
 # ---------------------------------------------------------------- every entry of the table
