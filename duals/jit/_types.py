@@ -36,14 +36,17 @@ from ..forward import USER_TRACE, Dual, JVPTrace
 
 
 def _source_digest():
-    """A digest of the rule table, this package's sources and the version (part of the type key)."""
+    """A digest of the version, the rule table and every source compiled into dual code
+    (this package and the formula vocabulary): part of the type key, so cached code compiled
+    by another version or with another rule is never reused."""
     h = hashlib.sha256(f"{__version__} numpy {np.__version__}".encode())
     h.update(repr((derivatives.UNARY, derivatives.BINARY, derivatives.CONSTANTS)).encode())
     here = os.path.dirname(__file__)
-    for name in sorted(os.listdir(here)):
-        if name.endswith(".py"):
-            with open(os.path.join(here, name), "rb") as handle:
-                h.update(handle.read())
+    paths = [os.path.join(here, name) for name in sorted(os.listdir(here)) if name.endswith(".py")]
+    paths.append(os.path.join(os.path.dirname(here), "_scalar.py"))
+    for path in paths:
+        with open(path, "rb") as handle:
+            h.update(handle.read())
     return h.hexdigest()[:12]
 
 
