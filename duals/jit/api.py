@@ -1,9 +1,12 @@
 """Forward mode of compiled code: ``jvp``, ``jacfwd`` and ``hessian`` of a Numba dispatcher.
 
-The differentiated float arguments become duals (a :class:`duals.Dual` for a scalar, an
-array of dual dtype for an array; the others pass through unchanged), the user's own
-dispatcher is called (Numba compiles, and with ``cache=True`` caches, a specialisation for
-the dual types) and the results are unpacked into the shapes of the NumPy path.
+The differentiated float arguments become duals (an array of dual dtype for an array, one
+``np.void`` element of such an array for a scalar; the others pass through unchanged), the
+user's own dispatcher is called (Numba compiles, and with ``cache=True`` caches, a
+specialisation for the dual types) and the results are unpacked into the shapes of the
+NumPy path. The dual arguments live in buffers kept per argument layout and per thread
+(:mod:`duals.jit.seeding`), so a call writes primals and seeds instead of building arrays;
+results are always copied out of them.
 
 ``jacfwd`` pushes all directions together as lanes, ``chunk_size`` at a time (every chunk
 has the same lane count, the last one padded, so there is one compilation). ``hessian`` is
@@ -23,7 +26,7 @@ from numba.core.dispatcher import Dispatcher
 from .. import tree
 from ..forward import Dual
 from ..transforms import _argnums, _as_input, _is_compiled, _output, _split_aux
-from ._types import _typeof_dual, dtype_of_type, dual_dtype
+from ._types import _typeof_dual, dtype_of_type
 from .errors import reraise
 from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout_key
 
@@ -269,9 +272,9 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
         primals = [args[i] for i in nums]
         columns, treedef, aux = None, None, None
         for start, seeded in zip(plan.starts, plan.seeded or [None] * len(plan.starts)):
-            if seeded is None:
-                seeded = SeededArguments(primals, plan.lanes, start)
-            for i, dual in zip(nums, seeded.fill(primals)):
+            duals = (seeded.fill(primals) if seeded is not None
+                     else SeededArguments(primals, plan.lanes, start, reusable=False).duals)
+            for i, dual in zip(nums, duals):
                 args[i] = dual
             result = _call(f, args, "jacfwd")
             if has_aux:
@@ -366,7 +369,7 @@ def compiled_hessian(f, argnums=0, chunk_size=None):
             for b in range(0, max(total, 1), chunk):
                 call = list(args)
                 primals = [args[i] for i in nums]
-                for i, dual in zip(nums, SeededArguments(primals, lanes, (b, a)).fill(primals)):
+                for i, dual in zip(nums, SeededArguments(primals, lanes, (b, a), reusable=False).duals):
                     call[i] = dual
                 leaves, treedef = tree.flatten(_call(f, call, "hessian"))
                 first = first or (leaves, treedef)

@@ -78,10 +78,11 @@ class SeededArguments:
     lanes start at ``start[0]`` and the inner at ``start[1]`` (forward over forward).
     Arguments of one float dtype share one buffer, so restoring the seeds is one copy.
     ``fill(primals)`` restores the seeds and writes the primals; ``write(primals, tangents)``
-    (one lane) writes primals and tangents; both return the duals.
+    (one lane) writes primals and tangents; both return the duals. With ``reusable=False``
+    the primals are written at once and the writers are not generated (one call's buffers).
     """
 
-    def __init__(self, primals, lanes, start):
+    def __init__(self, primals, lanes, start, reusable=True):
         starts = start if isinstance(start, tuple) else (start,) * len(lanes)
         self.lanes = lanes
         self.primal_slots = _primal_slots(lanes)
@@ -107,8 +108,12 @@ class SeededArguments:
                 self.duals.append(views[dt][row:row + n].reshape(p.shape))
             else:
                 self.duals.append(views[dt][row])
-        self.fill = _writer(primals, rows, flat, self.pairs, self.duals, tangents=False)
-        self.write = _writer(primals, rows, flat, (), self.duals, tangents=True)
+        if reusable:
+            self.fill = _writer(primals, rows, flat, self.pairs, self.duals, tangents=False)
+            self.write = _writer(primals, rows, flat, (), self.duals, tangents=True)
+        else:
+            for p, (dt, row, n) in zip(primals, rows):
+                flat[dt][row:row + n, 0] = p.reshape(-1) if isinstance(p, np.ndarray) else p
 
 
 def _writer(primals, rows, flat, pairs, duals, tangents):
