@@ -1,43 +1,50 @@
-"""Whole-array NumPy expressions on arrays of duals in @njit code: ``x * 2.0``, ``np.sin(x)``, ``x.sum()``.
+"""Whole-array NumPy expressions on dual arrays in @njit code: ``x * 2.0``, ``np.sin(x)``, ``x.sum()``.
 
-Every overload here is an element-by-element loop over the operands that calls the scalar
-dual overloads of :mod:`duals.jit.rules`, so the derivatives come from the same table
-(``duals/derivatives.py``). They are generated from the table too: each unary and binary
-entry is overloaded under every spelling of it that means element by element on arrays
-(the operators ``+ - * / **``, their in-place forms, unary ``-``, ``abs`` and the ``np.*``
-ufuncs); the comparisons give arrays of booleans. An overload applies when an operand is
-an array and an element is a dual; the result is a new array whose dtype is the scalar
-result's type (the higher level when duals of two levels meet). Operands broadcast as in
-NumPy. Reductions (``np.sum``, ``np.prod``, ``np.mean``, their methods, and ``np.dot`` of
-two vectors) reduce the whole array to a dual scalar.
+Every unary and binary entry of ``duals/derivatives.py`` is typed on arrays under each of its
+spellings that NumPy applies element by element (:func:`array_spellings`: the operators and
+their in-place forms, ``abs``, ``pow``, the ``np.*`` ufuncs), and so are the comparisons,
+when an operand is an array and an element is a dual. The result is a new array of the
+scalar rule's result type (the higher level where duals of two levels meet); operands
+broadcast as in NumPy.
 
-The overloads are registered for the CPU target, so Numba tries them before its own array
-templates, which do not know the dual dtype (they answer ``None`` for every other array).
+Typing compiles nothing. Numba then fuses most such expressions into one loop (its
+array-expression rewrite, whose element code is the scalar dual rules of :mod:`.rules`);
+what it leaves (in-place operators, dual scalar operands, ``operator.add(x, y)`` calls) is
+compiled from the loops here. The reductions ``np.sum``, ``np.prod``, ``np.mean`` (and their
+methods) and ``np.dot`` of two vectors reduce a whole dual array to a dual; ``np.sum`` over
+an axis is Numba's own. All are registered for the CPU target, so Numba tries them before
+its own array templates (which do not know the dual dtype); they answer None for other arrays.
 
 >>> import numba, numpy as np, duals
 >>> duals.jacfwd(numba.njit(lambda x: np.sum(np.sin(x) * 2.0)))(np.zeros(2)).tolist()
 [2.0, 2.0]
 """
 import builtins
-import inspect
 import operator
 
 import numpy as np
-from numba.core import errors, types
+from numba.core import compiler, errors, targetconfig, types
+from numba.core.imputils import lower_builtin
 from numba.core.registry import cpu_target
+from numba.core.typing.templates import AbstractTemplate, infer_global, signature
 from numba.extending import overload, register_jitable
 from numba.np import arraymath
+from numba.np.ufunc import array_exprs
 
 from .. import derivatives
 from ._types import DualType
 from .errors import MARK
-from .rules import COMPARISONS, _binary_choice, spellings
+from .rules import COMPARISONS, binary_choice, spellings
 
-# spellings (of rules.spellings) that mean element by element on arrays; the others
-# (math.*, min, max, builtins.pow) are scalar functions or reductions in NumPy
-_ELEMENTWISE = (operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
-                operator.neg, builtins.abs)
-_INPLACE = (operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow)
+
+def _is_operator(f):
+    return f is not None and getattr(operator, getattr(f, "__name__", ""), None) is f
+
+
+def _is_inplace(f):
+    """Whether ``f`` is an in-place operator (``operator.iadd`` ...: ``i`` + another operator)."""
+    name = f.__name__ if _is_operator(f) else ""
+    return name[:1] == "i" and _is_operator(getattr(operator, name[1:], None))
 
 
 def _element(t):
@@ -54,29 +61,24 @@ def _is_none(t):
     return t is None or isinstance(t, (types.NoneType, types.Omitted))
 
 
-def _result_type(f, *elements):
-    """The type of ``f(*elements)`` on scalars (what the rules' overloads return), or None."""
-    ctx = cpu_target.typing_context
-    sig = ctx.resolve_function_type(ctx.resolve_value_type(f), elements, {})
-    return None if sig is None else sig.return_type
-
-
-def _operands(name, f, *args):
-    """The element type of ``f`` over ``args`` when it is ours to implement (an array among
-    them and a dual among their elements), else None; same-level duals of different lanes raise."""
+def _operands(context, name, f, *args):
+    """The type of ``f`` on the elements of ``args`` when the call is ours (an array among them
+    and a dual among their elements), else None; same-level duals of different lanes raise."""
     elements = [_element(a) for a in args]
     if (None in elements or not any(isinstance(a, types.Array) for a in args)
             or not any(isinstance(e, DualType) for e in elements)):
         return None
     if len(elements) == 2:
-        _binary_choice(name, elements[0], elements[1], f, f, f)
-    return _result_type(f, *elements)
+        binary_choice(name, elements[0], elements[1], f, f, f)  # raises for mixed lanes
+    sig = context.resolve_function_type(context.resolve_value_type(f), tuple(elements), {})
+    return None if sig is None else sig.return_type
 
 
 # ---------------------------------------------------------------- broadcasting helpers
 
-def _spread(x, shape):
-    """_spread(x, shape) -> ``x`` broadcast to ``shape`` (a view), or the scalar ``x`` itself."""
+def _spread(x, y, shape):
+    """_spread(x, y, shape) -> operand ``x`` (partner ``y``) to index at every index of ``shape``:
+    broadcast where both have shapes, else as it is (a scalar, the element of a 0-d array)."""
 
 
 def _at(x, idx):
@@ -88,7 +90,9 @@ def _shape_of(x, y):
 
 
 def _readable(x, y):
-    """_readable(x, y) -> ``y``, copied when it overlaps ``x`` (the array written in place)."""
+    """_readable(x, y) -> ``y`` to index at every index of ``x`` (written in place): broadcast
+    to its shape, not copied where it overlaps ``x`` (elements are updated in order, as in
+    Numba's in-place loops on floats; NumPy would buffer), a scalar as it is."""
 
 
 def _has_shape(t):
@@ -96,12 +100,14 @@ def _has_shape(t):
 
 
 @overload(_spread)
-def _ov_spread(x, shape):
+def _ov_spread(x, y, shape):
     if not isinstance(x, types.Array):
-        return lambda x, shape: x
+        return lambda x, y, shape: x
     if x.ndim == 0:
-        return lambda x, shape: x[()]
-    return lambda x, shape: np.broadcast_to(x, shape)
+        return lambda x, y, shape: x[()]
+    if not _has_shape(y):
+        return lambda x, y, shape: x
+    return lambda x, y, shape: np.broadcast_to(x, shape)
 
 
 @overload(_at)
@@ -111,20 +117,10 @@ def _ov_at(x, idx):
     return lambda x, idx: x
 
 
-@register_jitable
-def _broadcast(xs, ys):
-    for i in range(1, min(len(xs), len(ys)) + 1):
-        a, b = xs[len(xs) - i], ys[len(ys) - i]
-        if a != b and a != 1 and b != 1:
-            raise ValueError("duals.jit: operands could not be broadcast together (each trailing "
-                             "axis must have equal lengths or length 1); shapes:", xs, ys)
-    return np.broadcast_shapes(xs, ys)
-
-
 @overload(_shape_of)
 def _ov_shape_of(x, y):
     if _has_shape(x) and _has_shape(y):
-        return lambda x, y: _broadcast(x.shape, y.shape)
+        return lambda x, y: np.broadcast_shapes(x.shape, y.shape)
     if _has_shape(x):
         return lambda x, y: x.shape
     if _has_shape(y):
@@ -132,76 +128,111 @@ def _ov_shape_of(x, y):
     return lambda x, y: ()
 
 
+@register_jitable
+def _check_into(xs, ys):
+    """Raise unless shape ``ys`` broadcasts to ``xs`` (np.broadcast_to's own errors are obscure)."""
+    fits = len(ys) <= len(xs)
+    for i in range(1, min(len(xs), len(ys)) + 1):
+        fits = fits and ys[len(ys) - i] in (1, xs[len(xs) - i])
+    if not fits:
+        raise ValueError("duals.jit: in an in-place operation the right operand must broadcast to "
+                         "the shape of the left one, which cannot grow; shapes:", xs, ys)
+
+
 @overload(_readable)
 def _ov_readable(x, y):
+    if isinstance(y, types.Array) and y.ndim == 0:
+        return lambda x, y: y[()]
     if not _has_shape(y):
         return lambda x, y: y
 
     def impl(x, y):
-        if _broadcast(x.shape, y.shape) != x.shape:
-            raise ValueError("duals.jit: an in-place operation cannot grow its left operand; the "
-                             "right one must broadcast to its shape; shapes:", x.shape, y.shape)
-        if np.shares_memory(x, y):
-            return np.broadcast_to(y.copy(), x.shape)
+        _check_into(x.shape, y.shape)
         return np.broadcast_to(y, x.shape)
     return impl
 
 
-# ---------------------------------------------------------------- element-wise overloads
+# ---------------------------------------------------------------- element-wise operations
 
-def _unary_typer(name, f):
-    def ov(x):
-        rt = _operands(name, f, x)
-        if rt is None:
-            return None
-
-        def impl(x):
-            out = np.empty(x.shape, rt)
-            for idx in np.ndindex(x.shape):
-                out[idx] = f(x[idx])
-            return out
-        return impl
-    return ov
+def _unary_impl(f, rt):
+    def impl(x):
+        out = np.empty(x.shape, rt)
+        for idx in np.ndindex(x.shape):
+            out[idx] = f(x[idx])
+        return out
+    return impl
 
 
-def _binary_typer(name, f):
-    def ov(x, y):
-        rt = _operands(name, f, x, y)
-        if rt is None:
-            return None
-
-        def impl(x, y):
-            shape = _shape_of(x, y)
-            out = np.empty(shape, rt)
-            xs, ys = _spread(x, shape), _spread(y, shape)
-            for idx in np.ndindex(shape):
-                out[idx] = f(_at(xs, idx), _at(ys, idx))
-            return out
-        return impl
-    return ov
+def _binary_impl(f, rt):
+    def impl(x, y):
+        shape = _shape_of(x, y)
+        out = np.empty(shape, rt)
+        xs, ys = _spread(x, y, shape), _spread(y, x, shape)
+        for idx in np.ndindex(shape):
+            out[idx] = f(_at(xs, idx), _at(ys, idx))
+        return out
+    return impl
 
 
-def _inplace_typer(name, f):
-    def ov(x, y):
-        rt = _operands(name, f, x, y)
-        if rt is None or not isinstance(x, types.Array):
-            return None
-        if rt != x.dtype:
-            raise errors.TypingError(
-                f"{MARK}in-place {name} of an array of {x.dtype} with {y} gives {rt}, which the "
-                f"array cannot hold (the derivative would be lost); write x = x {_SYMBOLS[name]} y "
-                f"(a new array), or create x from a dual input (np.zeros_like(y))")
-
-        def impl(x, y):
-            ys = _spread(_readable(x, y), x.shape)
-            for idx in np.ndindex(x.shape):
-                x[idx] = f(x[idx], _at(ys, idx))
-            return x
-        return impl
-    return ov
+def _inplace_impl(f, rt):
+    def impl(x, y):
+        ys = _readable(x, y)
+        for idx in np.ndindex(x.shape):
+            x[idx] = f(x[idx], _at(ys, idx))  # a dual into a float array: errors.py says so
+        return x
+    return impl
 
 
-_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**"}
+def _register(make_impl, name, f):
+    """Type ``f`` on arrays of duals (cheaply: no compilation) and lower it with ``make_impl``.
+
+    Numba fuses most such calls into one loop over the whole expression (its array-expression
+    rewrite, which compiles the scalar code of the elements: the dual rules); the calls it
+    leaves (in-place operators, dual scalar operands) are compiled from ``make_impl``'s loop.
+    """
+    def lowering_key(*args):
+        """The key of the lowering below (unique to this registration)."""
+
+    class ArrayTemplate(AbstractTemplate):
+        key = f
+        metadata = {"target": "cpu"}  # tried before Numba's array templates
+
+        def generic(self, args, kws):
+            rt = None if kws else _operands(self.context, name, f, *args)
+            if rt is None:
+                return None
+            if make_impl is _inplace_impl:
+                return signature(args[0], *args) if isinstance(args[0], types.Array) else None
+            ndim = max(a.ndim for a in args if isinstance(a, types.Array))
+            return signature(types.Array(rt, ndim, "C"), *args)
+
+        def get_impl_key(self, sig):
+            return lowering_key
+
+    @lower_builtin(lowering_key, types.VarArg(types.Any))
+    def lower(context, builder, sig, args):
+        rt = sig.return_type.dtype
+        flags = targetconfig.ConfigStack().top_or_none()
+        flags = compiler.Flags() if flags is None else flags.copy()
+        flags.error_model = "numpy"  # as in Numba's fused loops: x / 0.0 is inf, not an exception
+        cres = context.compile_subroutine(builder, make_impl(f, rt), sig, flags=flags, caching=False)
+        return context.call_internal(builder, cres.fndesc, sig, args)
+
+    infer_global(f, types.Function(ArrayTemplate))
+
+
+def _skip_dual_scalars_in_fused_loops():
+    """Numba's fused loops take arrays and plain numbers only: leave calls that have a dual
+    scalar operand (``np.hypot(x, d)``) to the loops here instead."""
+    match = array_exprs.RewriteArrayExprs._match_array_expr
+    if getattr(match, "_duals", False):
+        return
+
+    def _match_array_expr(self, instr, expr, target_name):
+        if not any(isinstance(self.typemap.get(v.name), DualType) for v in expr.list_vars()):
+            match(self, instr, expr, target_name)
+    _match_array_expr._duals = True
+    array_exprs.RewriteArrayExprs._match_array_expr = _match_array_expr
 
 
 # ---------------------------------------------------------------- reductions
@@ -227,31 +258,30 @@ def _mean(a):
     return _sum(a) / a.size
 
 
-def _reduction_typer(label, reduce, axis_arguments):
-    """The overload of a full reduction; without ``axis_arguments`` it takes ``a`` alone (the
-    signature of Numba's own methods ``x.prod()`` and ``x.mean()``, which it must match)."""
-    def check(a, axis, dtype):
-        if not _is_dual_array(a):
-            return False
-        if not (_is_none(axis) and _is_none(dtype)):
-            raise errors.TypingError(
-                f"{MARK}{label}(x, axis=..., dtype=...) with x an array of duals: only full "
-                f"reductions of dual arrays are supported ({label}(x)); write a loop over the axis")
-        return True
-
-    if not axis_arguments:
-        return lambda a: (lambda a: reduce(a)) if check(a, None, None) else None
-
+def _reduction_typer(label, reduce):
+    """``np.sum``, ``np.prod``, ``np.mean`` of a dual array (and ``x.sum()``): the whole array
+    here; over an axis, Numba's own ``np.sum`` (it works on duals) or an error for the others."""
     def ov(a, axis=None, dtype=None):
-        if check(a, axis, dtype):
+        if not _is_dual_array(a):
+            return None
+        if _is_none(axis) and _is_none(dtype):
             return lambda a, axis=None, dtype=None: reduce(a)
+        if reduce is not _sum:
+            raise errors.TypingError(
+                f"{MARK}{label}(x, axis=...) with x an array of duals: only full reductions of "
+                f"dual arrays are supported ({label}(x)); write a loop over the axis")
     return ov
+
+
+def _method_typer(reduce):
+    """``x.prod()``, ``x.mean()``: Numba's own methods take no arguments, so these neither."""
+    return lambda a: (lambda a: reduce(a)) if _is_dual_array(a) else None
 
 
 def _dot_typer(a, b):
     if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
         return None
-    if _operands("mul", operator.mul, a, b) is None:
+    if _operands(cpu_target.typing_context, "mul", operator.mul, a, b) is None:
         return None
     if a.ndim != 1 or b.ndim != 1:
         raise errors.TypingError(
@@ -269,26 +299,37 @@ def _dot_typer(a, b):
     return impl
 
 
+def array_spellings(name):
+    """array_spellings(name) -> the spellings of table entry ``name`` overloaded here for arrays:
+    those of :func:`duals.jit.rules.spellings` that NumPy applies element by element to arrays
+    (operators, in-place ones too, ``abs``, ``pow`` and ufuncs; not ``math.*``, ``min``, ``max``).
+
+    >>> [f.__name__ for f in array_spellings("div")]
+    ['truediv', 'itruediv', 'divide']
+    >>> [f.__name__ for f in array_spellings("pow")]
+    ['pow', 'ipow', 'pow', 'power', 'float_power']
+    """
+    return [f for f in spellings(name)
+            if isinstance(f, np.ufunc) or _is_operator(f) or f is builtins.abs or f is builtins.pow]
+
+
 def _install():
     for name in derivatives.UNARY:
-        for f in spellings(name):
-            if isinstance(f, np.ufunc) or f in _ELEMENTWISE:
-                overload(f, target="cpu")(_unary_typer(name, f))
+        for f in array_spellings(name):
+            _register(_unary_impl, name, f)
     for name in derivatives.BINARY:
-        for f in spellings(name):
-            if f in _INPLACE:
-                overload(f, target="cpu")(_inplace_typer(name, f))
-            elif isinstance(f, np.ufunc) or f in _ELEMENTWISE:
-                overload(f, target="cpu")(_binary_typer(name, f))
+        for f in array_spellings(name):
+            _register(_inplace_impl if _is_inplace(f) else _binary_impl, name, f)
     for name in COMPARISONS:
-        overload(getattr(operator, name), target="cpu")(_binary_typer(name, getattr(operator, name)))
+        _register(_binary_impl, name, getattr(operator, name))
+    _skip_dual_scalars_in_fused_loops()
     # a method call x.sum() resolves to Numba's own overload function: overloaded here too
-    for label, reduce, method in (("np.sum", _sum, arraymath.array_sum),
-                                  ("np.prod", _prod, arraymath.array_prod),
-                                  ("np.mean", _mean, arraymath.array_mean)):
-        overload(getattr(np, label[3:]), target="cpu")(_reduction_typer(label, reduce, True))
-        takes_axis = "axis" in inspect.signature(method).parameters
-        overload(method, target="cpu")(_reduction_typer(label, reduce, takes_axis))
+    for label, reduce, method in (("sum", _sum, arraymath.array_sum),
+                                  ("prod", _prod, arraymath.array_prod),
+                                  ("mean", _mean, arraymath.array_mean)):
+        typer = _reduction_typer(f"np.{label}", reduce)
+        overload(getattr(np, label), target="cpu")(typer)
+        overload(method, target="cpu")(typer if reduce is _sum else _method_typer(reduce))
     overload(np.dot, target="cpu")(_dot_typer)
 
 

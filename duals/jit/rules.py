@@ -181,7 +181,10 @@ def _mixed_error(name, x, y):
         f"lanes; build all inputs of one call with the same lanes (duals.jacfwd does)")
 
 
-def _binary_choice(name, x, y, dd, dc, cd):
+def binary_choice(name, x, y, dd, dc, cd):
+    """binary_choice(name, x, y, dd, dc, cd) -> the implementation for operand types ``x``, ``y``:
+    ``dd`` for two duals of one level, ``dc``/``cd`` when one side is a constant (or a dual of
+    a lower level), None when neither is a dual; duals of one level with different lanes raise."""
     if isinstance(x, DualType) and isinstance(y, DualType):
         if x == y:
             return dd
@@ -219,12 +222,12 @@ def _register_binary(name, mod, stub):
     dd, dc, cd, f = (getattr(mod, f"{name}__{k}") for k in ("dd", "dc", "cd", "f"))
 
     def ov(x_, y_):
-        return _binary_choice(name, x_, y_, dd, dc, cd)
+        return binary_choice(name, x_, y_, dd, dc, cd)
 
     def ov_stub(x_, y_):
         if _const(x_) and _const(y_):
             return f
-        return _binary_choice(name, x_, y_, dd, dc, cd)
+        return binary_choice(name, x_, y_, dd, dc, cd)
 
     for target in spellings(name):
         overload(target)(ov)
@@ -233,7 +236,7 @@ def _register_binary(name, mod, stub):
 
 def _binary_typer(name, dd, dc, cd):
     def ov(x, y):
-        return _binary_choice(name, x, y, dd, dc, cd)
+        return binary_choice(name, x, y, dd, dc, cd)
     return ov
 
 
