@@ -53,11 +53,16 @@ def _input(x, who, what):
 _REUSED = threading.local()
 
 
-def _reused(key, make):
-    """A per-thread object for ``key``, made once by ``make()`` (seeded buffers, reused by calls)."""
+def _reused_store():
     store = getattr(_REUSED, "store", None)
     if store is None:
         store = _REUSED.store = {}
+    return store
+
+
+def _reused(key, make):
+    """A per-thread object for ``key``, made once by ``make()`` (seeded buffers, reused by calls)."""
+    store = _reused_store()
     found = store.get(key)
     if found is None:
         if len(store) > 256:
@@ -183,10 +188,14 @@ def compiled_jvp(f, primals, tangents):
         nums.append(i)
         ps.append(p)
         ts.append(t)
-    seeded = _reused(("jvp", tuple(key)), lambda: SeededArguments(ps, (1,), 0))
+    key = ("jvp", tuple(key))
+    seeded = _reused_store().get(key) or _reused(key, lambda: SeededArguments(ps, (1,), 0))
     for i, dual in zip(nums, seeded.write(ps, ts)):
         args[i] = dual
-    leaves, treedef = _leaves(_call(f, args, "jvp"))
+    out = _call(f, args, "jvp")
+    if type(out) is np.ndarray and out.dtype.names == ("primal", "tangent") and out.ndim:
+        return out["primal"].copy(), out["tangent"][..., 0].copy()  # the common case, directly
+    leaves, treedef = _leaves(out)
     values, tans = [], []
     for y in leaves:
         parts = _parts(y)
