@@ -53,21 +53,16 @@ def _input(x, who, what):
 _REUSED = threading.local()
 
 
-def _reused_store():
+def _reused(key, make, *args):
+    """A per-thread object for ``key``, made once by ``make(*args)`` (seeded buffers, reused by calls)."""
     store = getattr(_REUSED, "store", None)
     if store is None:
         store = _REUSED.store = {}
-    return store
-
-
-def _reused(key, make):
-    """A per-thread object for ``key``, made once by ``make()`` (seeded buffers, reused by calls)."""
-    store = _reused_store()
     found = store.get(key)
     if found is None:
         if len(store) > 256:
             store.clear()
-        found = store[key] = make()
+        found = store[key] = make(*args)
     return found
 
 
@@ -111,9 +106,7 @@ def _is_dual_array(y):
 def _parts(y):
     """(primal, tangent lanes ``out + (lanes,)``) of a first-order dual result, or None."""
     if type(y) is np.ndarray:
-        if y.dtype.names != ("primal", "tangent"):
-            return None
-        return y["primal"], y["tangent"]
+        return (y["primal"], y["tangent"]) if _is_dual_array(y) else None
     if isinstance(y, Dual) and not isinstance(y.primal, (np.ndarray, Dual)):
         return y.primal, y._tangent
     return None
@@ -172,28 +165,23 @@ def compiled_jvp(f, primals, tangents):
     (0.0, 3.0)
     """
     _check_dispatcher(f, "jvp")
-    args, nums, ps, ts, key = list(primals), [], [], [], []
+    args, nums, ps, ts = list(primals), [], [], []
     for i, t in enumerate(tangents):
         if t is None:
             continue
         p = primals[i]
-        if type(p) is float and type(t) in (float, int):
-            key.append(float)
-        elif (type(p) is np.ndarray and type(t) is np.ndarray and p.shape == t.shape and p.ndim
-              and p.dtype.kind == "f" and t.dtype.kind in "fiu"):
-            key.append((p.shape, p.dtype.char))
-        else:
+        if not ((type(p) is float and type(t) in (float, int))
+                or (type(p) is np.ndarray and type(t) is np.ndarray and p.shape == t.shape
+                    and p.ndim and p.dtype.kind == "f" and t.dtype.kind in "fiu")):
             p, t = _checked_pair(p, t, i)
-            key.append((p.shape, p.dtype.char) if type(p) is np.ndarray else type(p))
         nums.append(i)
         ps.append(p)
         ts.append(t)
-    key = ("jvp", tuple(key))
-    seeded = _reused_store().get(key) or _reused(key, lambda: SeededArguments(ps, (1,), 0))
+    seeded = _reused(("jvp", layout_key(ps)), SeededArguments, ps, (1,), 0)
     for i, dual in zip(nums, seeded.write(ps, ts)):
         args[i] = dual
     out = _call(f, args, "jvp")
-    if type(out) is np.ndarray and out.dtype.names == ("primal", "tangent") and out.ndim:
+    if _is_dual_array(out) and out.ndim:
         return out["primal"].copy(), out["tangent"][..., 0].copy()  # the common case, directly
     leaves, treedef = _leaves(out)
     values, tans = [], []
