@@ -339,10 +339,9 @@ def _void_data_offset():
     known element; None when the layout is not the expected one (the buffer protocol is used)."""
     arr = np.zeros(2, dual_dtype(1))
     elem = arr[1]
-    for offset in (3 * ctypes.sizeof(ctypes.c_void_p),):
-        if ctypes.c_void_p.from_address(id(elem) + offset).value == arr.ctypes.data + arr.itemsize:
-            return offset
-    return None
+    offset = 3 * ctypes.sizeof(ctypes.c_void_p)  # after the refcount, type and size of the object
+    found = ctypes.c_void_p.from_address(id(elem) + offset).value
+    return offset if found == arr.ctypes.data + arr.itemsize else None
 
 
 VOID_DATA_OFFSET = _void_data_offset()
