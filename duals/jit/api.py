@@ -21,7 +21,6 @@ import threading
 
 import numpy as np
 from numba.core import errors as nb_errors
-from numba.core.dispatcher import Dispatcher
 
 from .. import tree
 from ..forward import Dual
@@ -37,7 +36,7 @@ REUSE_DIRECTIONS = 64  # up to this many directions, seeded buffers are kept bet
 
 
 def _check_dispatcher(f, who):
-    if not isinstance(f, Dispatcher) and not _is_compiled(f):
+    if not _is_compiled(f):
         raise TypeError(f"{who}: expected a Numba dispatcher (a function decorated with "
                         f"@numba.njit), got {type(f).__name__}; decorate it with @numba.njit, or "
                         f"use duals.{who.replace('compiled_', '')} on a plain Python function")
@@ -215,7 +214,7 @@ def _checked_pair(p, t, i):
 
 
 def _inputs(args, argnums, who, known=None):
-    """(args with the differentiated ones checked, their indices, single?, their sizes);
+    """(args as a list with the differentiated ones checked, their indices, single?);
     ``known`` caches the normalised argnums per argument count."""
     found = None if known is None else known.get(len(args))
     if found is None:
@@ -226,8 +225,11 @@ def _inputs(args, argnums, who, known=None):
     args = list(args)
     for i in nums:
         args[i] = _input(args[i], who, f"argument {i}")
-    sizes = [args[i].size if isinstance(args[i], np.ndarray) else 1 for i in nums]
-    return args, nums, single, sizes
+    return args, nums, single
+
+
+def _size(x):
+    return x.size if isinstance(x, np.ndarray) else 1
 
 
 def _chunk(chunk_size, total, default, who):
@@ -253,13 +255,7 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     known, plans = {}, {}
 
     def jacobian(*args):
-        found = known.get(len(args))
-        if found is None:
-            found = known[len(args)] = _argnums(argnums, len(args), "jacfwd")
-        nums, single = found
-        args = list(args)
-        for i in nums:
-            args[i] = _input(args[i], "jacfwd", f"argument {i}")
+        args, nums, single = _inputs(args, argnums, "jacfwd", known)
         key = (threading.get_ident(), len(args)) + layout_key([args[i] for i in nums])
         plan = plans.get(key)
         if plan is None:
@@ -306,7 +302,7 @@ class _JacobianPlan:
 
     def __init__(self, args, nums, single, chunk_size):
         primals = [args[i] for i in nums]
-        sizes = [p.size if isinstance(p, np.ndarray) else 1 for p in primals]
+        sizes = [_size(p) for p in primals]
         self.total = sum(sizes)
         self.chunk = _chunk(chunk_size, self.total, MAX_LANES, "jacfwd")
         self.lanes = (self.chunk,)
@@ -357,7 +353,8 @@ def compiled_hessian(f, argnums=0, chunk_size=None):
     _check_dispatcher(f, "hessian")
 
     def hess(*args):
-        args, nums, single, sizes = _inputs(args, argnums, "hessian")
+        args, nums, single = _inputs(args, argnums, "hessian")
+        sizes = [_size(args[i]) for i in nums]
         total = sum(sizes)
         chunk = _chunk(chunk_size, total, 8, "hessian")
         lanes = (chunk, chunk)  # (outer, inner)

@@ -84,8 +84,6 @@ class SeededArguments:
 
     def __init__(self, primals, lanes, start, reusable=True):
         starts = start if isinstance(start, tuple) else (start,) * len(lanes)
-        self.lanes = lanes
-        self.primal_slots = _primal_slots(lanes)
         groups, rows = {}, []  # dtype -> row count; per argument (dtype, first row, count)
         for p in primals:
             n = p.size if isinstance(p, np.ndarray) else 1
