@@ -41,11 +41,14 @@ class Primitive:
     6.0
     """
 
-    __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "fused_jvp", "nondiff", "__weakref__")
+    __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "fused_jvp", "nondiff", "elementwise",
+                 "unreached", "__weakref__")
 
-    def __init__(self, name, impl, nondiff=()):
-        if name in REGISTRY:
-            raise ValueError(f"a primitive named {name!r} is already registered")
+    def __init__(self, name, impl, nondiff=(), registry=None):
+        if registry is None:
+            registry = REGISTRY
+            if name in REGISTRY:
+                raise ValueError(f"a primitive named {name!r} is already registered")
         self.name = name
         self.impl = impl
         self.jvps = {}
@@ -54,7 +57,13 @@ class Primitive:
         self.fused_jvp = None   # optional fast path on plain arrays: (primals, tangents) -> (out, tangent)
         # positions of arguments that are never differentiated (masks, conditions)
         self.nondiff = frozenset(nondiff)
-        REGISTRY[name] = self
+        # element k of the output depends on element k of each (broadcast) input only; the
+        # VJP rules then take ``unreached=`` (see duals.reverse: branches not taken)
+        self.elementwise = False
+        # optional unreached(argnum, mask, out, *args, **params) -> boolean array or None: the
+        # entries of that argument's cotangent that are zero by structure (a branch not taken)
+        self.unreached = None
+        registry[name] = self
 
     def __call__(self, *args, **params):
         return bind(self, *args, **params)

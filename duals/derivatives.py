@@ -17,6 +17,14 @@ Policy at non-differentiable points (the same in every mode, tested):
 * ``sqrt'(0) = inf`` and ``cbrt'(0) = inf``, the one-sided limit;
 * ``x ** y`` at ``x = 0`` follows the limits: ``d/dx`` is ``0`` for ``y > 1``, ``1`` for
   ``y = 1``, ``inf`` for ``0 < y < 1`` and ``0`` for ``y = 0``; ``d/dy`` is ``0`` at ``x = 0``;
+* the branch not taken contributes exactly zero, in every mode and order, even where its own
+  derivative is inf or NaN: in ``where(c, a, b)`` the entries of ``a`` where ``c`` is false
+  (and of ``b`` where it holds), the losing side of ``maximum``/``minimum`` (so ``clip``) and
+  of the ``max``/``min`` reductions, and the entries an index does not select. Reverse mode
+  marks those cotangent entries as zero by structure and every element-wise rule returns an
+  exact zero there instead of ``0 * inf``; forward mode selects tangents, so the branch's
+  tangent never enters. A zero that is only numerical (``2 * x`` at ``x = 0``) is not a
+  branch: ``(sqrt(x)) ** 2`` at ``0`` stays NaN, the honest answer of the chain rule;
 * ``x // y`` is piecewise constant (derivative 0) and ``x % y = x - y * (x // y)`` has
   ``d/dx = 1``, ``d/dy = -(x // y)``; at a jump the derivative is that of the piece the
   value comes from (Python's and NumPy's rounding decides it).
@@ -80,6 +88,10 @@ BINARY = {
     "mod": ("mod(x, y)", "1.0", "-floor_divide(x, y)"),
 }
 
+# entries whose zero partial means "this argument is not the one selected" (the branch not
+# taken): that contribution is exactly zero even for an infinite or NaN (co)tangent
+SELECTING = {"maximum", "minimum"}
+
 # entries with jumps: derivatives hold between them, finite differences fail across them
 DISCONTINUOUS = {"sign", "floor_divide", "mod"}
 
@@ -112,8 +124,3 @@ CONSTANTS = {
     "TWO_OVER_SQRT_PI": 1.1283791670955126,
 }
 
-
-def uses_output(formula):
-    """uses_output(formula) -> bool: whether a derivative formula reads ``out``."""
-    import re
-    return re.search(r"\bout\b", formula) is not None

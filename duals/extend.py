@@ -64,17 +64,9 @@ class CustomPrimitive(Primitive):
         if not callable(impl):
             raise TypeError(f"custom primitive {name!r}: impl must be a function computing on "
                             f"NumPy values, got {type(impl).__name__}")
-        # the fields of Primitive, without entering the built-in registry
-        self.name = name
-        self.impl = _checked_impl(name, impl)
-        self.jvps = {}
-        self.vjps = {}
-        self.jvp_all = None
-        self.fused_jvp = None
-        self.nondiff = frozenset(nondiff)
+        super().__init__(name, _checked_impl(name, impl), nondiff, registry=CUSTOM)
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
-        CUSTOM[name] = self
 
     def def_jvp(self, argnum, rule=None, *, vectorized=False):
         """def_jvp(argnum, rule=None, *, vectorized=False): register ``rule(t, out, *args, **params)``.

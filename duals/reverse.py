@@ -16,6 +16,7 @@ import numpy as np
 
 from . import core as _core
 from .core import Trace, Tracer, bind
+from .ops import all_of_copies, innermost
 
 _no_grad_depth = 0
 
@@ -51,6 +52,7 @@ class ReverseTrace(Trace):
         values = []
         inputs = []
         versions = []
+        constant_array = False
         for a in args:
             if type(a) is Var and a._trace is self:
                 values.append(a._value)
@@ -61,10 +63,29 @@ class ReverseTrace(Trace):
                 values.append(a)
                 inputs.append(None)
                 versions.append(None)
+                constant_array = constant_array or isinstance(a, np.ndarray)
         out = bind(prim, *values, **params)
         if self.imperative and _no_grad_depth:
             return Var._new(out, None, self)  # a fresh leaf: nothing before it is recorded
-        return Var._new(out, Node(prim, values, params, inputs, versions, out), self)
+        if constant_array:
+            values = [_own(a) if i is None else a for a, i in zip(values, inputs)]
+        node = Node(prim, values, params, inputs, versions, out)
+        v = Var._new(out, node, self)
+        node.out_version = v._version
+        return v
+
+
+def _own(a):
+    """The tape's own copy of a plain array operand that its owner could still change in place.
+
+    A recorded rule reads its operands in the backward walk, so a constant that the user's
+    code changes afterwards (a reused work buffer, ``c *= 0.9``) must not be read by
+    reference. Read-only arrays without a writable base and NumPy scalars are kept as they
+    are (a 0-d array is an array: ``buf *= 7`` changes it).
+    """
+    if isinstance(a, np.ndarray) and (a.flags.writeable or a.base is not None):
+        return a.copy()
+    return a
 
 
 TAPE = ReverseTrace(level=1, imperative=True)
@@ -77,7 +98,8 @@ def _camel(name):
 class Node:
     """A recorded primitive application; ``name`` tells the operation (``MulBackward``)."""
 
-    __slots__ = ("prim", "args", "params", "out", "inputs", "versions", "freed", "retained", "__weakref__")
+    __slots__ = ("prim", "args", "params", "out", "inputs", "versions", "out_version", "freed",
+                 "retained", "__weakref__")
 
     def __init__(self, prim, args, params, inputs, versions, out):
         self.prim = prim
@@ -86,6 +108,7 @@ class Node:
         self.out = out
         self.inputs = inputs        # per argument: the producing Node, a leaf Var, or None
         self.versions = versions    # per argument: (version box, version when recorded)
+        self.out_version = None     # the version box of the Var holding ``out`` (0 when recorded)
         self.freed = False
         self.retained = None
         if _core.ANOMALY is not None:
@@ -112,7 +135,9 @@ class _VersionedArray(np.ndarray):
     """A view of a ``Var``'s value whose in-place writes bump the ``Var``'s version counter."""
 
     def __array_finalize__(self, obj):
-        self._box = getattr(obj, "_box", None)
+        # views share the Var's memory and its counter; a copy (.copy(), astype) is the user's own
+        box = getattr(obj, "_box", None)
+        self._box = box if box is not None and np.may_share_memory(self, obj) else None
 
     def _bump(self):
         if self._box is not None:
@@ -214,6 +239,13 @@ class Var(Tracer):
         if self.grad_fn is not None:
             self.grad_fn.retained = _weak(self)
 
+    def copy(self):
+        """copy() -> Var: the same value; on the imperative tape a recorded copy (``CopyBackward``)."""
+        if self._trace.imperative:
+            from .ops.elementwise import copy_p
+            return copy_p(self)
+        return self
+
     def detach(self):
         """detach() -> Var: the same value as a new leaf, cut from the tape."""
         return Var(self._value.copy() if isinstance(self._value, np.ndarray) else self._value)
@@ -239,9 +271,10 @@ class Var(Tracer):
                 self._value = np.asarray(ufunc(self._value, other))
             self._version[0] += 1
             return self
-        if self.grad_fn is None:
+        if self.grad_fn is None and self._trace.imperative:
             raise RuntimeError("a leaf Var cannot be modified in place while the tape records; "
                                "update it inside `with duals.no_grad():` or write x = x + ...")
+        # a traced value is immutable, as in JAX: the augmented assignment rebinds the name
         return {np.add: self.__add__, np.subtract: self.__sub__, np.multiply: self.__mul__,
                 np.true_divide: self.__truediv__}[ufunc](other)
 
@@ -291,6 +324,7 @@ def backward(seeds, retain_graph=False, accumulate=False):
     """
     from .ops.elementwise import add
     cot = {}
+    unreached = {}  # id(target) -> entries of its cotangent that are zero by structure
     roots = []
     for var, g in seeds:
         target = var.grad_fn if var.grad_fn is not None else var
@@ -307,7 +341,13 @@ def backward(seeds, retain_graph=False, accumulate=False):
                 item.grad = g if item.grad is None else add(item.grad, g)
             leaves[id(item)] = g
             continue
+        mask = unreached.pop(id(item), None)
         node = item
+        if node.out_version is not None and node.out_version[0] != 0:
+            raise RuntimeError(
+                f"the value computed by {node.name} was modified in place after it was recorded "
+                f"(through .value or an in-place operation), and the backward pass needs it; "
+                f"change a copy instead (y.value.copy()), or do the update after backward()")
         if node.retained is not None:
             owner = node.retained()
             if owner is not None:
@@ -327,14 +367,53 @@ def backward(seeds, retain_graph=False, accumulate=False):
                 raise NotImplementedError(
                     f"primitive {prim.name!r} has no VJP rule for argument {i}; "
                     f"reverse mode cannot differentiate through it")
-            gi = rule(g, node.out, *node.args, **node.params)
+            wanted = type(target) is Node and (target.prim.elementwise or
+                                                 target.prim.unreached is not None)
+            if prim.elementwise:
+                z = mask
+                if wanted and prim.unreached is not None:
+                    z = _union(z, prim.unreached(i, mask, node.out, *node.args, **node.params))
+                if z is None:
+                    gi = rule(g, node.out, *node.args, **node.params)
+                else:  # the masked entries may compute 0 * inf before they are zeroed
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        gi = rule(g, node.out, *node.args, unreached=z, **node.params)
+                z = _reduced(z, node.out, node.args[i]) if wanted else None
+            else:
+                gi = rule(g, node.out, *node.args, **node.params)
+                z = None
+                if wanted and prim.unreached is not None:
+                    z = prim.unreached(i, mask, node.out, *node.args, **node.params)
             if _core.ANOMALY is not None:
                 _core.ANOMALY.cotangent(node, i, gi)
             if gi is None:
                 continue
             key = id(target)
             prev = cot.get(key)
-            cot[key] = gi if prev is None else add(prev, gi)
+            if prev is None:
+                cot[key] = gi
+                if z is not None:
+                    unreached[key] = z
+            else:
+                cot[key] = add(prev, gi)
+                before = unreached.pop(key, None)
+                if before is not None and z is not None:
+                    unreached[key] = before & z
         if not retain_graph:
             node.free()
     return leaves
+
+
+def _union(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a | b
+
+
+def _reduced(mask, out, arg):
+    """The entries of ``arg`` all of whose broadcast copies in ``out`` are marked in ``mask``."""
+    if mask is None:
+        return None
+    return all_of_copies(mask, np.shape(innermost(out)), np.shape(innermost(arg)))

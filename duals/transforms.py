@@ -13,7 +13,7 @@ from .core import Tracer, new_level
 from .errors import check_float_dtype
 from .forward import Dual, JVPTrace
 from .ops.shape import concatenate, getitem, moveaxis, reshape
-from .reverse import ReverseTrace, Var, backward
+from .reverse import ReverseTrace, Var, _own, backward
 
 __all__ = ["jvp", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "hvp",
            "value_grad_hessian"]
@@ -244,13 +244,15 @@ def _strip(aux, is_ours):
 # ---------------------------------------------------------------- reverse mode
 
 
-def _reverse_call(f, args, nums, who, kwargs):
+def _reverse_call(f, args, nums, who, kwargs, keep_inputs=False):
+    """Run ``f`` on a new tape; ``keep_inputs`` records copies of arrays the caller may change
+    before a pullback that outlives the call runs."""
     trace = ReverseTrace(new_level())
     args = list(args)
     leaves = []
     for i in nums:
         p = _as_input(args[i], who, f"argument {i}")
-        v = Var._leaf(p, trace)
+        v = Var._leaf(_own(p) if keep_inputs else p, trace)
         args[i] = v
         leaves.append(v)
     return trace, leaves, f(*args, **kwargs)
@@ -268,7 +270,7 @@ def vjp(f, *primals, has_aux=False):
     >>> pullback(1.0)
     (3.0, 2.0)
     """
-    trace, leaves, out = _reverse_call(f, primals, range(len(primals)), "vjp", {})
+    trace, leaves, out = _reverse_call(f, primals, range(len(primals)), "vjp", {}, keep_inputs=True)
     if has_aux:
         out, aux = _split_aux(out, "vjp")
     outs, treedef = tree.flatten(out)

@@ -17,7 +17,7 @@ import numpy as np
 
 import duals.numpy as dnp
 from duals import derivatives
-from duals.ops.elementwise import PRIMITIVES
+from duals.ops.elementwise import PRIMITIVES, copy_p
 
 
 @dataclass
@@ -128,6 +128,7 @@ OTHER = [
     Case("trace", lambda x: dnp.trace(x), ((3, 3),), ("getitem", "sum")),
     Case("triu", lambda x: dnp.triu(x), ((3, 3),), ("select",)),
     Case("tril", lambda x: dnp.tril(x, -1), ((3, 4),), ("select",)),
+    Case("copy", lambda x: copy_p(x) * x, ((3,),), ("copy",)),
     Case("array-of-scalars", lambda x: dnp.array([[x[0], 1.0], [x[1] * x[0], 2.0]]), ((2,),),
          ("concatenate", "reshape")),
 ]

@@ -3,7 +3,8 @@
 Each example draws one or two inputs of broadcastable shapes and a short program of
 steps. An element-wise step first maps its operand smoothly into the op's domain (the
 domains of ``tests/op_cases.py``), so every op is evaluated where it is smooth; other
-steps reduce, reshape, index, concatenate or select. Each program is checked three ways:
+steps reduce, reshape, index, concatenate or select, and two change a plain array in
+place after an operation used it (the tape must keep what the operation saw). Each program is checked three ways:
 ``jacfwd == jacrev`` and both against finite differences (``duals.gradcheck``), and the
 adjoint identity ``<u, J v> == <Jᵀ u, v>`` between ``jvp`` and ``vjp``.
 
@@ -81,7 +82,25 @@ def _no_ties(x):
     return v.shape[-1] == 1 or bool(np.all(top[..., -1] - top[..., -2] > 1e-3))
 
 
+def _scale_then_change_the_buffer(x):
+    """x times a work buffer that the code then changes in place (the tape must keep 1.3)."""
+    buf = np.full(np.shape(_value(x)), 1.3)
+    y = x * buf
+    buf *= 7.0
+    return y
+
+
+def _add_then_overwrite_with_out(x):
+    """x times a constant that an ``out=`` write then overwrites."""
+    c = np.linspace(0.5, 1.5, np.size(_value(x))).reshape(np.shape(_value(x)))
+    y = dnp.sin(x) * c
+    np.multiply(c, -3.0, out=c)
+    return y + x * c
+
+
 STRUCTURAL = {
+    "buffer-changed-after-use": _scale_then_change_the_buffer,
+    "out-overwrites-a-constant": _add_then_overwrite_with_out,
     "sum-last": lambda x: dnp.sum(x, axis=-1) if np.ndim(_value(x)) else x,
     "mean-all": lambda x: dnp.mean(x),
     "cumsum": lambda x: dnp.cumsum(x, axis=-1) if np.ndim(_value(x)) else x,

@@ -54,3 +54,20 @@ def innermost(x):
     while isinstance(x, Tracer):
         x = x.primal if hasattr(x, "primal") else x._value
     return x
+
+
+def all_of_copies(mask, out_shape, arg_shape):
+    """all_of_copies(mask, out_shape, arg_shape): entries of an argument broadcast to ``out_shape``
+    all of whose copies are marked in ``mask`` (a boolean array broadcastable to ``out_shape``).
+
+    >>> all_of_copies(np.array([[True, False], [True, True]]), (2, 2), (2,)).tolist()
+    [True, False]
+    """
+    mask = np.broadcast_to(mask, out_shape)
+    if tuple(arg_shape) == tuple(out_shape):
+        return mask
+    extra = len(out_shape) - len(arg_shape)
+    if extra:
+        mask = np.logical_and.reduce(mask, axis=tuple(range(extra)))
+    axes = tuple(k for k, n in enumerate(arg_shape) if n == 1 and mask.shape[k] != 1)
+    return np.logical_and.reduce(mask, axis=axes, keepdims=True) if axes else mask

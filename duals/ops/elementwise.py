@@ -37,6 +37,35 @@ def _times(d, t):
     return d * t
 
 
+def _zero_like(x):
+    return np.zeros((), dtype=np.result_type(innermost(x)))
+
+
+def masked(product, unreached):
+    """masked(product, unreached): ``product`` with exact zeros where ``unreached`` holds.
+
+    ``unreached`` marks cotangent entries that are zero by structure (a branch not taken), so
+    that ``0 * inf`` there gives ``0``, not NaN. ``None`` means no such entries.
+    """
+    if unreached is None or _all_finite(product):
+        return product   # finite partials times the zero cotangent are zeros already
+    return select(unreached, _zero_like(product), product)
+
+
+def picked(d, t):
+    """``d * t`` for a selecting partial (``maximum``): exactly zero wherever ``d`` is zero."""
+    with np.errstate(invalid="ignore"):
+        product = d * t
+    if _all_finite(product):
+        return product
+    return select(np.asarray(innermost(d)) == 0.0, _zero_like(t), product)
+
+
+def _all_finite(x):
+    """Whether ``x`` is a plain array or float without inf or NaN (one cheap pass)."""
+    return type(x) in (np.ndarray, np.float64, float) and bool(np.isfinite(x).all())
+
+
 def align(t, x, out):
     """align(t, x, out): a tangent of ``x`` reshaped so it broadcasts against ``out`` behind its lanes."""
     missing = ndim(out) - ndim(x)
@@ -98,13 +127,14 @@ def _make_unary(name, value, deriv):
     else:
         impl = _scalar_first(numpy_impl, _formula(value, ("x",), SCALAR))
     prim = Primitive(name, impl)
+    prim.elementwise = True
     if deriv == "0.0":
         prim.def_jvp(0, lambda t, out, x: None)
-        prim.def_vjp(0, lambda g, out, x: None)
+        prim.def_vjp(0, lambda g, out, x, unreached=None: None)
         return prim
     d = _formula(deriv, ("x", "out"))
     prim.def_jvp(0, lambda t, out, x: _times(d(x, out), t))
-    prim.def_vjp(0, lambda g, out, x: _times(d(x, out), g))
+    prim.def_vjp(0, lambda g, out, x, unreached=None: masked(_times(d(x, out), g), unreached))
     scalar_value = _formula(value, ("x",), SCALAR)
     scalar_deriv = _formula(deriv, ("x", "out"), SCALAR)
 
@@ -151,39 +181,49 @@ def _scalar_first(numpy_impl, scalar_value):
 def _make_binary(name, value, dx, dy):
     numpy_impl = _numpy_impl(name)
     prim = Primitive(name, _scalar_first(numpy_impl, _formula(value, ("x", "y"), SCALAR)))
+    prim.elementwise = True
+    selecting = name in derivatives.SELECTING
+    chain = picked if selecting else _times
+    partials = {}
     for argnum, deriv in ((0, dx), (1, dy)):
         if deriv == "0.0":
             prim.def_jvp(argnum, lambda t, out, x, y: None)
-            prim.def_vjp(argnum, lambda g, out, x, y: None)
+            prim.def_vjp(argnum, lambda g, out, x, y, unreached=None: None)
             continue
-        d = _formula(deriv, ("x", "y", "out"))
+        d = partials[argnum] = _formula(deriv, ("x", "y", "out"))
         operand = (lambda x, y: x) if argnum == 0 else (lambda x, y: y)
 
         def jvp(t, out, x, y, d=d, operand=operand):
             a = operand(x, y)
             lead = lead_of(t, a)
-            return fill_to(_times(d(x, y, out), align(t, a, out)), shape(t)[:lead], out)
+            return fill_to(chain(d(x, y, out), align(t, a, out)), shape(t)[:lead], out)
 
-        def vjp(g, out, x, y, d=d, operand=operand):
-            return unbroadcast(_times(d(x, y, out), g), out, shape(operand(x, y)))
+        def vjp(g, out, x, y, d=d, operand=operand, unreached=None):
+            return unbroadcast(masked(chain(d(x, y, out), g), unreached), out, shape(operand(x, y)))
 
         prim.def_jvp(argnum, jvp)
         prim.def_vjp(argnum, vjp)
+    if selecting:
+        prim.unreached = lambda argnum, mask, out, x, y: np.asarray(
+            innermost(partials[argnum](x, y, out))) == 0.0
 
     scalar_value = _formula(value, ("x", "y"), SCALAR)
     scalar_dx = _formula(dx, ("x", "y", "out"), SCALAR)
     scalar_dy = _formula(dy, ("x", "y", "out"), SCALAR)
+    scalar_chain = _scalar_picked if selecting else (lambda d, t: t * d)
 
     def fused_jvp(primals, tangents):
         x, y = primals
         tx, ty = tangents
+        if selecting and not all(t is None or np.isfinite(t).all() for t in tangents):
+            return _by_rules(prim, primals, tangents)  # the kernel would give 0 * inf = NaN
         if type(x) in _FLOAT64 and type(y) in _FLOAT64:
             try:
                 out = scalar_value(x, y)
                 if isinstance(out, float):
-                    tout = None if tx is None else tx * scalar_dx(x, y, out)
+                    tout = None if tx is None else scalar_chain(scalar_dx(x, y, out), tx)
                     if ty is not None:
-                        c = ty * scalar_dy(x, y, out)
+                        c = scalar_chain(scalar_dy(x, y, out), ty)
                         tout = c if tout is None else tout + c
                     return np.float64(out), tout
             except _python_scalar.FALLBACK:
@@ -205,6 +245,22 @@ def _make_binary(name, value, dx, dy):
 
     prim.fused_jvp = fused_jvp
     return prim
+
+
+def _scalar_picked(d, t):
+    return np.where(d == 0.0, 0.0, t * d)
+
+
+def _by_rules(prim, primals, tangents):
+    """The JVP of ``prim`` by its rules instead of its fused kernel: ``(out, tangent)``."""
+    out = prim.impl(*primals)
+    tangent = None
+    for i, t in enumerate(tangents):
+        if t is not None:
+            c = prim.jvps[i](t, out, *primals)
+            if c is not None:
+                tangent = c if tangent is None else tangent + c
+    return out, tangent
 
 
 def _publish(prim):
@@ -235,6 +291,9 @@ def _select_impl(condition, x, y):
 
 
 select = Primitive("select", _select_impl, nondiff=(0,))
+select.elementwise = True
+select.unreached = lambda argnum, mask, out, condition, x, y: (
+    ~condition if argnum == 1 else condition)
 
 
 def _select_jvp(argnum):
@@ -248,7 +307,7 @@ def _select_jvp(argnum):
 
 
 def _select_vjp(argnum):
-    def rule(g, out, condition, x, y):
+    def rule(g, out, condition, x, y, unreached=None):  # exact zeros already: no product
         zero = np.zeros((), dtype=np.result_type(out))
         branch = (g, zero) if argnum == 1 else (zero, g)
         return unbroadcast(select(condition, *branch), out, shape((x, y)[argnum - 1]))
@@ -295,8 +354,9 @@ def _stop_gradient_impl(x):
 
 
 stop_gradient_p = Primitive("stop_gradient", _stop_gradient_impl)
+stop_gradient_p.elementwise = True
 stop_gradient_p.def_jvp(0, lambda t, out, x: None)
-stop_gradient_p.def_vjp(0, lambda g, out, x: None)
+stop_gradient_p.def_vjp(0, lambda g, out, x, unreached=None: None)
 
 
 def stop_gradient(x):
@@ -314,6 +374,7 @@ def _integer_pow_impl(x, *, n):
 
 
 integer_pow = Primitive("integer_pow", _integer_pow_impl)
+integer_pow.elementwise = True
 
 
 def _integer_pow_derivative(x, n):
@@ -321,7 +382,8 @@ def _integer_pow_derivative(x, n):
 
 
 integer_pow.def_jvp(0, lambda t, out, x, *, n: _times(_integer_pow_derivative(x, n), t))
-integer_pow.def_vjp(0, lambda g, out, x, *, n: _times(_integer_pow_derivative(x, n), g))
+integer_pow.def_vjp(0, lambda g, out, x, *, n, unreached=None: masked(
+    _times(_integer_pow_derivative(x, n), g), unreached))
 
 
 def power(x, y):
@@ -391,10 +453,23 @@ def result_type(*arrays_and_dtypes):
     return np.result_type(*[a.dtype if isinstance(a, Tracer) else a for a in arrays_and_dtypes])
 
 
+copy_p = Primitive("copy", np.copy)
+copy_p.elementwise = True
+copy_p.def_jvp(0, lambda t, out, x: t)
+copy_p.def_vjp(0, lambda g, out, x, unreached=None: g)
+
+
 @export("copy")
 def copy(x):
-    """copy(x): ``x`` (traced values are immutable, so no copy is needed)."""
-    return x if isinstance(x, Tracer) else np.copy(x)
+    """copy(x): a copy of a plain array; a traced value is immutable and comes back as it is.
+
+    A ``duals.Var`` of the imperative tape gets a recorded copy, as ``torch.clone`` does.
+
+    >>> import numpy as np
+    >>> copy(np.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+    return x.copy() if isinstance(x, Tracer) else np.copy(x)
 
 
 for _np_func in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):

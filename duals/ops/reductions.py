@@ -122,13 +122,20 @@ def _extreme(name, np_func):
         return hits / np.sum(hits, axis=axis, keepdims=True)
 
     def jvp(t, out, x, *, axis, keepdims):
-        return sum_p(t * weights(out, x, axis), axis=_negative(axis, ndim(x)), keepdims=keepdims)
+        # entries that are not extreme contribute exactly zero, even with an infinite tangent
+        from .elementwise import picked  # elementwise imports this module
+        return sum_p(picked(weights(out, x, axis), t), axis=_negative(axis, ndim(x)), keepdims=keepdims)
 
     def vjp(g, out, x, *, axis, keepdims):
-        return _expand_back(g, out, x, axis, keepdims) * weights(out, x, axis)
+        from .elementwise import picked
+        return picked(weights(out, x, axis), _expand_back(g, out, x, axis, keepdims))
+
+    def unreached(argnum, mask, out, x, *, axis, keepdims):
+        return np.broadcast_to(weights(out, x, axis) == 0.0, shape(x))
 
     prim.def_jvp(0, jvp)
     prim.def_vjp(0, vjp)
+    prim.unreached = unreached
     return prim
 
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ..core import Primitive, Tracer
-from . import NAMESPACE, export, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
+from . import NAMESPACE, all_of_copies, export, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
 
 # ---------------------------------------------------------------- reshape / broadcast_to
 
@@ -22,6 +22,8 @@ reshape_p = Primitive("reshape", _reshape_impl)
 reshape_p.def_jvp(0, lambda t, out, x, *, shape: reshape_p(t, shape=_shape(t)[:lead_of(t, x)] + shape))
 reshape_p.def_vjp(0, lambda g, out, x, *, shape: reshape_p(g, shape=_shape(g)[:lead_of(g, out)] + _shape(x)))
 _shape = shape
+reshape_p.unreached = lambda i, mask, out, x, *, shape: (
+    None if mask is None else np.reshape(np.broadcast_to(mask, shape), _shape(x)))
 
 
 def _resolve(newshape, size):
@@ -70,6 +72,8 @@ def _broadcast_vjp(g, out, x, *, shape):
 
 broadcast_p.def_jvp(0, _broadcast_jvp)
 broadcast_p.def_vjp(0, _broadcast_vjp)
+broadcast_p.unreached = lambda i, mask, out, x, *, shape: (
+    None if mask is None else all_of_copies(mask, shape, _shape(x)))
 
 
 @export()
@@ -102,6 +106,8 @@ def _lanes_then(axes, lead):
 transpose_p.def_jvp(0, lambda t, out, x, *, axes: transpose_p(t, axes=_lanes_then(axes, lead_of(t, x))))
 transpose_p.def_vjp(0, lambda g, out, x, *, axes: transpose_p(
     g, axes=_lanes_then(tuple(np.argsort(axes)), lead_of(g, out))))
+transpose_p.unreached = lambda i, mask, out, x, *, axes: (
+    None if mask is None else np.transpose(np.broadcast_to(mask, _shape(out)), np.argsort(axes)))
 
 
 @export()
@@ -231,6 +237,17 @@ def _scatter_vjp(h, out, g, *, index, shape):
 
 getitem_p.def_jvp(0, _getitem_jvp)
 getitem_p.def_vjp(0, _getitem_vjp)
+
+
+def _getitem_unreached(argnum, mask, out, x, *, index):
+    """Entries of ``x`` that the index does not select (and, for a basic index, selected
+    entries whose cotangent is itself zero by structure)."""
+    unreached = np.ones(_shape(x), dtype=bool)
+    unreached[index] = (mask if mask is not None and _is_basic(index) else False)
+    return unreached
+
+
+getitem_p.unreached = _getitem_unreached
 scatter_add_p.def_jvp(0, _scatter_jvp)
 scatter_add_p.def_vjp(0, _scatter_vjp)
 

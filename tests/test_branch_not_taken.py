@@ -1,0 +1,176 @@
+"""The branch that ``where``, ``maximum``/``minimum``, ``clip``, ``max`` and indexing do not take
+contributes exactly zero, in every mode and order, even where its own derivative is inf or NaN.
+
+The singular points are found from the derivative table itself: for every entry, the points of
+a small grid where its derivative is not finite. At each, the entry is evaluated inside a
+construct that does not select it, and forward mode, reverse mode and every second-order
+pairing must agree, with finite numbers.
+"""
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+import duals
+import duals.numpy as dnp
+from duals import derivatives
+from duals.ops.elementwise import PRIMITIVES, _formula
+from op_cases import BINARY_DOMAIN, UNARY_DOMAIN
+
+GRID = (-1.0, 0.0, 1.0)
+
+
+def _quiet(func, *args):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return func(*args)
+
+
+def _unary_singular_points():
+    for name, (value, deriv) in derivatives.UNARY.items():
+        if name in derivatives.DISCONTINUOUS or deriv == "0.0":
+            continue
+        d = _formula(deriv, ("x", "out"))
+        for s in GRID:
+            x = np.array([s])
+            slope = _quiet(d, x, _quiet(PRIMITIVES[name].impl, x))
+            if not np.all(np.isfinite(slope)):
+                yield name, s
+
+
+def _binary_singular_points():
+    for name, (value, dx, dy) in derivatives.BINARY.items():
+        if name in derivatives.DISCONTINUOUS:
+            continue
+        partials = [_formula(p, ("x", "y", "out")) for p in (dx, dy) if p != "0.0"]
+        for xs, ys in itertools.product(GRID, GRID):
+            x, y = np.array([xs]), np.array([ys])
+            out = _quiet(PRIMITIVES[name].impl, x, y)
+            if not all(np.all(np.isfinite(_quiet(p, x, y, out))) for p in partials):
+                yield name, xs, ys
+
+
+def _regular(domain):
+    lo, hi = domain
+    return np.array([lo + 0.3 * (hi - lo), lo + 0.7 * (hi - lo)])
+
+
+UNARY_POINTS = sorted(set(_unary_singular_points()))
+BINARY_POINTS = sorted(set(_binary_singular_points()))
+TAKEN = np.array([False, True, True])
+
+
+def test_the_table_has_singular_points_to_test():
+    names = {n for n, _ in UNARY_POINTS}
+    assert {"sqrt", "log", "arcsin", "arccos", "arctanh", "reciprocal", "cbrt"} <= names
+    assert {"div", "pow", "arctan2", "hypot"} <= {p[0] for p in BINARY_POINTS}
+
+
+def _all_modes_agree(f, x, expected_grad):
+    """f scalar: every first- and second-order mode, compared with each other and with ``expected_grad``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # NumPy warns about the untaken branch's value
+        fwd = duals.jacfwd(f)(x)
+        results = {"grad": duals.grad(f)(x), "jacrev": duals.jacrev(f)(x), "jacfwd": fwd}
+        v = duals.Var(x)
+        f(v).backward()
+        results["Var.backward"] = v.grad
+        for mode, g in results.items():
+            assert np.all(np.isfinite(g)), (mode, g)
+            np.testing.assert_allclose(g, expected_grad, rtol=1e-12, atol=1e-12, err_msg=mode)
+        H = duals.jacfwd(duals.jacfwd(f))(x)
+        assert np.all(np.isfinite(H)), H
+        second = {"hessian": duals.hessian(f)(x), "jacrev(jacrev)": duals.jacrev(duals.jacrev(f))(x),
+                  "jacrev(jacfwd)": duals.jacrev(duals.jacfwd(f))(x),
+                  "value_grad_hessian": duals.value_grad_hessian(f)(x)[2]}
+        direction = np.linspace(0.5, 1.5, x.size)
+        second["hvp"] = duals.hvp(f, x, direction)
+        for mode, h in second.items():
+            want = H @ direction if mode == "hvp" else H
+            np.testing.assert_allclose(h, want, rtol=1e-10, atol=1e-10, err_msg=mode)
+        return H
+
+
+@pytest.mark.parametrize("name,s", UNARY_POINTS, ids=lambda p: str(p))
+def test_where_branch_not_taken_at_a_singular_point_is_exactly_zero(name, s):
+    op = PRIMITIVES[name]
+    x = np.concatenate([[s], _regular(UNARY_DOMAIN.get(name, (-2.0, 2.0)))])
+    f = lambda x: dnp.sum(dnp.where(TAKEN, op(x), 0.0))  # noqa: E731
+    expected = np.concatenate([[0.0], duals.jacfwd(lambda r: dnp.sum(op(r)))(x[1:])])
+    H = _all_modes_agree(f, x, expected)
+    assert np.all(H[0] == 0.0) and np.all(H[:, 0] == 0.0)
+
+
+@pytest.mark.parametrize("name,s", UNARY_POINTS, ids=lambda p: str(p))
+def test_index_that_skips_a_singular_point_gives_exactly_zero(name, s):
+    op = PRIMITIVES[name]
+    x = np.concatenate([[s], _regular(UNARY_DOMAIN.get(name, (-2.0, 2.0)))])
+    f = lambda x: dnp.sum(op(x)[1:] ** 2)  # noqa: E731
+    expected = np.concatenate([[0.0], duals.jacfwd(lambda r: dnp.sum(op(r) ** 2))(x[1:])])
+    _all_modes_agree(f, x, expected)
+
+
+def _value_at(name, s):
+    return float(_quiet(PRIMITIVES[name].impl, np.float64(s)))
+
+
+# a bound can only win against a finite value
+FINITE_POINTS = [(n, s) for n, s in UNARY_POINTS if np.isfinite(_value_at(n, s))]
+
+
+@pytest.mark.parametrize("name,s", FINITE_POINTS, ids=lambda p: str(p))
+def test_maximum_minimum_and_clip_that_do_not_select_a_singular_point_give_zero(name, s):
+    op = PRIMITIVES[name]
+    at = _value_at(name, s)
+    x = np.concatenate([[s], _regular(UNARY_DOMAIN.get(name, (-2.0, 2.0)))])
+    mask = np.array([1.0, 0.0, 0.0])
+    low, high = at - 1.0, at + 1.0    # at the singular point the bound wins; elsewhere the op
+    for f in (lambda x: dnp.sum(dnp.maximum(op(x), high * mask - 1e9 * (1 - mask))),
+              lambda x: dnp.sum(dnp.minimum(op(x), low * mask + 1e9 * (1 - mask))),
+              lambda x: dnp.sum(dnp.clip(op(x), high * mask - 1e9 * (1 - mask), 1e9))):
+        expected = np.concatenate([[0.0], duals.jacfwd(lambda r: dnp.sum(op(r)))(x[1:])])
+        _all_modes_agree(f, x, expected)
+
+
+@pytest.mark.parametrize("name,xs,ys", BINARY_POINTS, ids=lambda p: str(p))
+def test_where_branch_not_taken_at_a_singular_point_of_a_binary_entry(name, xs, ys):
+    op = PRIMITIVES[name]
+    regular = _regular(BINARY_DOMAIN.get(name, (-2.0, 2.0)))
+    x = np.concatenate([[xs], regular])
+    y = np.concatenate([[ys], regular[::-1]])
+    both = np.concatenate([x, y])
+    f = lambda z: dnp.sum(dnp.where(TAKEN, op(z[:3], z[3:]), 0.0))  # noqa: E731
+    fwd = duals.jacfwd(f)(both)
+    assert fwd[0] == 0.0 and fwd[3] == 0.0
+    _all_modes_agree(f, both, fwd)
+
+
+def test_the_reported_sqrt_of_abs_case():
+    f = lambda x: np.where(x > 0, np.sqrt(np.abs(x)), 0.0)  # noqa: E731
+    x = np.array([0.0, 1.0, -2.0, 4.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        J = duals.jacfwd(f)(x)
+        np.testing.assert_array_equal(duals.jacrev(f)(x), J)
+    np.testing.assert_allclose(np.diag(J), [0.0, 0.5, 0.0, 0.25])
+
+
+def test_x_log_x_with_the_usual_guard():
+    def entropy(p):
+        return -np.sum(np.where(p > 0, p * np.log(p), 0.0))
+    p = np.array([0.0, 0.25, 0.75])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        g = duals.grad(entropy)(p)
+        H = duals.hessian(entropy)(p)
+    np.testing.assert_allclose(g, [0.0, -(np.log(0.25) + 1), -(np.log(0.75) + 1)])
+    np.testing.assert_allclose(H, np.diag([0.0, -4.0, -1 / 0.75]))
+
+
+def test_a_numerical_zero_is_not_a_branch():
+    """(sqrt x)² at 0: the chain rule meets 0 · inf, and the honest answer is NaN, not 0."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert np.isnan(duals.grad(lambda x: np.sqrt(x) ** 2)(0.0))
+        assert np.isnan(duals.jacfwd(lambda x: np.sqrt(x) ** 2)(0.0))

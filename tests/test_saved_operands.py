@@ -1,0 +1,187 @@
+"""Reverse mode never reads an operand that changed after it was recorded.
+
+The functions below are written as plain NumPy code changes arrays: preallocated work
+buffers refilled in a loop, discount factors updated in place, a matrix edited after use,
+``out=`` writes, augmented assignment on copies. Forward mode computes eagerly, so
+``jacfwd`` (and ``jacfwd(jacfwd)``) is the reference; every reverse-mode entry point must agree
+with it and with central differences, or raise the documented error.
+"""
+import numpy as np
+import pytest
+
+import duals
+
+W = np.array([[1.0, 2.0, 3.0], [0.0, 1.0, 0.0], [2.0, 0.0, 1.0]])
+
+
+def work_buffer_reuse(x):
+    w = np.empty(3)
+    acc = 0.0
+    for k in range(3):
+        w[:] = W[k]
+        acc = acc + np.sum(w * x ** 2)
+    return acc
+
+
+def discounted_cost(u):
+    disc = np.ones(3)
+    total = 0.0
+    for t in range(5):
+        total = total + np.sum(disc * (u * (t + 1) - 1.0) ** 2)
+        disc *= 0.9
+    return total
+
+
+def matrix_edited_after_use(x):
+    A = 2.0 * np.eye(3) + 0.1
+    y = A @ x
+    A[0, 0] = 100.0
+    return np.sum(np.sin(y) * y)
+
+
+def out_argument_overwrites_a_constant(x):
+    c = np.array([0.5, 1.5, -2.0])
+    y = np.exp(x * c)
+    np.multiply(c, 10.0, out=c)
+    return np.sum(y * c)          # c is 10x here, but the exp term saw the old c
+
+
+def copy_then_augmented_assignment(x):
+    y = x.copy()
+    y *= 2.0
+    y += x ** 2
+    return np.sum(np.tanh(y))
+
+
+def slice_of_a_buffer(x):
+    buf = np.linspace(1.0, 2.0, 4)
+    view = buf[1:]
+    y = np.log1p(x * x) * view
+    buf[:] = -1.0                 # changes the view as well
+    return np.sum(y ** 2)
+
+
+def stencil_with_reused_rows(x):
+    row = np.zeros(3)
+    total = 0.0
+    for i in range(3):
+        row.fill(0.0)
+        row[i] = 1.0 + i
+        total = total + np.sum(row * np.cos(x)) ** 2
+    return total
+
+
+FUNCTIONS = [work_buffer_reuse, discounted_cost, matrix_edited_after_use,
+             out_argument_overwrites_a_constant, copy_then_augmented_assignment,
+             slice_of_a_buffer, stencil_with_reused_rows]
+X = np.array([0.3, -0.2, 0.5])
+
+
+def central_gradient(f, x, h=1e-6):
+    g = np.empty_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = h
+        g[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
+
+
+@pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
+def test_gradient_uses_the_values_the_operations_saw(f):
+    reference = duals.jacfwd(f)(X)
+    np.testing.assert_allclose(reference, central_gradient(f, X), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(duals.grad(f)(X), reference, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(duals.jacrev(f)(X), reference, rtol=1e-12, atol=1e-12)
+    value, g = duals.value_and_grad(f)(X)
+    assert value == pytest.approx(f(X))
+    np.testing.assert_allclose(g, reference, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
+def test_second_order_uses_the_values_the_operations_saw(f):
+    reference = duals.jacfwd(duals.jacfwd(f))(X)
+    np.testing.assert_allclose(duals.hessian(f)(X), reference, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(duals.jacrev(duals.jacrev(f))(X), reference, rtol=1e-10, atol=1e-10)
+    v = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(duals.hvp(f, X, v), reference @ v, rtol=1e-10, atol=1e-10)
+    value, g, H = duals.value_grad_hessian(f)(X)
+    np.testing.assert_allclose(H, reference, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(g, duals.jacfwd(f)(X), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
+def test_var_backward_uses_the_values_the_operations_saw(f):
+    x = duals.Var(X)
+    f(x).backward()
+    np.testing.assert_allclose(x.grad, duals.jacfwd(f)(X), rtol=1e-12, atol=1e-12)
+
+
+def test_constant_scaled_after_use_on_the_imperative_tape():
+    v = duals.Var(np.array([1.0, 2.0]))
+    c = np.array([3.0, 4.0])
+    y = v * c
+    c *= 10.0
+    (y * y).sum().backward()
+    np.testing.assert_allclose(v.grad, 2 * np.array([1.0, 2.0]) * np.array([3.0, 4.0]) ** 2)
+
+
+def test_pullback_after_the_input_array_changed_uses_the_recorded_input():
+    x = np.array([0.1, 0.7, -0.4])
+    expected = np.cos(x) * np.array([1.0, 2.0, 3.0])
+    _, pullback = duals.vjp(np.sin, x)
+    x[:] = 5.0
+    (g,) = pullback(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(g, expected)
+
+
+def test_writing_through_value_of_a_saved_result_raises_at_backward():
+    v = duals.Var(np.array([1.0, 2.0]))
+    y = np.exp(v)
+    arr = y.value
+    arr[0] = 100.0
+    with pytest.raises(RuntimeError, match=r"modified in place.*\.value\.copy\(\)"):
+        np.sum(y).backward()
+
+
+def test_writing_into_a_copy_of_value_is_fine():
+    v = duals.Var(np.array([1.0, 2.0]))
+    y = np.exp(v)
+    arr = y.value.copy()
+    arr[0] = 100.0
+    np.sum(y).backward()
+    np.testing.assert_allclose(v.grad, np.exp([1.0, 2.0]))
+
+
+def test_ufunc_out_into_value_of_a_saved_result_raises_at_backward():
+    v = duals.Var(np.array([1.0, 2.0]))
+    y = np.sin(v)
+    np.multiply(y.value, 2.0, out=y.value)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        (y * y).sum().backward()
+
+
+def test_copy_of_a_leaf_var_is_recorded_and_may_be_updated_in_place():
+    v = duals.Var(np.array([1.0, 2.0]))
+    y = v.copy()
+    assert y.grad_fn is not None and y.grad_fn.name == "CopyBackward"
+    y *= 3.0
+    np.sum(y * y).backward()
+    np.testing.assert_allclose(v.grad, 18.0 * np.array([1.0, 2.0]))
+
+
+def test_augmented_assignment_on_the_argument_itself_rebinds_inside_grad():
+    def f(x):
+        x *= 2.0
+        x -= 1.0
+        return np.sum(x ** 3)
+    x = np.array([0.5, 1.5])
+    expected = 6.0 * (2 * x - 1) ** 2
+    np.testing.assert_allclose(duals.grad(f)(x), expected)
+    np.testing.assert_allclose(duals.jacrev(f)(x), expected)
+    np.testing.assert_allclose(x, [0.5, 1.5])   # the caller's array is not changed
+
+
+def test_in_place_update_of_the_users_own_leaf_var_still_raises():
+    v = duals.Var(np.array([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="no_grad"):
+        v *= 2.0
