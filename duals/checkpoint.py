@@ -76,7 +76,7 @@ class _Pullback(dict):
             last = self._last
             if last is None or last[0][0] is not g or len(last[0][1]) != len(args) or any(
                     a is not b for a, b in zip(last[0][1], args)):
-                self._last = last = (key, _recompute(g, args, fun))
+                self._last = last = (key, _recompute(g, out, args, fun))
             cot = last[1][i]
             if i == len(args) - 1:
                 self._last = None   # the walk asks for the arguments in order: done with this node
@@ -85,11 +85,18 @@ class _Pullback(dict):
         return rule
 
 
-def _recompute(g, args, fun):
+def _recompute(g, out, args, fun):
     """Cotangents of every argument: ``fun`` rerun on a fresh tape, ``g`` pulled back through it."""
     trace = ReverseTrace(new_level())
     leaves = [Var._leaf(a, trace) for a in args]
     y = fun(*leaves)
+    again = y._value if type(y) is Var and y._trace is trace else y
+    if not np.array_equal(_plain(again), _plain(out), equal_nan=True):
+        raise RuntimeError(
+            f"checkpoint: rerunning {_name(fun)} in the backward pass gave a different value than "
+            f"the first run, so an array it reads but does not receive as an argument (a closure "
+            f"or global) was changed in between; pass that array as an argument, or change it "
+            f"after the backward pass")
     if not (type(y) is Var and y._trace is trace):
         return [None] * len(args)
     grads = backward([(y, g)], retain_graph=False)

@@ -185,3 +185,23 @@ def test_in_place_update_of_the_users_own_leaf_var_still_raises():
     v = duals.Var(np.array([1.0, 2.0]))
     with pytest.raises(RuntimeError, match="no_grad"):
         v *= 2.0
+
+
+def test_checkpointed_function_whose_closure_changed_before_backward_raises():
+    c = np.array([1.0, 2.0])
+    step = duals.checkpoint(lambda x: np.sin(x * c))
+    x = duals.Var(np.array([0.3, 0.4]))
+    y = np.sum(step(x))
+    c *= 10.0
+    with pytest.raises(RuntimeError, match="checkpoint: rerunning .* gave a different value"):
+        y.backward()
+
+
+def test_checkpointed_function_with_its_array_passed_as_an_argument_is_exact():
+    c = np.array([1.0, 2.0])
+    step = duals.checkpoint(lambda x, c: np.sin(x * c))
+    x = duals.Var(np.array([0.3, 0.4]))
+    y = np.sum(step(x, c))
+    c *= 10.0
+    y.backward()
+    np.testing.assert_allclose(x.grad, np.cos(np.array([0.3, 0.8])) * np.array([1.0, 2.0]))
