@@ -9,6 +9,8 @@ import math
 import numpy as np
 
 from . import tree
+from .arguments import Containers, argnums as _argnums, as_input as _as_input, in_dtype
+from .arguments import is_compiled as _is_compiled, output as _output, split_aux as _split_aux
 from .core import Tracer, new_level
 from .errors import check_float_dtype
 from .forward import Dual, JVPTrace
@@ -30,20 +32,6 @@ def _dtype(x):
     return x.dtype if hasattr(x, "dtype") else np.result_type(x)
 
 
-_COMPILED_TYPES = set()
-
-
-def _is_compiled(f):
-    """Whether ``f`` is a Numba dispatcher (compiled forward mode handles those)."""
-    cls = type(f)
-    if cls in _COMPILED_TYPES:
-        return True
-    if cls.__module__.startswith("numba") and hasattr(f, "py_func"):
-        _COMPILED_TYPES.add(cls)
-        return True
-    return False
-
-
 _JIT = []
 
 
@@ -55,42 +43,8 @@ def _jit():
     return _JIT[0]
 
 
-def _as_input(x, who, what):
-    """A differentiable input: floats kept (float32 stays float32), ints promoted, others refused."""
-    if isinstance(x, Tracer):
-        return x
-    if isinstance(x, (bool, np.bool_)):
-        check_float_dtype(np.bool_(x), f"{who}: {what}")
-    a = np.asarray(x)
-    check_float_dtype(a, f"{who}: {what}")
-    if a.dtype.kind != "f":
-        a = a.astype(np.float64)
-    return a[()] if a.ndim == 0 else a
-
-
-def _output(x):
-    """Results are plain floats and ndarrays (a 0-d float64 result becomes a Python float)."""
-    if isinstance(x, Tracer):
-        return x
-    if isinstance(x, np.ndarray) and x.ndim == 0:
-        x = x[()]
-    if type(x) is np.float64:
-        return float(x)
-    return x
-
-
 def _zeros(shape, like):
     return np.zeros(shape, dtype=_dtype(like) if np.dtype(_dtype(like)).kind == "f" else np.float64)
-
-
-def _argnums(argnums, nargs, who):
-    single = isinstance(argnums, (int, np.integer))
-    nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
-    for a in nums:
-        if not -nargs <= a < nargs:
-            raise ValueError(f"{who}: argnums={argnums} refers to argument {a}, but the function "
-                             f"was called with {nargs} positional arguments")
-    return tuple(a % nargs for a in nums), single
 
 
 def _check_leaf(y, who):
@@ -119,6 +73,15 @@ def jvp(f, primals, tangents):
                          f"give one tangent per primal (None for a constant)")
     if _is_compiled(f):
         return _jit().compiled_jvp(f, primals, tangents)
+    selected = tuple(i for i, t in enumerate(tangents) if t is not None)
+    if Containers.present(primals, selected):
+        c = Containers(primals, selected, False)
+        flat_tangents = list(Containers(tangents, selected, False).flat_args)
+        if len(flat_tangents) != len(c.flat_args) or any(
+                tree.flatten(primals[i])[1] != tree.flatten(tangents[i])[1] for i in selected):
+            raise ValueError("jvp: each tangent must have the structure of its primal (the same "
+                             "nesting of tuples, lists and dicts)")
+        return jvp(lambda *leaves: f(*c.rebuild(leaves)), tuple(c.flat_args), tuple(flat_tangents))
     trace = JVPTrace(new_level(), lanes=1)
     args = []
     for i, (p, t) in enumerate(zip(primals, tangents)):
@@ -166,7 +129,26 @@ def jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     """
     if _is_compiled(f):
         return _jit().compiled_jacfwd(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
+    return _on_containers(_jacfwd, f, argnums, "jacfwd", has_aux=has_aux, chunk_size=chunk_size)
 
+
+def _on_containers(transform, f, argnums, who, **options):
+    """``transform(f, argnums, group=..., **options)``, with container arguments flattened to leaves."""
+    plain = transform(f, argnums, **options)
+
+    def transformed(*args, **kwargs):
+        nums, single = _argnums(argnums, len(args), who)
+        if not Containers.present(args, nums):
+            return plain(*args, **kwargs)
+        c = Containers(args, nums, single)
+        flat = transform(lambda *leaves: f(*c.rebuild(leaves), **kwargs), c.argnums,
+                         group=c.group, **options)
+        return flat(*c.flat_args)
+
+    return transformed
+
+
+def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None):
     def jacobian(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "jacfwd")
         args = list(args)
@@ -215,20 +197,14 @@ def jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
                 part = getitem(stacked, slice(offset, offset + n))
                 offset += n
                 part = moveaxis(part, 0, -1) if out_shape else part
-                blocks.append(_output(reshape(part, out_shape + _shape(args[i]))))
-            jacobians.append(blocks[0] if single else tuple(blocks))
+                blocks.append(_output(in_dtype(reshape(part, out_shape + _shape(args[i])), args[i])))
+            jacobians.append(blocks[0] if single else group(blocks) if group else tuple(blocks))
         result = tree.unflatten(treedef, jacobians)
         if has_aux:
             return result, _strip(aux, lambda a: type(a) is Dual and a._trace is aux_trace)
         return result
 
     return jacobian
-
-
-def _split_aux(result, who):
-    if not (isinstance(result, (tuple, list)) and len(result) == 2):
-        raise TypeError(f"{who}(has_aux=True): the function must return a pair (output, aux)")
-    return result[0], result[1]
 
 
 def _strip(aux, is_ours):
@@ -270,7 +246,14 @@ def vjp(f, *primals, has_aux=False):
     >>> pullback(1.0)
     (3.0, 2.0)
     """
-    trace, leaves, out = _reverse_call(f, primals, range(len(primals)), "vjp", {}, keep_inputs=True)
+    everything = tuple(range(len(primals)))
+    if Containers.present(primals, everything):
+        c = Containers(primals, everything, False)
+        result = vjp(lambda *leaves: f(*c.rebuild(leaves)), *c.flat_args, has_aux=has_aux)
+        pullback = result[1]
+        grouped = (lambda cotangent: c.group(pullback(cotangent)))
+        return (result[0], grouped) + tuple(result[2:])
+    trace, leaves, out = _reverse_call(f, primals, everything, "vjp", {}, keep_inputs=True)
     if has_aux:
         out, aux = _split_aux(out, "vjp")
     outs, treedef = tree.flatten(out)
@@ -312,12 +295,20 @@ def value_and_grad(f, argnums=0, has_aux=False):
     >>> value_and_grad(lambda x: x ** 3)(2.0)
     (8.0, 12.0)
     """
+    return _on_containers(_value_and_grad, f, argnums, "grad", has_aux=has_aux)
+
+
+def _value_and_grad(f, argnums=0, has_aux=False, group=None):
     def value_and_gradient(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "grad")
         trace, leaves, out = _reverse_call(f, args, nums, "grad", kwargs)
         if has_aux:
             out, aux = _split_aux(out, "grad")
             aux = _strip(aux, lambda a: type(a) is Var and a._trace is trace)
+        if isinstance(out, (tuple, list, dict)):
+            raise TypeError(f"grad requires a scalar output, but the function returned a "
+                            f"{type(out).__name__}; return one scalar, pass has_aux=True to return "
+                            f"(value, aux), or use jacrev/vjp for several outputs")
         _check_leaf(out, "grad")
         if _shape(out) != ():
             raise TypeError(f"grad requires a scalar output, got shape {_shape(out)}; "
@@ -327,9 +318,9 @@ def value_and_grad(f, argnums=0, has_aux=False):
         if type(out) is Var and out._trace is trace:
             seed = np.ones((), dtype=_dtype(value) if np.dtype(_dtype(value)).kind == "f" else np.float64)
             grads = backward([(out, seed)], retain_graph=False)
-        gs = tuple(_output(grads[id(v)]) if id(v) in grads else _output(_zeros(_shape(v._value), v._value))
-                   for v in leaves)
-        g = gs[0] if single else gs
+        gs = tuple(_output(in_dtype(grads[id(v)], v._value)) if id(v) in grads
+                   else _output(_zeros(_shape(v._value), v._value)) for v in leaves)
+        g = gs[0] if single else group(gs) if group else gs
         value = _output(value)
         return ((value, aux), g) if has_aux else (value, g)
 
@@ -362,6 +353,10 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
     >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
+    return _on_containers(_jacrev, f, argnums, "jacrev", has_aux=has_aux, chunk_size=chunk_size)
+
+
+def _jacrev(f, argnums=0, has_aux=False, chunk_size=None, group=None):
     def jacobian(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "jacrev")
         trace, leaves, out = _reverse_call(f, args, nums, "jacrev", kwargs)
@@ -392,10 +387,10 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
                 in_shape = _shape(v._value)
                 if rows[k]:
                     stacked = rows[k][0] if len(rows[k]) == 1 else concatenate(rows[k], axis=0)
-                    blocks.append(_output(reshape(stacked, out_shape + in_shape)))
+                    blocks.append(_output(in_dtype(reshape(stacked, out_shape + in_shape), v._value)))
                 else:
                     blocks.append(_output(_zeros(out_shape + in_shape, v._value)))
-            jacobians.append(blocks[0] if single else tuple(blocks))
+            jacobians.append(blocks[0] if single else group(blocks) if group else tuple(blocks))
         result = tree.unflatten(treedef, jacobians)
         return (result, aux) if has_aux else result
 

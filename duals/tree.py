@@ -1,4 +1,7 @@
-"""Nested tuples, lists and dicts of values ("trees"): flatten to leaves and rebuild."""
+"""Nested tuples, lists, dicts and namedtuples of values ("trees"): flatten to leaves and rebuild.
+
+Dicts are walked in sorted key order, as JAX does, so two dicts with the same keys flatten alike.
+"""
 
 
 def flatten(x):
@@ -36,4 +39,5 @@ def _build(treedef, it):
         return next(it)
     if treedef[0] is dict:
         return {k: _build(d, it) for k, d in zip(treedef[1], treedef[2])}
-    return treedef[0](_build(d, it) for d in treedef[1])
+    items = [_build(d, it) for d in treedef[1]]
+    return treedef[0](*items) if hasattr(treedef[0], "_fields") else treedef[0](items)

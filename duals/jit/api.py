@@ -24,7 +24,8 @@ from numba.core import errors as nb_errors
 
 from .. import tree
 from ..forward import Dual
-from ..transforms import _argnums, _as_input, _is_compiled, _output, _split_aux
+from ..arguments import argnums as _argnums, as_input as _as_input, is_compiled as _is_compiled
+from ..arguments import output as _output, split_aux as _split_aux
 from ._types import _typeof_dual, dtype_of_type
 from .errors import reraise
 from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout_key

@@ -1,0 +1,144 @@
+"""Argument handling shared by every transformation: argnums, input coercion, outputs, aux,
+and containers of parameters (pytrees).
+
+The Python-path transformations (:mod:`duals.transforms`) and the compiled entry points
+(:mod:`duals.jit.api`) both read their arguments through this module, so ``argnums``, the
+accepted input types and the shape of results mean the same everywhere.
+
+Containers follow JAX's conventions: a differentiated argument may be a nested tuple, list,
+dict or namedtuple of arrays and floats; its gradient has the same structure, and the
+Jacobian of a container output with respect to a container input is a nested container of
+blocks ``out_leaf.shape + in_leaf.shape`` (the output's structure outside, the input's inside).
+"""
+import numpy as np
+
+from . import tree
+from .core import Tracer
+from .errors import check_float_dtype
+
+
+def argnums(argnums, nargs, who):
+    """argnums(argnums, nargs, who) -> (indices as a tuple, whether a single int was given).
+
+    >>> argnums(-1, 3, "grad")
+    ((2,), True)
+    """
+    single = isinstance(argnums, (int, np.integer))
+    nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
+    for a in nums:
+        if not -nargs <= a < nargs:
+            raise ValueError(f"{who}: argnums={argnums} refers to argument {a}, but the function "
+                             f"was called with {nargs} positional arguments")
+    return tuple(a % nargs for a in nums), single
+
+
+def as_input(x, who, what):
+    """as_input(x, who, what): a differentiable input; floats kept (float32 stays), ints promoted.
+
+    >>> float(as_input(3, "grad", "argument 0"))
+    3.0
+    """
+    if isinstance(x, Tracer):
+        return x
+    if isinstance(x, (bool, np.bool_)):
+        check_float_dtype(np.bool_(x), f"{who}: {what}")
+    if isinstance(x, (tuple, list, dict)):
+        raise TypeError(f"{who}: {what} is a {type(x).__name__}; containers of arrays are "
+                        f"differentiated leaf by leaf by duals.grad, jacfwd, jacrev and hessian "
+                        f"of Python functions; here pass the arrays as separate arguments")
+    a = np.asarray(x)
+    check_float_dtype(a, f"{who}: {what}")
+    if a.dtype.kind != "f":
+        a = a.astype(np.float64)
+    return a[()] if a.ndim == 0 else a
+
+
+def output(x):
+    """output(x): results are plain floats and ndarrays (a 0-d float64 result becomes a float).
+
+    >>> output(np.array(2.0))
+    2.0
+    """
+    if isinstance(x, Tracer):
+        return x
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x[()]
+    if type(x) is np.float64:
+        return float(x)
+    return x
+
+
+def split_aux(result, who):
+    """split_aux(result, who) -> (output, aux) of a function called with ``has_aux=True``."""
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise TypeError(f"{who}(has_aux=True): the function must return a pair (output, aux)")
+    return result[0], result[1]
+
+
+_COMPILED_TYPES = set()
+
+
+def is_compiled(f):
+    """is_compiled(f) -> bool: whether ``f`` is a Numba dispatcher (compiled mode handles those)."""
+    cls = type(f)
+    if cls in _COMPILED_TYPES:
+        return True
+    if cls.__module__.startswith("numba") and hasattr(f, "py_func"):
+        _COMPILED_TYPES.add(cls)
+        return True
+    return False
+
+
+def in_dtype(result, like):
+    """in_dtype(result, like): a derivative in the float dtype of the input it belongs to
+    (float32 in, float32 out, as in JAX), whatever precision the function computed in."""
+    dtype = getattr(like, "dtype", None)
+    if dtype is None or dtype == np.float64 or isinstance(result, Tracer) or dtype.kind != "f":
+        return result
+    return np.asarray(result, dtype=dtype)[()] if np.ndim(result) == 0 else result.astype(dtype, copy=False)
+
+
+class Containers:
+    """The differentiated arguments that are containers, flattened to leaves and rebuilt.
+
+    ``flat_args`` holds the call's arguments with each selected container replaced by its
+    leaves; ``argnums`` the positions of the leaves; ``rebuild(flat)`` the original arguments;
+    ``group(per_leaf)`` turns one result per leaf back into one per selected argument.
+    """
+
+    def __init__(self, args, nums, single):
+        self.nums, self.single = nums, single
+        self.flat_args, self.argnums, self.layout = [], [], []
+        for j, a in enumerate(args):
+            if j in nums:
+                leaves, treedef = tree.flatten(a)
+                if not leaves:
+                    raise ValueError(f"argument {j} is an empty container: there is nothing to "
+                                     f"differentiate")
+                self.argnums.extend(range(len(self.flat_args), len(self.flat_args) + len(leaves)))
+                self.layout.append((j, treedef, len(leaves)))
+                self.flat_args.extend(leaves)
+            else:
+                self.layout.append((j, False, 1))
+                self.flat_args.append(a)
+        self.argnums = tuple(self.argnums)
+
+    @staticmethod
+    def present(args, nums):
+        """Whether any selected argument is a container (else the plain path runs)."""
+        return any(isinstance(args[i], (tuple, list, dict)) for i in nums)
+
+    def rebuild(self, flat):
+        args, k = [], 0
+        for j, treedef, n in self.layout:
+            args.append(flat[k] if treedef is False else tree.unflatten(treedef, flat[k:k + n]))
+            k += n
+        return args
+
+    def group(self, per_leaf):
+        groups, k = [], 0
+        for j, treedef, n in self.layout:
+            if treedef is not False:
+                groups.append(tree.unflatten(treedef, per_leaf[k:k + n]))
+                k += n
+        return groups[0] if self.single else tuple(groups)
