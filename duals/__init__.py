@@ -23,10 +23,22 @@ from .gradcheck import gradcheck
 from .debug import detect_anomaly
 from .checkpoint import checkpoint
 from . import testing  # noqa: F401
-from . import jit  # noqa: F401  (lets duals.Dual enter @numba.njit code)
 
 _operators.install()
 _tune_allocator()
+
+
+def __getattr__(name):
+    if name == "jit":  # compiled mode, loaded on first use (see _duals_numba.py)
+        import importlib
+        return importlib.import_module("duals.jit")
+    raise AttributeError(f"module 'duals' has no attribute {name!r}")
+
+
+import sys as _sys  # noqa: E402
+if "numba" in _sys.modules:  # a Numba user: load compiled mode now (Numba is already imported)
+    import _duals_numba
+    _duals_numba.init()
 
 __all__ = ["Dual", "Var", "no_grad", "stop_gradient", "jvp", "vjp", "grad", "value_and_grad",
            "jacfwd", "jacrev", "hessian", "hvp", "value_grad_hessian", "clear_cache",

@@ -10,7 +10,11 @@ each table entry under its table name (``fn.expit(x)``) for @njit code.
 >>> duals.jacfwd(numba.njit(lambda x: math.exp(2.0 * x)))(0.0)
 2.0
 """
-from ._types import DualType, dual_dtype, type_of_dtype, dtype_of_type
+from .compat import check as _check
+
+_check()  # before any extension is installed: an unsupported Numba gets one clear error
+
+from ._types import DualType, dual_dtype, type_of_dtype, dtype_of_type  # noqa: E402
 from . import rules as _rules
 from . import errors as _errors  # noqa: F401  (registers the error overloads)
 from . import arrays as _arrays  # noqa: F401  (registers the whole-array overloads)
