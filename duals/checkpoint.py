@@ -57,38 +57,10 @@ def _jvp_all(tangents, out, *args, fun):
     return np.zeros(lead + shape_of(out), dtype=np.result_type(_plain(out)))
 
 
-class _Pullback(dict):
-    """VJP rules for any number of arguments; one recomputation serves all of them."""
-
-    def __init__(self):
-        super().__init__()
-        self._last = None
-
-    def __bool__(self):
-        return True
-
-    def get(self, i, default=None):
-        return self[i]
-
-    def __missing__(self, i):
-        def rule(g, out, *args, fun):
-            key = (g, args)
-            last = self._last
-            if last is None or last[0][0] is not g or len(last[0][1]) != len(args) or any(
-                    a is not b for a, b in zip(last[0][1], args)):
-                self._last = last = (key, _recompute(g, out, args, fun))
-            cot = last[1][i]
-            if i == len(args) - 1:
-                self._last = None   # the walk asks for the arguments in order: done with this node
-            return cot
-        self[i] = rule
-        return rule
-
-
-def _recompute(g, out, args, fun):
-    """Cotangents of every argument: ``fun`` rerun on a fresh tape, ``g`` pulled back through it."""
+def _recompute(g, needed, out, args, fun):
+    """Cotangents of the needed arguments: ``fun`` rerun on a fresh tape, ``g`` pulled back through it."""
     trace = ReverseTrace(new_level())
-    leaves = [Var._leaf(a, trace) for a in args]
+    leaves = [Var._leaf(a, trace) if wanted else a for a, wanted in zip(args, needed)]
     y = fun(*leaves)
     again = y._value if type(y) is Var and y._trace is trace else y
     if not _same_value(_plain(again), _plain(out)):
@@ -100,7 +72,7 @@ def _recompute(g, out, args, fun):
     if not (type(y) is Var and y._trace is trace):
         return [None] * len(args)
     grads = backward([(y, g)], retain_graph=False)
-    return [grads.get(id(v)) for v in leaves]
+    return [grads.get(id(v)) if wanted else None for v, wanted in zip(leaves, needed)]
 
 
 def _same_value(a, b):
@@ -117,7 +89,7 @@ def _plain(x):
 
 
 checkpoint_p.jvp_all = _jvp_all
-checkpoint_p.vjps = _Pullback()
+checkpoint_p.vjp_all = lambda g, needed, out, *args, fun: _recompute(g, needed, out, args, fun)
 
 
 def checkpoint(f):

@@ -41,7 +41,7 @@ class Primitive:
     6.0
     """
 
-    __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "fused_jvp", "nondiff", "elementwise",
+    __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "fused_jvp", "nondiff", "elementwise",
                  "unreached", "__weakref__")
 
     def __init__(self, name, impl, nondiff=(), registry=None):
@@ -54,6 +54,9 @@ class Primitive:
         self.jvps = {}
         self.vjps = {}
         self.jvp_all = None     # optional rule(tangents, out, *args) taking every tangent at once
+        # optional rule(g, needed, out, *args) -> one cotangent (or None) per argument at once;
+        # ``needed[i]`` says whether argument i wants one (any number of arguments, one pass)
+        self.vjp_all = None
         self.fused_jvp = None   # optional fast path on plain arrays: (primals, tangents) -> (out, tangent)
         # positions of arguments that are never differentiated (masks, conditions)
         self.nondiff = frozenset(nondiff)

@@ -353,6 +353,10 @@ def backward(seeds, retain_graph=False, accumulate=False):
             if owner is not None:
                 owner.grad = g if owner.grad is None else add(owner.grad, g)
         prim = node.prim
+        every = None
+        if prim.vjp_all is not None:
+            needed = tuple(t is not None for t in node.inputs)
+            every = prim.vjp_all(g, needed, node.out, *node.args, **node.params)
         for i, target in enumerate(node.inputs):
             if target is None:
                 continue
@@ -363,13 +367,18 @@ def backward(seeds, retain_graph=False, accumulate=False):
                     f"in-place operation (version {box[0]}, expected {version}); compute on a "
                     f"copy, or do the update after backward()")
             rule = prim.vjps.get(i)
-            if rule is None:
+            if rule is None and every is None:
                 raise NotImplementedError(
                     f"primitive {prim.name!r} has no VJP rule for argument {i}; "
                     f"reverse mode cannot differentiate through it")
             wanted = type(target) is Node and (target.prim.elementwise or
                                                  target.prim.unreached is not None)
-            if prim.elementwise:
+            if every is not None:
+                gi = every[i]
+                z = None
+                if wanted and prim.unreached is not None:
+                    z = prim.unreached(i, mask, node.out, *node.args, **node.params)
+            elif prim.elementwise:
                 z = mask
                 if wanted and prim.unreached is not None:
                     z = _union(z, prim.unreached(i, mask, node.out, *node.args, **node.params))

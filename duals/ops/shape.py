@@ -299,35 +299,20 @@ def _plain_dtype(x):
     return np.dtype(x.dtype) if hasattr(x, "dtype") else np.result_type(x)
 
 
-def _concatenate_vjp(i):
-    def rule(g, out, *xs, axis):
-        axis = axis % ndim(out)
-        start = int(np.sum([_shape(x)[axis] for x in xs[:i]], dtype=int))
-        stop = start + _shape(xs[i])[axis]
+def _concatenate_vjp_all(g, needed, out, *xs, axis):
+    """The cotangent of each joined array: its slice of ``g`` along the axis."""
+    axis = axis % ndim(out)
+    cots, start = [], 0
+    for x, wanted in zip(xs, needed):
+        stop = start + _shape(x)[axis]
         index = (Ellipsis, slice(start, stop)) + (slice(None),) * (ndim(out) - axis - 1)
-        return getitem_p(g, index=index)
-    return rule
+        cots.append(getitem_p(g, index=index) if wanted else None)
+        start = stop
+    return cots
 
 
 concatenate_p.jvp_all = _concatenate_jvp_all
-
-
-class _AnyArg(dict):
-    """VJP rules for any number of concatenated arguments, made on demand."""
-
-    def __bool__(self):
-        return True
-
-    def get(self, i, default=None):
-        return self[i]
-
-    def __missing__(self, i):
-        rule = _concatenate_vjp(i)
-        self[i] = rule
-        return rule
-
-
-concatenate_p.vjps = _AnyArg()
+concatenate_p.vjp_all = _concatenate_vjp_all
 
 
 @export()
