@@ -18,6 +18,8 @@ from .ops import elementwise as _elementwise  # noqa: F401  (registers the primi
 from .ops import reductions as _reductions  # noqa: F401
 from .ops import shape as _shape  # noqa: F401
 from .ops import linalg as _linalg  # noqa: F401
+from .ops import einsum as _einsum  # noqa: F401
+from .ops import norms as _norms  # noqa: F401
 from .ops import special as _special  # noqa: F401
 
 linalg = _types.ModuleType("duals.numpy.linalg", "Differentiable numpy.linalg.")

@@ -1,0 +1,95 @@
+"""``linalg.norm`` of vectors (any order) and matrices (Frobenius, 1, inf and their negatives),
+composed from ``abs``, ``power``, ``sqrt`` and the reductions.
+
+Policy: the derivative is 0 at the zero vector (as ``abs'(0) = 0``), and orders built on
+``max``/``min`` split ties evenly, like ``max`` and ``min``.
+"""
+import numpy as np
+
+from . import export, ndim_of as ndim, normalize_axis, shape_of as shape
+from .elementwise import PRIMITIVES, power, select, sqrt
+from .linalg import _as_operand, _float_dtype, _plain, _traced
+from .shape import reshape
+from .reductions import max as _max, min as _min, sum as _sum
+
+_abs = PRIMITIVES["abs"]
+
+
+def _safe_root(s, p):
+    """``s ** (1/p)`` with derivative 0 where ``s == 0`` (the norm's policy at the zero vector)."""
+    zero = _plain(s) == 0
+    if not zero.any():
+        return sqrt(s) if p == 2 else power(s, 1.0 / p)
+    safe = select(zero, np.ones((), dtype=_float_dtype(s)), s)
+    root = sqrt(safe) if p == 2 else power(safe, 1.0 / p)
+    return select(zero, np.zeros((), dtype=_float_dtype(s)), root)
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    if ord is None or ord == 2:
+        return _safe_root(_sum(x * x, axis=axis, keepdims=keepdims), 2)
+    if isinstance(ord, str):
+        raise ValueError(f"linalg.norm: invalid norm order {ord!r} for vectors")
+    if ord == np.inf:
+        return _max(_abs(x), axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return _min(_abs(x), axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return np.sum(_plain(x) != 0, axis=axis, keepdims=keepdims).astype(_float_dtype(x))
+    if ord == 1:
+        return _sum(_abs(x), axis=axis, keepdims=keepdims)
+    return _safe_root(_sum(power(_abs(x), float(ord)), axis=axis, keepdims=keepdims), float(ord))
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    r, c = axes
+    if ord in (None, "fro", "f"):
+        out = _safe_root(_sum(x * x, axis=axes, keepdims=True), 2)
+    elif ord in (1, -1, np.inf, -np.inf):
+        inner_axis, outer_axis = (r, c) if ord in (1, -1) else (c, r)
+        reduce = _max if ord > 0 else _min
+        out = reduce(_sum(_abs(x), axis=inner_axis, keepdims=True), axis=outer_axis, keepdims=True)
+    elif ord in (2, -2, "nuc"):
+        raise NotImplementedError(f"linalg.norm: the matrix norm ord={ord!r} needs singular values, "
+                                  f"which duals does not differentiate; use ord='fro', 1 or inf")
+    else:
+        raise ValueError(f"linalg.norm: invalid norm order {ord!r} for matrices")
+    if keepdims:
+        return out
+    return reshape(out, tuple(n for i, n in enumerate(shape(x)) if i not in axes))
+
+
+@export("linalg.norm")
+def norm(x, ord=None, axis=None, keepdims=False):
+    """norm(x, ord=None, axis=None, keepdims=False): a vector or matrix norm, NumPy's conventions.
+
+    Vector orders: ``None``/2, 1, ``inf``, ``-inf``, 0 (a count, derivative zero) and any
+    ``p``; matrix orders: ``'fro'``, 1, -1, ``inf``, ``-inf`` (2, -2 and ``'nuc'`` raise).
+    At the zero vector (matrix) the derivative is 0, the minimum-norm subgradient, as
+    ``abs'(0) = 0``; ``inf``, ``-inf``, 1 and -1 split ties evenly, like ``max`` and ``min``.
+
+    >>> float(norm(np.array([3.0, 4.0])))
+    5.0
+    """
+    x = _as_operand(x)
+    if not _traced(x):
+        return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+    nd = ndim(x)
+    if axis is None:
+        if ord is None:
+            return _vector_norm(x, None, tuple(range(nd)), keepdims)
+        if nd not in (1, 2):
+            raise ValueError(f"linalg.norm: ord={ord!r} without axis needs a 1-D or 2-D array, "
+                             f"got shape {shape(x)}")
+        axis = tuple(range(nd))
+    if isinstance(axis, (int, np.integer)):
+        axis = (int(axis),)
+    axis = tuple(axis)
+    if len(axis) == 1:
+        return _vector_norm(x, ord, normalize_axis(axis, nd), keepdims)
+    if len(axis) == 2:
+        r, c = (int(a) % nd for a in axis)
+        if r == c:
+            raise ValueError(f"linalg.norm: duplicate axes {axis}")
+        return _matrix_norm(x, ord, (r, c), keepdims)
+    raise ValueError(f"linalg.norm: axis must name one or two axes, got {axis}")
