@@ -5,7 +5,6 @@ finite differences: the first derivative by each mode against differences of ``f
 second derivative by mode ``b`` over mode ``a`` against differences of the first
 derivative by mode ``a``, and so on.
 """
-import itertools
 
 import numpy as np
 
@@ -122,8 +121,3 @@ def _check(f, args, argnum, order, modes, path, atol, rtol, eps):
         what = f"check_grads: {' over '.join(reversed(path + (m,)))} derivative w.r.t. argument {argnum}"
         assert_close(jac(*args), expected, tol_a, tol_r, what)
         _check(jac, args, argnum, order - 1, modes, path + (m,), atol, rtol, eps)
-
-
-def mode_combinations(modes, order):
-    """mode_combinations(modes, order) -> the mode tuples ``check_grads`` exercises at ``order``."""
-    return list(itertools.product(modes, repeat=order))

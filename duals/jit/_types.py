@@ -91,11 +91,6 @@ class DualType(types.Type):
         return None
 
 
-def is_dual(t):
-    """is_dual(numba_type) -> bool."""
-    return isinstance(t, DualType)
-
-
 @register_model(DualType)
 class DualModel(models.StructModel):
     def __init__(self, dmm, fe_type):
