@@ -29,86 +29,132 @@ Policy at non-differentiable points (the same in every mode, tested):
   ``d/dx = 1``, ``d/dy = -(x // y)``; at a jump the derivative is that of the piece the
   value comes from (Python's and NumPy's rounding decides it).
 
-Adding an operation is one line here (plus a NumPy spelling in ``NUMPY_NAMES`` if its
-name differs); the tests iterate the registry, so it is tested automatically.
+Adding an operation is one :class:`Entry` in :data:`TABLE`: its value, one partial per
+argument, its NumPy spellings, where it lives in the namespace, and the interval the tests and
+the fuzzer sample it from. ``tests/test_table_entry.py`` proves it by adding an entry to a
+copy of this table and differentiating it in every mode.
 """
+from dataclasses import dataclass
 
-# name: (value, d value / dx)
-UNARY = {
-    "neg": ("-x", "-1.0"),
-    "square": ("x * x", "2.0 * x"),
-    "reciprocal": ("1.0 / x", "-(out * out)"),
-    "sqrt": ("sqrt(x)", "0.5 / out"),
-    "cbrt": ("cbrt(x)", "1.0 / (3.0 * out * out)"),
-    "exp": ("exp(x)", "out"),
-    "exp2": ("exp2(x)", "LN2 * out"),
-    "expm1": ("expm1(x)", "out + 1.0"),
-    "log": ("log(x)", "1.0 / x"),
-    "log2": ("log2(x)", "1.0 / (LN2 * x)"),
-    "log10": ("log10(x)", "1.0 / (LN10 * x)"),
-    "log1p": ("log1p(x)", "1.0 / (1.0 + x)"),
-    "sin": ("sin(x)", "cos(x)"),
-    "cos": ("cos(x)", "-sin(x)"),
-    "tan": ("tan(x)", "1.0 + out * out"),
-    "arcsin": ("arcsin(x)", "1.0 / sqrt(1.0 - x * x)"),
-    "arccos": ("arccos(x)", "-1.0 / sqrt(1.0 - x * x)"),
-    "arctan": ("arctan(x)", "1.0 / (1.0 + x * x)"),
-    "sinh": ("sinh(x)", "cosh(x)"),
-    "cosh": ("cosh(x)", "sinh(x)"),
-    "tanh": ("tanh(x)", "1.0 - out * out"),
-    "arcsinh": ("arcsinh(x)", "1.0 / sqrt(x * x + 1.0)"),
-    "arccosh": ("arccosh(x)", "1.0 / sqrt(x * x - 1.0)"),
-    "arctanh": ("arctanh(x)", "1.0 / (1.0 - x * x)"),
-    "abs": ("abs(x)", "sign(x)"),
-    "sign": ("sign(x)", "0.0"),
-    "erf": ("erf(x)", "TWO_OVER_SQRT_PI * exp(-(x * x))"),
-    "erfc": ("erfc(x)", "-TWO_OVER_SQRT_PI * exp(-(x * x))"),
-    "expit": ("expit(x)", "out * (1.0 - out)"),
+
+@dataclass(frozen=True)
+class Entry:
+    """Entry(value, partials, ...): one element-wise function and everything generated from it.
+
+    ``value`` and ``partials`` (one formula per argument) are written over :data:`VOCABULARY`;
+    ``numpy`` lists NumPy's spellings when they differ from the table name, ``submodule`` puts
+    the function under ``duals.numpy.<submodule>``; ``domain`` is the interval where tests and
+    the fuzzer sample it (the function is smooth inside), ``away_from_zero`` samples
+    ``±[0.3, hi]`` instead; ``discontinuous`` marks jumps (finite differences fail across them);
+    ``selecting`` marks a partial whose zero means "this argument is not the one selected".
+    """
+    value: str
+    partials: tuple
+    numpy: tuple = ()
+    submodule: str = None
+    domain: tuple = (-2.0, 2.0)
+    away_from_zero: bool = False
+    discontinuous: bool = False
+    selecting: bool = False
+
+    @property
+    def arity(self):
+        return len(self.partials)
+
+
+def unary(value, partial, **facts):
+    return Entry(value, (partial,), **facts)
+
+
+def binary(value, dx, dy, **facts):
+    return Entry(value, (dx, dy), **facts)
+
+
+POSITIVE = (0.2, 3.0)
+OPEN_UNIT = (-0.9, 0.9)
+
+TABLE = {
+    "neg": unary("-x", "-1.0", numpy=("negative",)),
+    "square": unary("x * x", "2.0 * x"),
+    "reciprocal": unary("1.0 / x", "-(out * out)", domain=(0.3, 2.0), away_from_zero=True),
+    "sqrt": unary("sqrt(x)", "0.5 / out", domain=POSITIVE),
+    "cbrt": unary("cbrt(x)", "1.0 / (3.0 * out * out)", domain=POSITIVE),
+    "exp": unary("exp(x)", "out"),
+    "exp2": unary("exp2(x)", "LN2 * out"),
+    "expm1": unary("expm1(x)", "out + 1.0"),
+    "log": unary("log(x)", "1.0 / x", domain=POSITIVE),
+    "log2": unary("log2(x)", "1.0 / (LN2 * x)", domain=POSITIVE),
+    "log10": unary("log10(x)", "1.0 / (LN10 * x)", domain=POSITIVE),
+    "log1p": unary("log1p(x)", "1.0 / (1.0 + x)", domain=(-0.5, 2.0)),
+    "sin": unary("sin(x)", "cos(x)"),
+    "cos": unary("cos(x)", "-sin(x)"),
+    "tan": unary("tan(x)", "1.0 + out * out", domain=(-1.2, 1.2)),
+    "arcsin": unary("arcsin(x)", "1.0 / sqrt(1.0 - x * x)", domain=OPEN_UNIT),
+    "arccos": unary("arccos(x)", "-1.0 / sqrt(1.0 - x * x)", domain=OPEN_UNIT),
+    "arctan": unary("arctan(x)", "1.0 / (1.0 + x * x)"),
+    "sinh": unary("sinh(x)", "cosh(x)"),
+    "cosh": unary("cosh(x)", "sinh(x)"),
+    "tanh": unary("tanh(x)", "1.0 - out * out"),
+    "arcsinh": unary("arcsinh(x)", "1.0 / sqrt(x * x + 1.0)"),
+    "arccosh": unary("arccosh(x)", "1.0 / sqrt(x * x - 1.0)", domain=(1.2, 3.0)),
+    "arctanh": unary("arctanh(x)", "1.0 / (1.0 - x * x)", domain=OPEN_UNIT),
+    "abs": unary("abs(x)", "sign(x)", numpy=("abs", "absolute", "fabs"), away_from_zero=True),
+    "sign": unary("sign(x)", "0.0", away_from_zero=True, discontinuous=True),
+    "erf": unary("erf(x)", "TWO_OVER_SQRT_PI * exp(-(x * x))", submodule="special"),
+    "erfc": unary("erfc(x)", "-TWO_OVER_SQRT_PI * exp(-(x * x))", submodule="special"),
+    "expit": unary("expit(x)", "out * (1.0 - out)", submodule="special"),
+
+    "add": binary("x + y", "1.0", "1.0", numpy=("add",)),
+    "sub": binary("x - y", "1.0", "-1.0", numpy=("subtract",)),
+    "mul": binary("x * y", "y", "x", numpy=("multiply",)),
+    "div": binary("x / y", "1.0 / y", "-(out / y)", numpy=("divide", "true_divide"),
+                  domain=(0.3, 2.0)),
+    "pow": binary("x ** y",
+                  "where(y == 0.0, 0.0, y * x ** (y - 1.0))",
+                  "where(x == 0.0, 0.0, out * log(x))", numpy=("power", "float_power"),
+                  domain=(0.3, 2.0)),
+    "maximum": binary("maximum(x, y)",
+                      "where(x > y, 1.0, where(x == y, 0.5, 0.0))",
+                      "where(y > x, 1.0, where(x == y, 0.5, 0.0))", selecting=True),
+    "minimum": binary("minimum(x, y)",
+                      "where(x < y, 1.0, where(x == y, 0.5, 0.0))",
+                      "where(y < x, 1.0, where(x == y, 0.5, 0.0))", selecting=True),
+    "arctan2": binary("arctan2(x, y)", "y / (x * x + y * y)", "-(x / (x * x + y * y))",
+                      domain=(0.3, 2.0)),
+    "hypot": binary("hypot(x, y)", "x / out", "y / out", domain=(0.3, 2.0)),
+    "logaddexp": binary("logaddexp(x, y)", "exp(x - out)", "exp(y - out)"),
+    "floor_divide": binary("floor_divide(x, y)", "0.0", "0.0", domain=(0.3, 2.0),
+                           discontinuous=True),
+    "mod": binary("mod(x, y)", "1.0", "-floor_divide(x, y)", numpy=("mod", "remainder"),
+                  domain=(0.3, 2.0), discontinuous=True),
 }
 
-# name: (value, d value / dx, d value / dy)
-BINARY = {
-    "add": ("x + y", "1.0", "1.0"),
-    "sub": ("x - y", "1.0", "-1.0"),
-    "mul": ("x * y", "y", "x"),
-    "div": ("x / y", "1.0 / y", "-(out / y)"),
-    "pow": ("x ** y",
-            "where(y == 0.0, 0.0, y * x ** (y - 1.0))",
-            "where(x == 0.0, 0.0, out * log(x))"),
-    "maximum": ("maximum(x, y)",
-                "where(x > y, 1.0, where(x == y, 0.5, 0.0))",
-                "where(y > x, 1.0, where(x == y, 0.5, 0.0))"),
-    "minimum": ("minimum(x, y)",
-                "where(x < y, 1.0, where(x == y, 0.5, 0.0))",
-                "where(y < x, 1.0, where(x == y, 0.5, 0.0))"),
-    "arctan2": ("arctan2(x, y)", "y / (x * x + y * y)", "-(x / (x * x + y * y))"),
-    "hypot": ("hypot(x, y)", "x / out", "y / out"),
-    "logaddexp": ("logaddexp(x, y)", "exp(x - out)", "exp(y - out)"),
-    "floor_divide": ("floor_divide(x, y)", "0.0", "0.0"),
-    "mod": ("mod(x, y)", "1.0", "-floor_divide(x, y)"),
-}
+# Views of the table in the shapes the generators read; refresh() rebuilds them after an edit.
+UNARY = {}            # name: (value, d value / dx)
+BINARY = {}           # name: (value, d value / dx, d value / dy)
+NUMPY_NAMES = {}      # name: NumPy spellings, where they differ from the name
+SUBMODULE = {}        # name: "special" for duals.numpy.special.<name>
+DISCONTINUOUS = set()
+SELECTING = set()
 
-# entries whose zero partial means "this argument is not the one selected" (the branch not
-# taken): that contribution is exactly zero even for an infinite or NaN (co)tangent
-SELECTING = {"maximum", "minimum"}
 
-# entries with jumps: derivatives hold between them, finite differences fail across them
-DISCONTINUOUS = {"sign", "floor_divide", "mod"}
+def refresh():
+    """refresh(): rebuild the views of :data:`TABLE` (after adding an entry to it)."""
+    UNARY.clear(), BINARY.clear(), NUMPY_NAMES.clear(), SUBMODULE.clear()
+    DISCONTINUOUS.clear(), SELECTING.clear()
+    for name, entry in TABLE.items():
+        (UNARY if entry.arity == 1 else BINARY)[name] = (entry.value,) + tuple(entry.partials)
+        if entry.numpy:
+            NUMPY_NAMES[name] = tuple(entry.numpy)
+        if entry.submodule:
+            SUBMODULE[name] = entry.submodule
+        if entry.discontinuous:
+            DISCONTINUOUS.add(name)
+        if entry.selecting:
+            SELECTING.add(name)
 
-# the NumPy name of each primitive whose name differs (for dnp.* and __array_ufunc__)
-NUMPY_NAMES = {
-    "neg": ("negative",),
-    "add": ("add",),
-    "sub": ("subtract",),
-    "mul": ("multiply",),
-    "div": ("divide", "true_divide"),
-    "pow": ("power", "float_power"),
-    "abs": ("abs", "absolute", "fabs"),
-    "mod": ("mod", "remainder"),
-}
 
-# where each primitive lives in the public namespace when not at the top of duals.numpy
-SUBMODULE = {"erf": "special", "erfc": "special", "expit": "special"}
+refresh()
 
 # functions that formulas may call, besides + - * / ** and comparisons
 VOCABULARY = (

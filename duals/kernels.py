@@ -163,12 +163,23 @@ def generate_source():
     >>> "def sin_jvp" in generate_source()
     True
     """
-    parts = [_HEADER]
+    parts = [_HEADER, f"# vocabulary {_vocabulary_digest()}\n"]
     for name, (value, deriv) in derivatives.UNARY.items():
         parts.append(_UNARY_TEMPLATE.format(name=name, value=value, deriv=deriv))
     for name, (value, dx, dy) in derivatives.BINARY.items():
         parts.append(_BINARY_TEMPLATE.format(name=name, value=value, dx=dx, dy=dy))
     return "\n".join(parts)
+
+
+def _vocabulary_digest():
+    """A digest of the compiled vocabulary's sources: Numba's cache does not see a change in a
+    module the kernels import, so it is written into the kernel source (and so its file name)."""
+    here = os.path.dirname(__file__)
+    h = hashlib.sha256()
+    for name in ("_scalar.py", "_python_scalar.py"):
+        with open(os.path.join(here, name), "rb") as handle:
+            h.update(handle.read())
+    return h.hexdigest()[:16]
 
 
 def cache_dir():

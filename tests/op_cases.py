@@ -2,7 +2,8 @@
 
 Each :class:`Case` is a function of one or more arrays, the shapes of its arguments, the
 interval its inputs are drawn from, and the primitives it exercises. Element-wise cases
-are generated from ``duals.derivatives`` itself, so a new line there is tested at once;
+are generated from ``duals.derivatives`` itself (formulas and sampling domains), so a new
+entry there is tested at once;
 other families list their cases here or in ``tests/op_cases_<family>.py`` (every such
 module's ``CASES`` list is collected). ``test_ops.py`` fails if a registered primitive is
 covered by no case.
@@ -50,15 +51,10 @@ class Case:
 
 # ---------------------------------------------------------------- element-wise, from the table
 
-UNARY_DOMAIN = {
-    "sqrt": (0.2, 3.0), "cbrt": (0.2, 3.0), "log": (0.2, 3.0), "log2": (0.2, 3.0),
-    "log10": (0.2, 3.0), "log1p": (-0.5, 2.0), "reciprocal": (0.3, 2.0),
-    "arcsin": (-0.9, 0.9), "arccos": (-0.9, 0.9), "arctanh": (-0.9, 0.9),
-    "arccosh": (1.2, 3.0), "tan": (-1.2, 1.2),
-}
-UNARY_AWAY_FROM_ZERO = {"abs", "sign", "reciprocal"}
-BINARY_DOMAIN = {"pow": (0.3, 2.0), "div": (0.3, 2.0), "hypot": (0.3, 2.0), "arctan2": (0.3, 2.0),
-                 "floor_divide": (0.3, 2.0), "mod": (0.3, 2.0)}
+# where each entry is sampled: read from its record in the table
+UNARY_DOMAIN = {n: e.domain for n, e in derivatives.TABLE.items() if e.arity == 1}
+UNARY_AWAY_FROM_ZERO = {n for n, e in derivatives.TABLE.items() if e.away_from_zero}
+BINARY_DOMAIN = {n: e.domain for n, e in derivatives.TABLE.items() if e.arity == 2}
 UNARY_SHAPES = [(), (3,), (2, 3)]
 BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3))]
 
