@@ -14,7 +14,7 @@ hooks are ``core.bind`` (values computed on plain arrays), ``JVPTrace.process`` 
 value-and-tangent kernels and rule results), ``Node.__init__`` (creation sites) and the
 backward walk (each rule's cotangent). When a NaN is first produced inside a derivative
 rule (``0.5 / out`` in ``sqrt``'s rule at 0), the error names the primitive whose rule was
-running, found by walking the interpreter frames on the Python stack.
+running: the interpreters report each step to the checker explicitly (``within``/``now``).
 """
 import contextlib
 import os
@@ -92,6 +92,26 @@ class _Checker:
 
     def __init__(self):
         self.sites = weakref.WeakKeyDictionary()   # Node -> creation site
+        # what the interpreters are doing, outermost first: [kind, prim, node, caller's frame];
+        # kind is "forward"/"tangent" (JVPTrace), "record" (ReverseTrace), "walk"/"cotangent"
+        self.running = []
+
+    # -- the context the interpreters report explicitly ---------------------------------------
+    def within(self, kind, prim, node, func, *args):
+        """Run ``func(*args)`` as an interpreter step of ``kind`` on ``prim`` (or ``node``)."""
+        self.running.append([kind, prim, node, sys._getframe(2)])
+        try:
+            return func(*args)
+        finally:
+            self.running.pop()
+
+    def now(self, kind, node=None):
+        """The innermost interpreter step moves on: its primal is done (``"tangent"``), or the
+        walk reached ``node`` (``"cotangent"``)."""
+        top = self.running[-1]
+        top[0] = kind
+        if node is not None:
+            top[1], top[2] = node.prim, node
 
     # -- hooks -------------------------------------------------------------------
     def impl(self, prim, args, params):
@@ -152,27 +172,11 @@ class _Checker:
                      "(a point where the function is not differentiable, like sqrt or log at 0)")
         raise AnomalyError(text, prim.name, mode, kind, where)
 
-    @staticmethod
-    def _context(frame):
-        """The outermost derivative rule running on the stack, and the modes active."""
-        from . import forward, reverse
-        jvp_code = forward.JVPTrace.process.__code__
-        record_code = reverse.ReverseTrace.process.__code__
-        walk_code = reverse.backward.__code__
+    def _context(self, frame):
+        """The outermost derivative rule running, and the modes active (from ``running``)."""
         outer, modes = None, set()
-        while frame is not None:
-            code = frame.f_code
-            if code is jvp_code:
-                modes.add("forward")
-                local = frame.f_locals
-                if "out" in local:   # the primal is computed: the JVP rules are running
-                    outer = ("tangent", local["prim"], None, frame)
-            elif code is record_code:
-                modes.add("reverse")
-            elif code is walk_code:
-                modes.add("reverse")
-                node = frame.f_locals.get("node")
-                if node is not None:
-                    outer = ("cotangent", node.prim, node, frame)
-            frame = frame.f_back
+        for kind, prim, node, caller in self.running:
+            modes.add("forward" if kind in ("forward", "tangent") else "reverse")
+            if outer is None and kind in ("tangent", "cotangent"):
+                outer = (kind, prim, node, caller)
         return outer, modes

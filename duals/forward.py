@@ -22,6 +22,11 @@ class JVPTrace(Trace):
         self.lanes = lanes
 
     def process(self, prim, args, params):
+        if _core.ANOMALY is not None:  # tell detect_anomaly which rule runs (explicit context)
+            return _core.ANOMALY.within("forward", prim, None, self._interpret, prim, args, params)
+        return self._interpret(prim, args, params)
+
+    def _interpret(self, prim, args, params):
         primals = []
         tangents = []
         raw = True
@@ -40,6 +45,8 @@ class JVPTrace(Trace):
                 _core.ANOMALY.forward(prim, primals, out, tangent)
             return Dual._new(out, tangent, self)
         out = bind(prim, *primals, **params)
+        if _core.ANOMALY is not None:
+            _core.ANOMALY.now("tangent")   # the primal is computed: the JVP rules run
         if prim.jvp_all is not None:
             return Dual._new(out, prim.jvp_all(tangents, out, *primals, **params), self)
         tangent = None

@@ -49,6 +49,11 @@ class ReverseTrace(Trace):
         self.imperative = imperative
 
     def process(self, prim, args, params):
+        if _core.ANOMALY is not None:
+            return _core.ANOMALY.within("record", prim, None, self._record, prim, args, params)
+        return self._record(prim, args, params)
+
+    def _record(self, prim, args, params):
         values = []
         inputs = []
         versions = []
@@ -322,6 +327,12 @@ def backward(seeds, retain_graph=False, accumulate=False):
     cotangents are added into ``leaf.grad`` (the ``Var.backward`` behaviour); otherwise
     they are returned keyed by ``id(leaf)``.
     """
+    if _core.ANOMALY is not None:
+        return _core.ANOMALY.within("walk", None, None, _walk, seeds, retain_graph, accumulate)
+    return _walk(seeds, retain_graph, accumulate)
+
+
+def _walk(seeds, retain_graph, accumulate):
     from .ops.elementwise import add
     cot = {}
     unreached = {}  # id(target) -> entries of its cotangent that are zero by structure
@@ -343,6 +354,8 @@ def backward(seeds, retain_graph=False, accumulate=False):
             continue
         mask = unreached.pop(id(item), None)
         node = item
+        if _core.ANOMALY is not None:
+            _core.ANOMALY.now("cotangent", node)   # this node's VJP rules run
         if node.out_version is not None and node.out_version[0] != 0:
             raise RuntimeError(
                 f"the value computed by {node.name} was modified in place after it was recorded "
