@@ -1,18 +1,28 @@
 """Derivative checks for users who write their own rules, and for the library's own tests.
 
-:func:`check_grads` compares every combination of modes up to ``order`` with central
-finite differences: the first derivative by each mode against differences of ``f``, the
-second derivative by mode ``b`` over mode ``a`` against differences of the first
-derivative by mode ``a``, and so on.
+:func:`check_grads` is the one checker. At first order it compares the Jacobian of each mode
+with the other mode and with central finite differences and, on a mismatch, says which entry
+is worst, which of the three is the odd one out, and whether ``f`` has a kink or a jump there
+(``duals.gradcheck`` is this first order, the short form). Each higher order compares mode
+``b`` over mode ``a`` with differences of the derivative by mode ``a``, and so on.
 """
 
 import numpy as np
 
-from . import transforms
+from . import transforms, tree
 
-__all__ = ["check_grads", "numerical_jacobian", "assert_close", "worst_entry"]
+__all__ = ["check_grads", "numerical_jacobian", "assert_close", "worst_entry", "GradcheckError"]
 
 _MODES = {"fwd": transforms.jacfwd, "rev": transforms.jacrev}
+_NAMES = {"fwd": "jacfwd", "rev": "jacrev"}
+
+# default (atol, rtol) of the first order against finite differences, by input precision
+_FD_TOL = {np.dtype(np.float64): (1e-6, 1e-5), np.dtype(np.float32): (2e-3, 2e-2),
+           np.dtype(np.float16): (5e-2, 2e-1)}
+
+
+class GradcheckError(AssertionError):
+    """GradcheckError: the derivatives of ``f`` disagree; the message names the worst entry."""
 
 
 def _as_float64(x):
@@ -89,23 +99,138 @@ def assert_close(actual, expected, atol, rtol, what):
             f"{w['bad']} of {w['size']} entries out of tolerance")
 
 
-def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, eps=None):
+def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, eps=None,
+                who="check_grads"):
     """check_grads(f, args, order=2, modes=("fwd", "rev")): every mode combination against finite differences.
 
-    Raises ``AssertionError`` naming the modes, the argument and the worst entry; returns
+    ``f`` returns an array or a tuple/list/dict of arrays (first order) or an array (higher
+    orders). The difference step is ``eps · max(1, |x|)``, ``eps`` the cube root of the input
+    dtype's machine epsilon; first-order ``atol``/``rtol`` default by dtype (1e-6/1e-5 for
+    float64, 2e-3/2e-2 for float32) and loosen by 10^1.5 per further order; the exact modes
+    are held to ``sqrt(machine epsilon)`` against each other. Raises :class:`GradcheckError`
+    (an ``AssertionError``) naming the modes, the argument and the worst entry; returns
     ``True`` when everything agrees.
 
     >>> import numpy as np
     >>> check_grads(np.sin, (np.array([0.1, 0.7]),), order=2)
     True
     """
-    args = tuple(_as_float64(a) for a in args)
+    if not args:
+        raise TypeError(f"{who}: give at least one argument to differentiate at")
     for m in modes:
         if m not in _MODES:
-            raise ValueError(f"check_grads: unknown mode {m!r}; use 'fwd' and/or 'rev'")
-    for argnum in range(len(args)):
-        _check(f, args, argnum, order, modes, (), atol, rtol, eps)
+            raise ValueError(f"{who}: unknown mode {m!r}; use 'fwd' and/or 'rev'")
+    args = tuple(_checked_input(a, i, who) for i, a in enumerate(args))
+    fd_dtype = np.result_type(*args)
+    low = max((np.dtype(a.dtype) for a in args), key=lambda d: np.finfo(d).eps)
+    d_atol, d_rtol = _FD_TOL.get(low, (1e-6, 1e-5))
+    first_atol = d_atol if atol is None else float(atol)
+    first_rtol = d_rtol if rtol is None else float(rtol)
+    ad_tol = float(np.sqrt(np.finfo(low).eps))
+    leaves, treedef = tree.flatten(f(*args))
+    for k, y in enumerate(leaves):
+        if np.asarray(y).dtype.kind not in "fiu":
+            raise TypeError(f"{who}: output {k} of f has dtype {np.asarray(y).dtype}; "
+                            f"return real float arrays")
+        single = treedef is None
+
+        def fk(*a, k=k, single=single):
+            out = f(*a)
+            return out if single else tree.flatten(out)[0][k]
+
+        for i in range(len(args)):
+            where = f"d f/d(argument {i})" if single else f"d(output {k})/d(argument {i})"
+            _first_order(fk, args, i, where, modes, eps, first_atol, first_rtol, ad_tol,
+                         fd_dtype, who)
+            for m in modes if order > 1 else ():
+                _check(_MODES[m](fk, argnums=i), args, i, order - 1, modes, (m,), atol, rtol, eps)
     return True
+
+
+def _checked_input(a, i, who):
+    if hasattr(a, "_trace"):
+        raise TypeError(f"{who}: argument {i} is a traced value; call {who} on plain "
+                        f"floats or arrays (outside jvp/grad)")
+    arr = np.asarray(a)
+    kind = arr.dtype.kind
+    if kind in "iub":
+        raise TypeError(
+            f"{who}: argument {i} has dtype {arr.dtype}; derivatives and finite "
+            f"differences need float inputs. Pass a float (2.0, not 2) or "
+            f"np.asarray(x, dtype=float); to hold an integer fixed, close over it: "
+            f"{who}(lambda x: f(x, n), x)")
+    if kind != "f":
+        raise TypeError(f"{who}: argument {i} has dtype {arr.dtype}; pass real float "
+                        f"arrays (duals differentiates real-valued code only)")
+    return arr[()] if arr.ndim == 0 else arr
+
+
+def _first_order(f, args, i, where, modes, eps, atol, rtol, ad_tol, fd_dtype, who):
+    """Each mode's Jacobian against the other mode and central differences, with a diagnosis."""
+    jacs = {_NAMES[m]: np.asarray(_MODES[m](f, argnums=i)(*args), dtype=np.float64) for m in modes}
+    step = eps if eps is not None else np.finfo(np.asarray(args[i]).dtype).eps ** (1 / 3)
+    num = numerical_jacobian(f, args, i, eps=step, dtype=fd_dtype)
+    if any(j.shape != num.shape for j in jacs.values()):
+        shapes = ", ".join(f"{name} has shape {j.shape}" for name, j in jacs.items())
+        raise GradcheckError(f"{who} {where}: {shapes}, finite differences {num.shape}; a rule "
+                             f"returned a wrongly shaped derivative")
+    out_nd = num.ndim - np.ndim(args[i])
+
+    def values(idx):
+        return ", ".join([f"{name} {_v(j[idx])}" for name, j in jacs.items()]
+                         + [f"finite differences {_v(num[idx])}"])
+
+    for name, jac in jacs.items():
+        bad = ~np.isfinite(jac)
+        if bad.any():
+            # an infinite derivative is the cause; NaNs are often inf · 0 in the other lanes
+            pick = np.isinf(jac) if np.isinf(jac).any() else bad
+            idx = tuple(int(j) for j in np.argwhere(pick)[0])
+            raise GradcheckError(
+                f"{who} {where}: {name} is {_v(jac[idx])} at {_at(idx, out_nd)} ({values(idx)}): "
+                f"f is not differentiable at this point (an infinite or undefined derivative, "
+                f"e.g. sqrt or log at 0, or f itself is not finite); check a point inside the domain")
+
+    gaps = _kinks(f, args, i, step, fd_dtype, atol, rtol, num)
+    if gaps is not None:
+        idx, left, right = gaps
+        raise GradcheckError(
+            f"{who} {where}: f is not differentiable at this point: at {_at(idx, out_nd)} "
+            f"the one-sided differences are {left:.6g} (left) and {right:.6g} (right) and stay "
+            f"apart as the step shrinks (a kink or jump such as abs(0), a max/min tie or a "
+            f"branch); there {values(idx).replace('finite', 'central finite')}. Check the "
+            f"derivative at a point where f is smooth")
+
+    fd_gaps = {name: worst_entry(j, num, atol, rtol) for name, j in jacs.items()}
+    checks = [(f"{name} vs finite differences", w, atol, rtol) for name, w in fd_gaps.items()]
+    ad = None
+    if len(jacs) == 2:
+        ad = worst_entry(jacs["jacrev"], jacs["jacfwd"], ad_tol, ad_tol)
+        checks.insert(0, ("jacfwd vs jacrev", ad, ad_tol, ad_tol))
+    failed = [c for c in checks if c[1] is not None]
+    if not failed:
+        return
+    label, w, a_tol, r_tol = max(failed, key=lambda c: c[1]["excess"])
+    idx = w["index"]
+    tolerance = (f"|diff| {w['err']:.3g} > tolerance {w['bound']:.3g} "
+                 f"(atol {a_tol:g} + rtol {r_tol:g}·|reference|)")
+    count = f"{w['bad']} of {w['size']} entries out of tolerance"
+    if ad is not None:
+        fwd_ok, rev_ok = fd_gaps["jacfwd"] is None, fd_gaps["jacrev"] is None
+        culprit = ("; jacfwd matches finite differences, so a VJP rule is wrong" if fwd_ok and not rev_ok
+                   else "; jacrev matches finite differences, so a JVP rule is wrong" if rev_ok and not fwd_ok
+                   else "")
+        hint = ("jacfwd and jacrev disagree, so a JVP rule and its VJP rule are not transposes "
+                "of each other (or one mishandles the leading lane axes)" + culprit)
+    elif len(jacs) == 2:
+        hint = ("jacfwd and jacrev agree with each other but not with finite differences: a "
+                "derivative rule is probably wrong (or pass a larger atol/rtol if f is badly "
+                "conditioned here)")
+    else:
+        hint = ("the derivative disagrees with finite differences: a derivative rule is probably "
+                "wrong (or pass a larger atol/rtol if f is badly conditioned here)")
+    raise GradcheckError(f"{who} {where}: {label} mismatch at {_at(idx, out_nd)}: {values(idx)}; "
+                         f"{tolerance}; {count}. {hint}")
 
 
 def _check(f, args, argnum, order, modes, path, atol, rtol, eps):
@@ -121,3 +246,49 @@ def _check(f, args, argnum, order, modes, path, atol, rtol, eps):
         what = f"check_grads: {' over '.join(reversed(path + (m,)))} derivative w.r.t. argument {argnum}"
         assert_close(jac(*args), expected, tol_a, tol_r, what)
         _check(jac, args, argnum, order - 1, modes, path + (m,), atol, rtol, eps)
+
+
+def _v(x):
+    return repr(float(x))
+
+
+def _at(idx, out_nd):
+    return f"output index {tuple(idx[:out_nd])}, input index {tuple(idx[out_nd:])}"
+
+
+def _kinks(f, args, i, eps, dtype, atol, rtol, central):
+    """None, or (index, left, right) of the entry whose one-sided differences stay furthest apart.
+
+    For smooth ``f`` the gap between the right and the left difference is ``h·|f''|`` and
+    shrinks with the step ``h``; at a kink or a jump it does not.
+    """
+    args = [np.asarray(a, dtype=dtype) for a in args]
+    x = args[i]
+
+    def value(k, delta):
+        moved = x.copy()
+        moved.reshape(-1)[k] += delta
+        return np.asarray(f(*(args[:i] + [moved] + args[i + 1:])), dtype=np.float64)
+
+    center = np.asarray(f(*args), dtype=np.float64)
+    tiny = np.finfo(dtype).eps
+    worst = None
+    for k in range(x.size):
+        h = eps * max(1.0, abs(float(x.reshape(-1)[k])))
+        sides = []
+        for step in (h, h / 8):
+            right = (value(k, step) - center) / step
+            left = (center - value(k, -step)) / step
+            sides.append((left, right, np.abs(right - left)))
+        slope = np.abs(np.take(central.reshape(center.shape + (-1,)), k, axis=-1))
+        # tolerance of the comparison, plus the rounding noise of the smaller step
+        scale = atol + rtol * slope + 100 * tiny * (np.abs(center) + 1.0) / (h / 8)
+        kink = (sides[0][2] > scale) & (sides[1][2] > 0.5 * sides[0][2])
+        if kink.any():
+            ratio = np.where(kink, sides[1][2] / scale, -1.0)
+            j = np.unravel_index(int(np.argmax(ratio)), ratio.shape) if ratio.ndim else ()
+            if worst is None or ratio[j] > worst[0]:
+                in_idx = np.unravel_index(k, x.shape) if x.ndim else ()
+                idx = tuple(int(a) for a in j) + tuple(int(a) for a in in_idx)
+                worst = (ratio[j], idx, float(sides[1][0][j]), float(sides[1][1][j]))
+    return None if worst is None else worst[1:]
