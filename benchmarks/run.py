@@ -69,7 +69,13 @@ def main(argv=None):
     parser.add_argument("--json", help="write the raw results here")
     parser.add_argument("--repeats", type=int, help="timed turns per entry (default 7)")
     parser.add_argument("--min-time", type=float, help="seconds per turn (default 0.05)")
+    parser.add_argument("--tune-allocator", action="store_true",
+                        help="call duals.tune_allocator() first (process-wide glibc setting; "
+                             "python -m benchmarks.alloc_effect measures what it buys)")
     args = parser.parse_args(argv)
+    if args.tune_allocator:
+        import duals
+        duals.tune_allocator()
     settings = QUICK if args.quick else Settings()
     if args.repeats:
         settings.repeats = args.repeats
@@ -80,7 +86,7 @@ def main(argv=None):
     elapsed = time.perf_counter() - start
     meta = report.machine()
     meta.update(command="python -m benchmarks.run " + " ".join(argv if argv is not None else sys.argv[1:]),
-                quick=args.quick, repeats=settings.repeats, min_time_s=settings.min_time,
+                quick=args.quick, tuned_allocator=args.tune_allocator, repeats=settings.repeats, min_time_s=settings.min_time,
                 elapsed_s=elapsed, notes=extra["notes"])
     print(report.table(records))
     print()

@@ -8,7 +8,7 @@ composable transformations on top of both.
 [1.0, 1.0]
 """
 from ._version import __version__
-from ._memory import tune_allocator as _tune_allocator
+from ._memory import tune_allocator
 from . import numpy  # noqa: F401  (registers every primitive)
 from . import _operators
 from .forward import Dual
@@ -25,7 +25,6 @@ from .checkpoint import checkpoint
 from . import testing  # noqa: F401
 
 _operators.install()
-_tune_allocator()
 
 
 def __getattr__(name):
@@ -43,4 +42,4 @@ if "numba" in _sys.modules:  # a Numba user: load compiled mode now (Numba is al
 __all__ = ["Dual", "Var", "no_grad", "stop_gradient", "jvp", "vjp", "grad", "value_and_grad",
            "jacfwd", "jacrev", "hessian", "hvp", "value_grad_hessian", "clear_cache",
            "numpy", "special", "__version__", "gradcheck", "detect_anomaly", "checkpoint",
-           "extend", "testing", "jit"]
+           "extend", "testing", "jit", "tune_allocator"]

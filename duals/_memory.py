@@ -4,12 +4,14 @@ Derivative arrays are large and short-lived: a Hessian sweep allocates and frees
 few hundred-kilobyte tangent blocks many times. glibc serves blocks above its mmap
 threshold (128 KiB at first) with fresh ``mmap`` pages, so every such array is
 page-faulted in again, which measured three to four times slower than the arithmetic
-itself (``benchmarks``: Rosenbrock Hessian, n = 300). Raising the thresholds once at
-import keeps those blocks in the heap for reuse. Set ``DUALS_MALLOC_TUNING=0`` to keep
-the C library's defaults.
+itself. Raising the thresholds keeps those blocks in the heap for reuse.
+
+This changes the allocator of the whole process, so duals never does it by itself: call
+:func:`tune_allocator` once if you want it. ``python -m benchmarks.alloc_effect`` measures it:
+on this project's 2-core machine the gradient of Rosenbrock at n = 10⁵ took 1.4 ms instead of
+3.0 ms and a Hessian-vector product there 3.8 ms instead of 6.6 ms.
 """
 import ctypes
-import os
 import sys
 
 _M_TRIM_THRESHOLD = -1
@@ -17,8 +19,17 @@ _M_MMAP_THRESHOLD = -3
 
 
 def tune_allocator(mmap_threshold=32 << 20, trim_threshold=64 << 20):
-    """tune_allocator() -> bool: raise glibc's mmap/trim thresholds; False where not applicable."""
-    if os.environ.get("DUALS_MALLOC_TUNING", "1") == "0" or not sys.platform.startswith("linux"):
+    """tune_allocator(mmap_threshold=32 MiB, trim_threshold=64 MiB) -> bool: raise glibc's thresholds.
+
+    A process-wide setting of the C allocator (``mallopt``), made only when you call it: large
+    short-lived arrays (tangent blocks, cotangents) are then reused from the heap instead of
+    being mapped and page-faulted in again on every allocation. Returns False where it does not
+    apply (not Linux with glibc).
+
+    >>> isinstance(tune_allocator(), bool)
+    True
+    """
+    if not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL("libc.so.6")
