@@ -15,7 +15,7 @@ from .forward import Dual
 from .reverse import Var, no_grad
 from .ops.elementwise import stop_gradient
 from .kernels import clear_cache
-from .transforms import (jvp, vjp, grad, value_and_grad, jacfwd, jacrev, hessian, hvp,
+from .transforms import (jvp, vjp, grad, value_and_grad, jacfwd, jacrev, jacobian, hessian, hvp,
                          value_grad_hessian)
 from . import special  # noqa: F401
 from . import extend  # noqa: F401
@@ -40,6 +40,6 @@ if "numba" in _sys.modules:  # a Numba user: load compiled mode now (Numba is al
     _duals_numba.init()
 
 __all__ = ["Dual", "Var", "no_grad", "stop_gradient", "jvp", "vjp", "grad", "value_and_grad",
-           "jacfwd", "jacrev", "hessian", "hvp", "value_grad_hessian", "clear_cache",
+           "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "value_grad_hessian", "clear_cache",
            "numpy", "special", "__version__", "gradcheck", "detect_anomaly", "checkpoint",
            "extend", "testing", "jit", "tune_allocator"]
