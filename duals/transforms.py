@@ -246,6 +246,12 @@ def vjp(f, *primals, has_aux=False):
     >>> pullback(1.0)
     (3.0, 2.0)
     """
+    if _is_compiled(f):
+        raise NotImplementedError(
+            "vjp of a Numba dispatcher: compiled reverse mode does not exist yet. duals.grad and "
+            "duals.jacrev of @njit code compute the same numbers by compiled forward mode (one "
+            "lane per input); for a vector-Jacobian product use duals.jacfwd(f)(x) and contract "
+            "it with your cotangent")
     everything = tuple(range(len(primals)))
     if Containers.present(primals, everything):
         c = Containers(primals, everything, False)
@@ -295,7 +301,28 @@ def value_and_grad(f, argnums=0, has_aux=False):
     >>> value_and_grad(lambda x: x ** 3)(2.0)
     (8.0, 12.0)
     """
+    if _is_compiled(f):
+        return _compiled_value_and_grad(f, argnums, has_aux)
     return _on_containers(_value_and_grad, f, argnums, "grad", has_aux=has_aux)
+
+
+def _compiled_value_and_grad(f, argnums, has_aux):
+    """Until compiled reverse mode exists, the gradient of a dispatcher is compiled forward
+    mode, one lane per input entry (exact; the cost grows with the number of inputs)."""
+    jac = _jit().compiled_jacfwd(f, argnums=argnums, has_aux=has_aux)
+
+    def value_and_gradient(*args):
+        value = f(*args)
+        if has_aux:
+            value = _split_aux(value, "grad")[0]
+        if _shape(value) != ():
+            raise TypeError(f"grad requires a scalar output, got shape {_shape(value)}; use "
+                            f"jacfwd for vector outputs of compiled code")
+        result = jac(*args)
+        g, aux = result if has_aux else (result, None)
+        return ((_output(value), aux), g) if has_aux else (_output(value), g)
+
+    return value_and_gradient
 
 
 def _value_and_grad(f, argnums=0, has_aux=False, group=None):
@@ -330,6 +357,9 @@ def _value_and_grad(f, argnums=0, has_aux=False, group=None):
 def grad(f, argnums=0, has_aux=False):
     """grad(f, argnums=0, has_aux=False) -> function returning ∂f/∂x shaped like x (f scalar).
 
+    For a Numba dispatcher the gradient is computed, until compiled reverse mode exists, by
+    compiled forward mode: exact, at one lane per input entry.
+
     >>> import numpy as np
     >>> grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0])).tolist()
     [2.0, 4.0]
@@ -346,6 +376,8 @@ def grad(f, argnums=0, has_aux=False):
 def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
     """jacrev(f, argnums=0, has_aux=False, chunk_size=None) -> function returning ∂f/∂x by reverse mode.
 
+    A Numba dispatcher gets the same Jacobian by compiled forward mode (no compiled tape yet).
+
     One recording of ``f``; the output's cotangent directions are pulled back together as
     lanes, ``chunk_size`` at a time. Same shape and values as :func:`jacfwd`.
 
@@ -353,6 +385,8 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
     >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
+    if _is_compiled(f):   # until compiled reverse mode exists: the same Jacobian by lanes
+        return _jit().compiled_jacfwd(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
     return _on_containers(_jacrev, f, argnums, "jacrev", has_aux=has_aux, chunk_size=chunk_size)
 
 
@@ -475,10 +509,15 @@ def hessian(f, argnums=0):
 def hvp(f, x, v):
     """hvp(f, x, v) -> H(x)·v, one forward pass over one reverse pass, without forming H.
 
+    A Numba dispatcher gets its compiled forward-over-forward Hessian times ``v``.
+
     >>> import numpy as np
     >>> hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0])).tolist()
     [6.0, 0.0]
     """
+    if _is_compiled(f):   # forward over forward, the Hessian of compiled code times v
+        H = _jit().compiled_hessian(f)(x)
+        return _output(np.tensordot(H, np.asarray(v), axes=np.ndim(v)))
     return jvp(grad(f), (x,), (v,))[1]
 
 

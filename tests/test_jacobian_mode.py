@@ -51,3 +51,51 @@ def test_a_dispatcher_takes_compiled_forward_mode():
     np.testing.assert_allclose(jac(np.arange(3.0)), np.diag(2 * np.arange(3.0)))
     with pytest.raises(NotImplementedError, match="compiled reverse mode does not exist yet"):
         duals.jacobian(f, mode="rev")
+
+
+def lorenz96_misfit(F, x0):
+    x = x0.copy()
+    n = x.shape[0]
+    dxdt = np.empty_like(x)
+    for _ in range(20):
+        for i in range(n):
+            dxdt[i] = (x[(i + 1) % n] - x[i - 2]) * x[i - 1] - x[i] + F[i]
+        for i in range(n):
+            x[i] += 0.01 * dxdt[i]
+    total = 0.0
+    for i in range(n):
+        total += 0.5 * (x[i] - 1.0) ** 2
+    return total
+
+
+F0 = 8.0 + 0.1 * np.sin(np.arange(6.0))
+X0 = F0 + 0.01 * np.arange(6.0)
+misfit = numba.njit(lorenz96_misfit)
+
+
+@numba.njit
+def misfit_of_state(x0):
+    return misfit(F0, x0)
+
+
+def central(fun, x, h=1e-6):
+    return np.array([(fun(x + h * e) - fun(x - h * e)) / (2 * h) for e in np.eye(x.size)])
+
+
+def test_reverse_entry_points_of_compiled_code_give_the_exact_gradient_by_forward_lanes():
+    expected = duals.jacfwd(misfit, argnums=(0, 1))(F0, X0)
+    np.testing.assert_allclose(expected[0], central(lambda F: lorenz96_misfit(F, X0), F0), rtol=1e-6)
+    got = duals.grad(misfit, argnums=(0, 1))(F0, X0)
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-13)
+    value, g = duals.value_and_grad(misfit, argnums=(0, 1))(F0, X0)
+    assert value == pytest.approx(lorenz96_misfit(F0, X0))
+    np.testing.assert_allclose(g[1], expected[1], rtol=1e-13)
+    np.testing.assert_allclose(duals.jacrev(misfit, argnums=(0, 1))(F0, X0)[0], expected[0], rtol=1e-13)
+    v = np.linspace(-1.0, 1.0, 6)
+    grad_along_v = central(lambda t: duals.grad(misfit_of_state)(X0 + t[0] * v), np.zeros(1))
+    np.testing.assert_allclose(duals.hvp(misfit_of_state, X0, v), grad_along_v[0], rtol=1e-5)
+    with pytest.raises(TypeError, match="scalar output"):
+        duals.grad(numba.njit(lambda x: x * 2.0))(np.ones(2))
+    with pytest.raises(NotImplementedError, match="compiled reverse mode does not exist yet"):
+        duals.vjp(misfit, F0, X0)
