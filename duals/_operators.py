@@ -4,6 +4,14 @@ Defined once on :class:`~duals.core.Tracer`, so ``Dual`` and ``Var`` behave alik
 operator calls the ``duals.numpy`` function of the same meaning, a comparison compares
 primal values, and ``np.sin(x)`` or ``np.sum(x)`` reach the library through
 ``__array_ufunc__`` / ``__array_function__``.
+
+Methods that would leave the array world keep the derivative instead of dropping it:
+``x.item()`` is the entry as a traced 0-d value and ``x.tolist()`` nested lists of them (so
+``if x.item() > tol`` and ``sum(x.tolist())`` work and differentiate); only a real conversion to a
+Python number (``float(x)``, ``math.exp(x)``) is refused, with the error that says why. Value-only
+methods (``argmax``, ``argsort``, ``any``, ``nonzero``, ``round``, ...) return plain results, ``f"{x:.3f}"``
+formats the value, ``x.real``/``x.conj()`` are ``x`` (values are real) and ``x.sort()``, which would
+sort in place, raises: write ``x = np.sort(x)``.
 """
 import numpy as np
 
@@ -90,16 +98,34 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if kwargs.get("out") is not None:
         raise TypeError(f"numpy.{ufunc.__name__}(..., out=...) cannot write a traced value into an "
                         f"array; drop out= and use the returned value")
+    kwargs.pop("out", None)
     if method == "__call__" and ufunc.__name__ in N:
         return N[ufunc.__name__](*inputs, **kwargs)
-    if method == "reduce" and ufunc.__name__ in _REDUCERS:
-        return N[_REDUCERS[ufunc.__name__]](*inputs, **kwargs)
-    raise TypeError(f"numpy.{ufunc.__name__}{'' if method == '__call__' else '.' + method} has no "
-                    f"derivative rule in duals; see duals.numpy for the supported functions, or "
-                    f"declare a custom primitive")
+    table = {"reduce": _REDUCERS, "accumulate": _ACCUMULATORS}.get(method, {})
+    if ufunc.__name__ in table and len(inputs) == 1:
+        name, allowed = table[ufunc.__name__]
+        kwargs.setdefault("axis", 0)  # a ufunc reduces along the first axis by default
+        extra = {k for k, v in kwargs.items() if k not in allowed and v is not None}
+        if not extra:
+            return N[name](*inputs, **kwargs)
+        raise TypeError(f"numpy.{ufunc.__name__}.{method} with {', '.join(sorted(extra))}= is not "
+                        f"supported on traced values; call duals.numpy.{name} instead")
+    raise TypeError(_unsupported(f"numpy.{ufunc.__name__}{'' if method == '__call__' else '.' + method}"))
 
 
-_REDUCERS = {"add": "sum", "maximum": "max", "minimum": "min", "multiply": "prod"}
+def _unsupported(name):
+    return (f"{name} has no derivative rule in duals, so it cannot take a traced value without "
+            f"losing the derivative. Write the computation with the functions duals.numpy "
+            f"supports (see dir(duals.numpy)), or declare it as a primitive with its own "
+            f"derivative rules (duals.extend.primitive)")
+
+
+# ufunc methods: (duals.numpy function, the keywords it accepts)
+_REDUCERS = {"add": ("sum", {"axis", "keepdims", "dtype", "initial", "where"}),
+             "maximum": ("max", {"axis", "keepdims"}), "minimum": ("min", {"axis", "keepdims"}),
+             "multiply": ("prod", {"axis", "keepdims"}),
+             "logaddexp": ("special.logsumexp", {"axis", "keepdims"})}
+_ACCUMULATORS = {"add": ("cumsum", {"axis"}), "multiply": ("cumprod", {"axis", "dtype"})}
 _FUNCTIONS = {}
 
 
@@ -120,16 +146,65 @@ def _array_function(self, func, types, args, kwargs):
                 _FUNCTIONS[target] = impl
     impl = _FUNCTIONS.get(func)
     if impl is None:
-        module = getattr(func, "__module__", "numpy") or "numpy"
-        module = "numpy" if module.startswith("numpy") and "linalg" not in module else module
-        raise TypeError(f"{module}.{func.__name__} has no derivative rule in duals; "
-                        f"see duals.numpy for the supported functions, or declare a custom primitive")
+        raise TypeError(_unsupported(_public_name(func)))
     return impl(*args, **kwargs)
+
+
+def _public_name(func):
+    """``numpy.fft.fft`` for a function defined in ``numpy.fft._pocketfft`` (private parts dropped)."""
+    module = getattr(func, "__module__", None) or "numpy"
+    parts = []
+    for part in module.split("."):
+        if part.startswith("_"):
+            break
+        parts.append(part)
+    module = ".".join(parts) or "numpy"
+    if module in ("numpy.lib", "numpy.core"):
+        module = "numpy"
+    return f"{module}.{func.__name__}"
 
 
 def _method(name):
     def method(self, *args, **kwargs):
         return N[name](self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _item(self, *args):
+    """x.item(*args): one entry as a traced 0-d value (``float(x.item())`` is what drops the derivative)."""
+    if not args:
+        if self.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return N["reshape"](self, ())
+    if len(args) == 1 and isinstance(args[0], (int, np.integer)):
+        return getitem(N["reshape"](self, (-1,)), int(args[0]))
+    return getitem(self, tuple(args[0]) if len(args) == 1 else args)
+
+
+def _tolist(self):
+    """x.tolist(): nested lists of traced 0-d entries (a 0-d value comes back as itself)."""
+    if self.ndim == 0:
+        return self
+    return [_tolist(row) for row in self]
+
+
+def _no_sort(self, *args, **kwargs):
+    raise TypeError("x.sort() sorts in place, but a traced value is immutable; write x = np.sort(x) "
+                    "(which keeps the derivative) instead")
+
+
+def _format(self, spec):
+    if not spec:
+        return str(self)
+    value = np.asarray(_primal(self))
+    return format(value[()] if value.ndim == 0 else value, spec)
+
+
+def _value_method(name):
+    """A method returning NumPy's value-only answer for the plain value (argmax, nonzero, ...)."""
+    def method(self, *args, **kwargs):
+        return getattr(np.asarray(_primal(self)), name)(*args, **kwargs)
     method.__name__ = name
     return method
 
@@ -173,3 +248,14 @@ def install():
     T.transpose = _transpose
     T.astype = _astype
     T.copy = lambda self: self
+    for name in ("cumprod", "repeat", "take", "round", "searchsorted"):
+        setattr(T, name, _method(name))
+    for name in ("argmax", "argmin", "argsort", "any", "all", "nonzero"):
+        setattr(T, name, _value_method(name))
+    T.conj = T.conjugate = lambda self: self
+    T.real = property(lambda self: self)
+    T.imag = property(lambda self: np.zeros_like(np.asarray(_primal(self))))
+    T.item = _item
+    T.tolist = _tolist
+    T.sort = _no_sort
+    T.__format__ = _format

@@ -21,6 +21,14 @@ from .ops import linalg as _linalg  # noqa: F401
 from .ops import einsum as _einsum  # noqa: F401
 from .ops import norms as _norms  # noqa: F401
 from .ops import special as _special  # noqa: F401
+from .ops import assembly as _assembly  # noqa: F401
+from .ops import grids as _grids  # noqa: F401
+from .ops import sorting as _sorting  # noqa: F401
+from .ops import calculus as _calculus  # noqa: F401
+from .ops import products as _products  # noqa: F401
+from .ops import statistics as _statistics  # noqa: F401
+from .ops import ufuncs as _ufuncs  # noqa: F401
+from .ops import queries as _queries  # noqa: F401
 
 linalg = _types.ModuleType("duals.numpy.linalg", "Differentiable numpy.linalg.")
 special = _types.ModuleType("duals.numpy.special", "Differentiable special functions (SciPy's names).")

@@ -44,15 +44,37 @@ sum_p.def_vjp(0, lambda g, out, x, *, axis, keepdims: _expand_back(g, out, x, ax
 
 
 @export()
-def sum(x, axis=None, keepdims=False, dtype=None):  # noqa: A001 - NumPy's name
-    """sum(x, axis=None, keepdims=False): the sum over ``axis``.
+def sum(x, axis=None, keepdims=False, dtype=None, *, out=None, initial=None, where=None):  # noqa: A001
+    """sum(x, axis=None, keepdims=False, dtype=None, initial=None, where=None): the sum over ``axis``.
+
+    ``where=mask`` sums only the entries where ``mask`` holds (the others get derivative zero);
+    ``initial`` is added to the result, as in NumPy.
 
     >>> float(sum(np.ones(3)))
     3.0
+    >>> float(sum(np.arange(4.0), where=np.arange(4) % 2 == 1))
+    4.0
     """
     if dtype is not None and np.dtype(dtype).kind not in "f":
         raise TypeError(f"sum: dtype={dtype} would truncate the derivative; use a float dtype")
-    return sum_p(x, axis=normalize_axis(axis, ndim(x)), keepdims=bool(keepdims))
+    if out is not None:
+        raise TypeError("sum(..., out=...) cannot write a traced value into an array; drop out= "
+                        "and use the returned value")
+    if where is not None and where is not True:
+        x = _masked_out(x, where, "sum")
+    total = sum_p(x, axis=normalize_axis(axis, ndim(x)), keepdims=bool(keepdims))
+    return total if initial is None else total + initial
+
+
+def _masked_out(x, where, name):
+    """``x`` with zeros where the plain boolean ``where`` is false (broadcast to ``x``'s shape)."""
+    from .elementwise import where as select
+    if not isinstance(where, (bool, np.bool_, np.ndarray, list, tuple)):
+        raise TypeError(f"{name}(..., where=...) takes a plain boolean mask, not a traced value; "
+                        f"compare values first (x > 0 compares primals)")
+    mask = np.broadcast_to(np.asarray(where, dtype=bool), shape(x))
+    zero = np.zeros((), dtype=np.result_type(_plain(x)))
+    return select(mask, x, zero)
 
 
 def unbroadcast(g, out, target_shape):
@@ -78,13 +100,21 @@ def _mean_count(x, axis):
 
 
 @export()
-def mean(x, axis=None, keepdims=False):
-    """mean(x, axis=None, keepdims=False): the arithmetic mean over ``axis``.
+def mean(x, axis=None, keepdims=False, dtype=None, *, out=None, where=None):
+    """mean(x, axis=None, keepdims=False, where=None): the arithmetic mean over ``axis``.
+
+    ``where=mask`` averages only the entries where ``mask`` holds.
 
     >>> float(mean(np.arange(4.0)))
     1.5
     """
-    return sum(x, axis, keepdims) / _mean_count(x, axis)
+    if where is not None and where is not True:
+        count = np.sum(np.broadcast_to(np.asarray(where, dtype=bool), shape(x)), axis=axis,
+                       keepdims=keepdims)
+        total = sum(x, axis, keepdims, dtype, out=out, where=where)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return total / np.asarray(count, dtype=np.result_type(_plain(total)))
+    return sum(x, axis, keepdims, dtype, out=out) / _mean_count(x, axis)
 
 
 @export()

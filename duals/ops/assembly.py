@@ -1,0 +1,359 @@
+"""Arrays assembled from others: stacking (``vstack``, ``hstack``, ``column_stack``, ``dstack``,
+``append``), ``atleast_2d``/``atleast_3d``, tiling and repeating (``tile``, ``repeat``),
+``roll``, ``pad``, taking by indices (``take``, ``take_along_axis``) and the flips
+``flipud``/``fliplr``/``rot90`` (grids are in :mod:`duals.ops.grids`).
+
+All are composed from the shape primitives (``reshape``, ``broadcast_to``, ``transpose``,
+``getitem``, ``concatenate``), so they are linear in the traced values and every mode and order
+is exact. Indices and repeat counts are plain: they must not depend on the
+differentiated inputs.
+
+>>> import duals
+>>> duals.grad(lambda x: np.sum(np.tile(x, 3)))(np.ones(2)).tolist()
+[3.0, 3.0]
+"""
+import numpy as np
+
+from ..core import Tracer
+from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
+from .shape import atleast_1d, broadcast_to, concatenate, flip, getitem, reshape, transpose
+
+
+def traced(*xs):
+    return any(isinstance(x, Tracer) or (isinstance(x, (list, tuple)) and traced(*x)) for x in xs)
+
+
+def operand(x):
+    """operand(x): a traced value as it is, anything else (lists, floats) as a NumPy array."""
+    return x if isinstance(x, Tracer) else np.asarray(x)
+
+
+def float_only(name, dtype):
+    """Refuse a non-float ``dtype=`` (it would truncate the derivative), naming ``name``."""
+    if dtype is not None and np.dtype(dtype).kind != "f":
+        raise TypeError(f"{name}(..., dtype={np.dtype(dtype)}) of traced values would drop the "
+                        f"derivative; keep a float dtype (round the result afterwards if needed)")
+
+
+def _plain_index(indices, name):
+    if isinstance(indices, Tracer):
+        raise TypeError(f"{name}: the indices cannot be a traced value; indices must not depend on "
+                        f"the differentiated inputs (compute them from the plain value, or use np.where)")
+    return np.asarray(indices)
+
+
+def _one_or_tuple(results):
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _along(axis, index):
+    return (slice(None),) * axis + (index,)
+
+# ---------------------------------------------------------------- stacking
+
+
+@export()
+def atleast_2d(*arys):
+    """atleast_2d(*arys): each input viewed with at least two axes (new ones in front).
+
+    >>> atleast_2d(np.ones(3)).shape
+    (1, 3)
+    """
+    arys = [operand(a) for a in arys]
+    return _one_or_tuple([reshape(a, (1,) * (2 - ndim(a)) + shape(a)) if ndim(a) < 2 else a for a in arys])
+
+
+@export()
+def atleast_3d(*arys):
+    """atleast_3d(*arys): each input viewed with at least three axes, NumPy's layout ((n,) -> (1, n, 1)).
+
+    >>> atleast_3d(np.ones((2, 3))).shape
+    (2, 3, 1)
+    """
+    def three(a):
+        s = shape(a)
+        return a if len(s) >= 3 else reshape(a, {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}[len(s)])
+    return _one_or_tuple([three(operand(a)) for a in arys])
+
+
+@export()
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    """vstack(tup): arrays stacked as rows (1-D inputs become rows).
+
+    >>> vstack([np.ones(2), np.zeros(2)]).shape
+    (2, 2)
+    """
+    float_only("vstack", dtype)
+    return concatenate([atleast_2d(a) for a in tup], axis=0)
+
+
+@export()
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    """hstack(tup): arrays joined along their second axis (the first for 1-D inputs).
+
+    >>> hstack([np.ones(2), np.zeros(1)]).tolist()
+    [1.0, 1.0, 0.0]
+    """
+    float_only("hstack", dtype)
+    arrays = [atleast_1d(a) for a in tup]
+    return concatenate(arrays, axis=0 if arrays and ndim(arrays[0]) == 1 else 1)
+
+
+@export()
+def dstack(tup):
+    """dstack(tup): arrays stacked along a third axis.
+
+    >>> dstack([np.ones(2), np.zeros(2)]).shape
+    (1, 2, 2)
+    """
+    return concatenate([atleast_3d(a) for a in tup], axis=2)
+
+
+@export()
+def column_stack(tup):
+    """column_stack(tup): 1-D arrays as the columns of a 2-D array (2-D ones joined as they are).
+
+    >>> column_stack([np.ones(3), np.zeros(3)]).shape
+    (3, 2)
+    """
+    tup = [operand(v) for v in tup]
+    return concatenate([reshape(v, (-1, 1)) if ndim(v) < 2 else v for v in tup], axis=1)
+
+
+@export()
+def append(arr, values, axis=None):
+    """append(arr, values, axis=None): ``values`` joined at the end (both flattened when ``axis`` is None).
+
+    >>> append(np.ones(2), 0.0).tolist()
+    [1.0, 1.0, 0.0]
+    """
+    arr, values = operand(arr), operand(values)
+    if axis is None:
+        return concatenate([reshape(arr, (-1,)), reshape(values, (-1,))], axis=0)
+    return concatenate([arr, values], axis=axis)
+
+# ---------------------------------------------------------------- tiling and repeating
+
+
+def interleave(a, b):
+    """interleave(a, b) -> (a[0], b[0], a[1], b[1], ...)."""
+    return tuple(v for pair in zip(a, b) for v in pair)
+
+
+@export()
+def tile(A, reps):
+    """tile(A, reps): ``A`` repeated ``reps`` times along each axis (a broadcast: copies share the derivative).
+
+    >>> tile(np.array([1.0, 2.0]), (2, 2)).tolist()
+    [[1.0, 2.0, 1.0, 2.0], [1.0, 2.0, 1.0, 2.0]]
+    """
+    A = operand(A)
+    reps = tuple(int(r) for r in np.atleast_1d(_plain_index(reps, "tile")))
+    s = shape(A)
+    d = max(len(reps), len(s))
+    s = (1,) * (d - len(s)) + s
+    reps = (1,) * (d - len(reps)) + reps
+    spread = broadcast_to(reshape(A, interleave((1,) * d, s)), interleave(reps, s))
+    return reshape(spread, tuple(r * n for r, n in zip(reps, s)))
+
+
+@export()
+def repeat(a, repeats, axis=None):
+    """repeat(a, repeats, axis=None): each entry repeated ``repeats`` times (flattened when ``axis`` is None).
+
+    >>> repeat(np.array([1.0, 2.0]), 2).tolist()
+    [1.0, 1.0, 2.0, 2.0]
+    """
+    a, repeats = operand(a), _plain_index(repeats, "repeat")
+    if axis is None:
+        a, axis = reshape(a, (-1,)), 0
+    axis = normalize_axis(axis, ndim(a))[0]
+    return getitem(a, _along(axis, np.repeat(np.arange(shape(a)[axis]), repeats)))
+
+
+# ---------------------------------------------------------------- rolling and padding
+
+
+@export()
+def roll(a, shift, axis=None):
+    """roll(a, shift, axis=None): entries shifted cyclically along ``axis`` (flattened when None).
+
+    >>> roll(np.array([1.0, 2.0, 3.0]), 1).tolist()
+    [3.0, 1.0, 2.0]
+    """
+    a = operand(a)
+    if axis is None:
+        return reshape(roll(reshape(a, (-1,)), shift, 0), shape(a))
+    nd = ndim(a)
+    shifts = {}
+    for sh, ax in np.broadcast(_plain_index(shift, "roll"), axis):
+        ax = normalize_axis(int(ax), nd)[0]
+        shifts[ax] = shifts.get(ax, 0) + int(sh)
+    for ax, sh in shifts.items():
+        n = shape(a)[ax]
+        k = sh % n if n else 0
+        if k:
+            a = concatenate([getitem(a, _along(ax, slice(n - k, n))), getitem(a, _along(ax, slice(0, n - k)))],
+                            axis=ax)
+    return a
+
+
+_INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
+
+
+@export()
+def pad(array, pad_width, mode="constant", **kwargs):
+    """pad(array, pad_width, mode="constant", **kwargs): ``array`` with borders added on each axis.
+
+    Modes ``constant`` (``constant_values`` plain or a traced scalar), ``edge``, ``reflect``,
+    ``symmetric`` and ``wrap``; border entries copy the derivative of the entries they repeat.
+
+    >>> pad(np.array([1.0, 2.0]), 1, mode="edge").tolist()
+    [1.0, 1.0, 2.0, 2.0]
+    """
+    if not traced(array, kwargs.get("constant_values")):
+        return np.pad(array, pad_width, mode=mode, **kwargs)
+    array = operand(array)
+    nd = ndim(array)
+    widths = np.asarray(_plain_index(pad_width, "pad"))
+    if widths.dtype.kind not in "iu":
+        raise TypeError("`pad_width` must be of integral type.")
+    widths = np.broadcast_to(widths, (nd, 2)).tolist()
+    if mode == "constant":
+        extra = set(kwargs) - {"constant_values"}
+        values = kwargs.get("constant_values", 0)
+        if not isinstance(values, Tracer):
+            values = np.broadcast_to(np.asarray(values), (nd, 2))
+        return _pad_constant(array, widths, values)
+    if mode in _INDEX_MODES:
+        extra = set(kwargs) - ({"reflect_type"} if mode in ("reflect", "symmetric") else set())
+        if not extra:
+            for ax, (before, after) in enumerate(widths):
+                if before or after:
+                    index = np.pad(np.arange(shape(array)[ax]), (before, after), mode=mode, **kwargs)
+                    array = getitem(array, _along(ax, index))
+            return array
+    else:
+        extra = ()
+    if extra:
+        raise TypeError(f"pad: unsupported keyword(s) {sorted(extra)} for mode={mode!r}")
+    raise NotImplementedError(
+        f"numpy.pad with mode={mode!r} has no derivative rule in duals on traced values; supported "
+        f"modes are 'constant', {', '.join(repr(m) for m in _INDEX_MODES)}. Build the border with "
+        f"np.concatenate of computed slices instead")
+
+
+def _pad_constant(x, widths, values):
+    dtype = np.result_type(innermost(x))
+    for ax, (before, after) in enumerate(widths):
+        parts = []
+        for width, side in ((before, 0), (after, 1)):
+            s = list(shape(x))
+            s[ax] = width
+            if isinstance(values, Tracer):
+                block = broadcast_to(values, tuple(s))
+            else:
+                block = np.full(s, values[ax][side], dtype=dtype)
+            parts.append(block if width else None)
+        if parts[0] is not None or parts[1] is not None:
+            x = concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis=ax)
+    return x
+
+# ---------------------------------------------------------------- taking by indices
+
+
+@export()
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """take(a, indices, axis=None, mode="raise"): entries at plain ``indices`` along ``axis`` (flattened when None).
+
+    >>> take(np.array([1.0, 2.0, 3.0]), [2, 0]).tolist()
+    [3.0, 1.0]
+    """
+    if out is not None:
+        raise TypeError("take(..., out=...) cannot write a traced value into an array; drop out=")
+    a, idx = operand(a), _plain_index(indices, "take")
+    if axis is None:
+        a, axis = reshape(a, (-1,)), 0
+    axis = normalize_axis(axis, ndim(a))[0]
+    n = shape(a)[axis]
+    if mode == "wrap":
+        idx = idx % n
+    elif mode == "clip":
+        idx = np.clip(idx, 0, n - 1)
+    elif np.any((idx < -n) | (idx >= n)):
+        raise IndexError(f"index out of bounds for axis {axis} with size {n}")
+    return getitem(a, _along(axis, idx if idx.ndim else int(idx)))
+
+
+@export()
+def take_along_axis(arr, indices, axis=-1):
+    """take_along_axis(arr, indices, axis=-1): ``arr`` gathered by plain ``indices`` along one axis.
+
+    >>> take_along_axis(np.array([[1.0, 2.0]]), np.array([[1, 0]]), 1).tolist()
+    [[2.0, 1.0]]
+    """
+    arr, indices = operand(arr), _plain_index(indices, "take_along_axis")
+    if axis is None:
+        arr, axis = reshape(arr, (-1,)), 0
+    nd = ndim(arr)
+    if indices.ndim != nd:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    axis = normalize_axis(axis, nd)[0]
+    index = tuple(indices if k == axis else
+                  np.arange(n).reshape(tuple(-1 if j == k else 1 for j in range(nd)))
+                  for k, n in enumerate(shape(arr)))
+    return getitem(arr, index)
+
+# ---------------------------------------------------------------- flips
+
+
+@export()
+def flipud(m):
+    """flipud(m): rows in reverse order (axis 0).
+
+    >>> flipud(np.array([1.0, 2.0])).tolist()
+    [2.0, 1.0]
+    """
+    m = operand(m)
+    if ndim(m) < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return flip(m, 0)
+
+
+@export()
+def fliplr(m):
+    """fliplr(m): columns in reverse order (axis 1).
+
+    >>> fliplr(np.array([[1.0, 2.0]])).tolist()
+    [[2.0, 1.0]]
+    """
+    m = operand(m)
+    if ndim(m) < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return flip(m, 1)
+
+
+@export()
+def rot90(m, k=1, axes=(0, 1)):
+    """rot90(m, k=1, axes=(0, 1)): ``m`` rotated by 90 degrees ``k`` times in the plane of ``axes``.
+
+    >>> rot90(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [[2.0, 4.0], [1.0, 3.0]]
+    """
+    m, axes = operand(m), tuple(axes)
+    nd = ndim(m)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == nd:
+        raise ValueError("Axes must be different.")
+    if not (-nd <= axes[0] < nd and -nd <= axes[1] < nd):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={nd}.")
+    k %= 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, axes[0]), axes[1])
+    order = list(range(nd))
+    order[axes[0]], order[axes[1]] = order[axes[1]], order[axes[0]]
+    return transpose(flip(m, axes[1]), order) if k == 1 else flip(transpose(m, order), axes[1])
+

@@ -1,0 +1,274 @@
+"""Sorting and order statistics: ``sort``, ``median``, ``percentile``/``quantile`` and ``interp``,
+composed from ``getitem`` (a gather by indices computed on the plain value), with the
+value-only ``argsort`` and ``searchsorted``.
+
+The indices come from NumPy on the value (``np.argsort(..., kind="stable")``,
+``np.searchsorted``) and are constants of the computation, so each derivative is that of the
+entries gathered: sort, median and percentile are piecewise linear, with derivative 1 (or the
+interpolation weights) on the entries they pick, and 0 elsewhere.
+
+Policy at ties (the same in every mode and order, tested): the derivative follows NumPy's
+*stable* ordering. ``sort`` passes to output position ``k`` the derivative of the entry that
+``np.argsort(x, kind="stable")`` puts there, so among equal entries the one earlier in ``x``
+comes first; ``median``, ``percentile`` and ``quantile`` read the same sorted entries, so at a tie
+the derivative goes to one of the tied entries, not split between them (unlike ``max``/``min``,
+which split it evenly). NaN sorts last, as in NumPy; ``median`` and ``percentile`` of a slice with
+a NaN are NaN.
+
+``interp(x, xp, fp)`` takes plain sample points ``xp`` and traced ``x`` and/or ``fp``. Its derivative
+with respect to ``x`` is the slope of the segment ``x`` lies in; at a knot ``xp[j]`` that of the
+segment to its right (at the last knot, the segment to its left), and outside
+``[xp[0], xp[-1]]`` zero (the value is ``left``/``right``).
+
+>>> import duals
+>>> duals.grad(lambda x: np.median(x))(np.array([3.0, 1.0, 2.0])).tolist()
+[0.0, 0.0, 1.0]
+"""
+import math
+
+import numpy as np
+
+from ..core import Tracer
+from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
+from .assembly import operand, take_along_axis
+from .elementwise import where
+from .shape import getitem, moveaxis, reshape, transpose
+
+
+def _plain(x):
+    return np.asarray(innermost(x))
+
+
+def _traced(*xs):
+    return any(isinstance(x, Tracer) for x in xs)
+
+
+def _float_dtype(x):
+    d = _plain(x).dtype
+    return d if d.kind == "f" else np.dtype(np.float64)
+
+
+def _stable(stable):
+    """NumPy's ``stable=`` keyword only when given (NumPy 1.x has none)."""
+    return {} if stable is None else {"stable": stable}
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise TypeError(f"{name}(..., out=...) cannot write a traced value into an array; drop out= "
+                        f"and use the returned value")
+
+# ---------------------------------------------------------------- sort and the value-only queries
+
+
+@export()
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """sort(a, axis=-1): the entries in increasing order; each derivative follows its entry.
+
+    >>> sort(np.array([3.0, 1.0, 2.0])).tolist()
+    [1.0, 2.0, 3.0]
+    """
+    if order is not None:
+        raise NotImplementedError("sort(..., order=...) sorts structured arrays, which have no "
+                                  "derivative; sort a float array")
+    if not _traced(a):
+        return np.sort(a, axis=axis, kind=kind, **_stable(stable))
+    if axis is None:
+        a, axis = reshape(a, (-1,)), 0
+    axis = normalize_axis(axis, ndim(a))[0]
+    return take_along_axis(a, np.argsort(_plain(a), axis=axis, kind="stable"), axis)
+
+
+@export()
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """argsort(a, axis=-1): NumPy's sorting indices of the plain value (value-only, no derivative).
+
+    >>> argsort(np.array([3.0, 1.0, 2.0])).tolist()
+    [1, 2, 0]
+    """
+    return np.argsort(_plain(a), axis=axis, kind=kind, order=order, **_stable(stable))
+
+
+@export()
+def searchsorted(a, v, side="left", sorter=None):
+    """searchsorted(a, v, side="left"): insertion indices of ``v`` into sorted ``a`` (value-only).
+
+    >>> int(searchsorted(np.array([1.0, 2.0, 3.0]), 2.5))
+    2
+    """
+    return np.searchsorted(_plain(a), _plain(v), side=side,
+                           sorter=None if sorter is None else _plain(sorter))
+
+# ---------------------------------------------------------------- median, percentile, quantile
+
+
+def _to_last(a, axis):
+    """``a`` with the reduced axes moved to the end and merged into one; (that, kept shape, n)."""
+    nd = ndim(a)
+    axes = normalize_axis(axis, nd)
+    rest = tuple(k for k in range(nd) if k not in axes)
+    moved = transpose(a, rest + axes) if rest + axes != tuple(range(nd)) else a
+    kept = shape(moved)[:len(rest)]
+    n = math.prod(shape(moved)[len(rest):])
+    if n == 0:
+        raise ValueError("cannot take an order statistic of an empty array (NumPy gives NaN)")
+    return reshape(moved, kept + (n,)), kept, n, axes
+
+
+def _keep_dims(out, lead, shape_a, axes):
+    """``out`` (``lead + kept``) with length-1 axes where the reduced ones were."""
+    full = list(shape_a)
+    for ax in axes:
+        full[ax] = 1
+    return reshape(out, lead + tuple(full))
+
+
+def _nan_slices(y):
+    """Where a slice of ``y`` (last axis reduced) holds a NaN, or None when none does."""
+    mask = np.isnan(_plain(y)).any(axis=-1)
+    return mask if mask.any() else None
+
+
+def _order_statistic(a, q, axis, keepdims):
+    q_plain = _plain(q).astype(np.float64)
+    if not (np.all(q_plain >= 0) and np.all(q_plain <= 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    a = operand(a)
+    y, kept, n, axes = _to_last(a, axis)
+    s = sort(y, axis=-1)
+    dtype = _float_dtype(a)
+    qs = q_plain.shape
+    # NumPy's virtual index for the linear method: n q + (1 - q) - 1 (alpha = beta = 1)
+    virtual = n * q_plain + (1.0 + q_plain * -1.0) - 1.0
+    lo = np.clip(np.floor(virtual), 0, n - 1).astype(np.intp)
+    hi = np.minimum(lo + 1, n - 1)
+    if isinstance(q, Tracer):
+        t = q * n + (1.0 - q) - 1.0 - lo.astype(dtype)
+    else:
+        t = (virtual - lo).astype(dtype)
+    # the entries below and above each virtual index, shaped q's shape + the kept shape
+    below, above = (reshape(moveaxis(getitem(s, (Ellipsis, i.reshape(-1))), -1, 0), qs + kept)
+                    for i in (lo, hi))
+    if kept and ndim(t):
+        t = reshape(t, qs + (1,) * len(kept))
+    diff = above - below
+    # NumPy's lerp: a + (b - a) t, and b - (b - a)(1 - t) from t >= 0.5 on
+    out = where(_plain(t) >= 0.5, above - diff * (1.0 - t), below + diff * t)
+    nan = _nan_slices(y)
+    if nan is not None:
+        out = where(nan, np.asarray(np.nan, dtype), out)
+    if keepdims:
+        out = _keep_dims(out, qs, shape(a), axes)
+    return out
+
+
+@export()
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+             weights=None, interpolation=None):
+    """quantile(a, q, axis=None, keepdims=False): the ``q``-th quantiles (``0 <= q <= 1``), linear method.
+
+    ``q`` may be traced too (the derivative is the slope between the two entries).
+
+    >>> float(quantile(np.array([1.0, 2.0, 3.0, 4.0]), 0.5))
+    2.5
+    """
+    _check_method("quantile", method, weights, interpolation)
+    _no_out("quantile", out)
+    if not _traced(a, q):
+        return np.quantile(a, q, axis=axis, keepdims=keepdims)
+    return _order_statistic(a, q, axis, keepdims)
+
+
+@export()
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+               weights=None, interpolation=None):
+    """percentile(a, q, axis=None, keepdims=False): the ``q``-th percentiles (``0 <= q <= 100``), linear method.
+
+    >>> float(percentile(np.array([1.0, 2.0, 3.0, 4.0]), 25))
+    1.75
+    """
+    _check_method("percentile", method, weights, interpolation)
+    _no_out("percentile", out)
+    if not _traced(a, q):
+        return np.percentile(a, q, axis=axis, keepdims=keepdims)
+    q = q / 100.0 if isinstance(q, Tracer) else np.true_divide(np.asarray(q), 100)
+    if not (np.all(_plain(q) >= 0) and np.all(_plain(q) <= 1)):
+        raise ValueError("Percentiles must be in the range [0, 100]")
+    return _order_statistic(a, q, axis, keepdims)
+
+
+def _check_method(name, method, weights, interpolation):
+    if interpolation is not None:
+        method = interpolation
+    if method != "linear" or weights is not None:
+        what = f"method={method!r}" if method != "linear" else "weights="
+        raise NotImplementedError(
+            f"numpy.{name} with {what} has no derivative rule in duals on traced values; only the "
+            f"default method='linear' without weights is supported. Use it, or compose the statistic "
+            f"from np.sort(x) and indexing")
+
+
+@export()
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """median(a, axis=None, keepdims=False): the middle entry, or the mean of the two middle ones.
+
+    >>> float(median(np.array([4.0, 1.0, 3.0, 2.0])))
+    2.5
+    """
+    _no_out("median", out)
+    if not _traced(a):
+        return np.median(a, axis=axis, keepdims=keepdims)
+    y, kept, n, axes = _to_last(a, axis)
+    s = sort(y, axis=-1)
+    k = n // 2
+    mid = getitem(s, (Ellipsis, k))
+    out = mid if n % 2 else (getitem(s, (Ellipsis, k - 1)) + mid) / 2.0
+    nan = _nan_slices(y)
+    if nan is not None:
+        out = where(nan, np.asarray(np.nan, _float_dtype(a)), out)
+    if keepdims:
+        out = _keep_dims(out, (), shape(a), axes)
+    return out
+
+# ---------------------------------------------------------------- interp
+
+
+@export()
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """interp(x, xp, fp, left=None, right=None): piecewise-linear interpolation of ``(xp, fp)`` at ``x``.
+
+    ``xp`` must be plain and increasing; ``x``, ``fp``, ``left`` and ``right`` may be traced.
+
+    >>> float(interp(1.5, [1.0, 2.0], [10.0, 20.0]))
+    15.0
+    """
+    if isinstance(xp, Tracer):
+        raise TypeError("numpy.interp: the sample points xp cannot be traced in duals (the segment "
+                        "search is not differentiable); pass plain xp, and make x or fp the traced input")
+    if period is not None:
+        raise NotImplementedError("numpy.interp with period= has no derivative rule in duals; map x "
+                                  "into one period first, e.g. xp[0] + (x - xp[0]) % period")
+    if not _traced(x, fp, left, right):
+        return np.interp(x, xp, fp, left, right)
+    xp = np.asarray(xp, dtype=np.float64)
+    fp = fp if isinstance(fp, Tracer) else np.asarray(fp, dtype=np.float64)
+    if xp.ndim != 1 or shape(fp) != xp.shape:
+        raise ValueError("fp and xp are not of the same length." if xp.ndim == 1 else
+                         "object too deep for desired array")
+    n = xp.shape[0]
+    if n == 0:
+        raise ValueError("array of sample points is empty")
+    xv = _plain(x)
+    first, last = getitem(fp, 0), getitem(fp, n - 1)
+    left = first if left is None else left
+    right = last if right is None else right
+    if n == 1:
+        inner = first
+    else:
+        j = np.clip(np.searchsorted(xp, xv, side="right") - 1, 0, n - 2)
+        f0, f1 = getitem(fp, j), getitem(fp, j + 1)
+        x0, x1 = xp[j], xp[j + 1]
+        slope = (f1 - f0) / (x1 - x0)
+        # at the last knot, anchor at it, so that the value is fp[-1] exactly (NumPy's)
+        inner = where(xv == xp[-1], f1 + slope * (x - x1), f0 + slope * (x - x0))
+    return where(xv < xp[0], left, where(xv > xp[-1], right, inner))

@@ -1,0 +1,105 @@
+"""More NumPy ufuncs, composed from the element-wise primitives: ``fmax``/``fmin``,
+``heaviside``, the angle conversions ``deg2rad``/``radians``/``rad2deg``/``degrees`` and
+``nan_to_num``.
+
+Policy: ``fmax``/``fmin`` are ``maximum``/``minimum`` that ignore a NaN operand (the derivative
+then comes from the other operand; ties split evenly, as for ``maximum``). ``heaviside`` is
+piecewise constant: its derivative with respect to ``x1`` is zero, and its result is plain unless
+the value at zero, ``x2``, is traced (then entries where ``x1 == 0`` carry ``x2``'s derivative).
+``nan_to_num`` gives replaced entries a zero derivative.
+"""
+import math
+
+import numpy as np
+
+from ..core import Tracer
+from . import export, innermost
+from .elementwise import maximum, minimum, where
+
+
+def _plain(x):
+    return np.asarray(innermost(x))
+
+
+def _nan_safe(name, prim):
+    def func(x1, x2):
+        x1, x2 = (x if isinstance(x, Tracer) else np.asarray(x) for x in (x1, x2))
+        n1, n2 = np.isnan(_plain(x1)), np.isnan(_plain(x2))
+        if not (n1.any() or n2.any()):
+            return prim(x1, x2)
+        # a NaN operand is replaced by the other one: prim(y, y) = y with derivative 1/2 + 1/2
+        return prim(where(n1, x2, x1), where(n2, x1, x2))
+    func.__name__ = func.__qualname__ = name
+    return func
+
+
+fmax = export("fmax")(_nan_safe("fmax", maximum))
+fmax.__doc__ = """fmax(x1, x2): the larger entry, ignoring NaN (NaN only where both are NaN).
+
+    >>> float(fmax(np.nan, 2.0))
+    2.0
+    """
+fmin = export("fmin")(_nan_safe("fmin", minimum))
+fmin.__doc__ = """fmin(x1, x2): the smaller entry, ignoring NaN (NaN only where both are NaN).
+
+    >>> float(fmin(1.0, np.nan))
+    1.0
+    """
+
+
+@export()
+def heaviside(x1, x2):
+    """heaviside(x1, x2): 0 for x1 < 0, ``x2`` at 0, 1 for x1 > 0; piecewise constant in ``x1``.
+
+    >>> heaviside(np.array([-1.0, 0.0, 2.0]), 0.5).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    v1 = _plain(x1)
+    if not isinstance(x2, Tracer):
+        return np.heaviside(v1, x2)
+    return where(v1 == 0, x2, np.heaviside(v1, 0.0))
+
+
+_TO_RAD = math.pi / 180.0
+_TO_DEG = 180.0 / math.pi
+
+
+@export("deg2rad", "radians")
+def deg2rad(x):
+    """deg2rad(x): degrees to radians, ``x * (pi / 180)`` as NumPy computes it.
+
+    >>> round(float(deg2rad(90.0)), 6)
+    1.570796
+    """
+    return x * _TO_RAD
+
+
+@export("rad2deg", "degrees")
+def rad2deg(x):
+    """rad2deg(x): radians to degrees, ``x * (180 / pi)`` as NumPy computes it.
+
+    >>> round(float(rad2deg(np.pi)), 12)
+    180.0
+    """
+    return x * _TO_DEG
+
+
+@export()
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None): NaN and infinities replaced.
+
+    Infinities become the largest finite numbers of the dtype unless given; replaced entries have
+    derivative zero, the others keep theirs.
+
+    >>> nan_to_num(np.array([np.nan, 1.0, -np.inf])).tolist()[:2]
+    [0.0, 1.0]
+    """
+    v = _plain(x)
+    if not isinstance(x, Tracer):
+        return np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+    info = np.finfo(v.dtype if v.dtype.kind == "f" else np.float64)
+    for mask, value in ((np.isnan(v), nan), (np.isposinf(v), info.max if posinf is None else posinf),
+                        (np.isneginf(v), info.min if neginf is None else neginf)):
+        if mask.any():
+            x = where(mask, value if isinstance(value, Tracer) else np.asarray(value, info.dtype), x)
+    return x

@@ -1,0 +1,71 @@
+"""Derivative cases for ``duals/ops/calculus.py``, ``products.py``, ``statistics.py`` and
+``ufuncs.py``: ``diff``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
+``average``, the NaN-ignoring reductions, ``fmax``/``fmin``, ``heaviside``, the angle conversions,
+``nan_to_num``, ``sum(where=)`` and the ufunc methods ``logaddexp.reduce`` and
+``multiply.accumulate``, called as plain NumPy.
+"""
+import numpy as np
+
+import duals.numpy as dnp
+from op_cases import Case
+
+G = ("getitem",)
+MASK = np.array([[True, False, True], [False, True, True]])
+
+
+def _with_nans(x):
+    """``x`` with NaN in two fixed entries (the NaN-ignoring functions must skip them)."""
+    return np.where(MASK, x, np.nan)
+
+
+CASES = [
+    Case("diff", lambda x: np.diff(x), ((5,),), G + ("sub",)),
+    Case("diff-n2-axis0", lambda x: np.diff(x, n=2, axis=0), ((4, 2),), G + ("sub",)),
+    Case("diff-prepend-append", lambda x: np.diff(x ** 2, prepend=0.0, append=x[-1:]), ((4,),),
+         ("concatenate", "broadcast_to")),
+    Case("cumprod", lambda x: np.cumprod(x), ((5,),), ("mul", "concatenate") + G),
+    Case("cumprod-axis", lambda x: np.cumprod(x, axis=1), ((2, 4),), ("mul", "concatenate")),
+    Case("cumprod-accumulate", lambda x: np.multiply.accumulate(x), ((3, 2),), ("mul",)),
+    Case("cumsum-accumulate", lambda x: np.add.accumulate(x ** 2, axis=1), ((2, 3),), ("cumsum",)),
+    Case("trapezoid-dx", lambda y: np.trapezoid(y, dx=0.5), ((5,),), G + ("sum",)),
+    Case("trapezoid-x", lambda y, x: np.trapezoid(y, x), ((5,), (5,)), G + ("sum", "sub")),
+    Case("trapezoid-x-2d-axis0", lambda y: np.trapezoid(y, np.array([0.0, 0.5, 2.0], dtype=y.dtype), axis=0),
+         ((3, 2),), G + ("reshape",)),
+    Case("trapezoid-model-curve", lambda a: np.trapezoid(np.exp(-a * np.linspace(0.0, 1.0, 11) ** 2),
+                                                         np.linspace(0.0, 1.0, 11)), ((),), ("exp",)),
+    Case("polyval", lambda p, x: np.polyval(p, x), ((4,), (3,)), G + ("mul", "add")),
+    # NumPy does not look for traced values inside a list: a list of traced coefficients with a plain
+    # x needs duals.numpy.polyval
+    Case("polyval-list-of-traced", lambda a: dnp.polyval([a, 2.0, a * a], 0.7), ((),), ("mul",)),
+    Case("convolve-full", lambda a, v: np.convolve(a, v), ((5,), (3,)), ("matmul",) + G),
+    Case("convolve-same-swapped", lambda a, v: np.convolve(a, v, "same"), ((2,), (4,)), ("matmul",) + G),
+    Case("convolve-valid", lambda a: np.convolve(a, np.array([0.25, 0.5, 0.25], dtype=a.dtype), "valid"),
+         ((5,),), ("matmul",)),
+    Case("cross", lambda a, b: np.cross(a, b), ((2, 3), (3,)), G + ("mul", "sub", "concatenate")),
+    Case("cross-axes", lambda a, b: np.cross(a, b, axisa=0, axisb=0, axisc=0), ((3, 2), (3, 2)),
+         G + ("transpose",)),
+    Case("kron", lambda a, b: np.kron(a, b), ((2, 2), (2, 3)), ("mul", "reshape")),
+    Case("kron-vector-matrix", lambda a, b: np.kron(a, b), ((2,), (2, 2)), ("mul", "reshape")),
+    Case("average-plain-weights", lambda x: np.average(x, axis=1, weights=np.array([1.0, 2.0, 0.5],
+                                                                                    dtype=x.dtype)),
+         ((2, 3),), ("mul", "sum", "div")),
+    Case("average-traced-weights", lambda x, w: np.average(x, weights=w * w + 0.5), ((4,), (4,)),
+         ("mul", "sum", "div")),
+    Case("average-returned", lambda x: np.average(x, axis=0, returned=True)[0], ((3, 2),), ("sum",)),
+    Case("nansum", lambda x: np.nansum(_with_nans(x) * x, axis=0), ((2, 3),), ("select", "sum")),
+    Case("nanmean", lambda x: np.nanmean(_with_nans(x)), ((2, 3),), ("select", "sum")),
+    Case("nanmax-nanmin", lambda x: np.nanmax(_with_nans(x), axis=1) - np.nanmin(_with_nans(x), axis=1),
+         ((2, 3),), ("max", "min", "select")),
+    Case("sum-where", lambda x: np.sum(x ** 2, where=MASK, axis=1), ((2, 3),), ("select", "sum")),
+    Case("mean-where", lambda x: np.mean(x, where=MASK), ((2, 3),), ("select", "sum")),
+    Case("logaddexp-reduce", lambda x: np.logaddexp.reduce(x), ((3, 2),), ("exp", "log", "max")),
+    Case("fmax-fmin", lambda x, y: np.fmax(x, y) + np.fmin(x, 2.0 * y), ((3,), (3,)),
+         ("maximum", "minimum"), smooth=False),
+    Case("fmax-ignores-nan", lambda x, y: np.fmax(_with_nans(x), y), ((2, 3), (2, 3)),
+         ("maximum", "select"), smooth=False),
+    Case("heaviside-traced-x2", lambda x, h: np.heaviside(np.array([-1.0, 0.0, 2.0]), h) * x, ((3,), ()),
+         ("select", "mul")),
+    Case("angles", lambda x: np.deg2rad(x) * np.rad2deg(x) + np.radians(x) - np.degrees(x), ((3,),),
+         ("mul",)),
+    Case("nan_to_num", lambda x: np.nan_to_num(np.log(x)), ((3,),), ("log", "select"), domain=(0.2, 2.0)),
+]

@@ -1,0 +1,398 @@
+"""Unchanged NumPy code on traced values: realistic user functions written with plain ``np.*``
+(an iteration stopped by ``np.allclose``, a peak found by ``np.argmax``, a median-based robust
+loss, trapezoidal integration, a padded stencil, interpolation of a table, ...), each checked with
+``duals.gradcheck`` (jacfwd, jacrev and central differences) and, where smooth, the Hessian
+against ``jacfwd(jacfwd)``; then the value-only queries, the methods, the tie policy of the
+order statistics and the errors of what stays unsupported.
+"""
+import numpy as np
+import pytest
+
+import duals
+import duals.numpy as dnp
+from duals import Dual, Var
+from duals.testing import assert_close
+
+RNG = np.random.default_rng(20240615)
+
+# ---------------------------------------------------------------- realistic user functions
+
+
+def fixed_point(a):
+    """x = 0.5 cos(a x), iterated until np.allclose says it has converged."""
+    x = np.zeros_like(a)
+    for _ in range(500):
+        x_new = 0.5 * np.cos(a * x)
+        if np.allclose(x_new, x, rtol=0.0, atol=1e-14):
+            break
+        x = x_new
+    return x_new
+
+
+def fixed_point_loss(a):
+    return np.sum(fixed_point(a) ** 2 * np.arange(1.0, a.shape[0] + 1.0))
+
+
+def refined_peak(p):
+    """Height of a sampled Gaussian's peak: np.argmax, then a three-point parabola through it."""
+    t = np.linspace(0.0, 10.0, 201)
+    y = p[0] * np.exp(-((t - p[1]) ** 2) / (2.0 * p[2] ** 2))
+    i = np.argmax(y)
+    y0, y1, y2 = y[i - 1], y[i], y[i + 1]
+    offset = 0.5 * (y0 - y2) / (y0 - 2.0 * y1 + y2)
+    return y1 - 0.25 * (y0 - y2) * offset
+
+
+X_DATA = np.linspace(-1.0, 1.0, 15)
+Y_DATA = 0.3 + 1.7 * X_DATA + 0.05 * RNG.standard_normal(15)
+Y_DATA[[3, 11]] += [2.0, -3.0]   # outliers
+
+
+def robust_loss(theta):
+    """Cauchy loss of line-fit residuals scaled by their median absolute deviation."""
+    r = Y_DATA - (theta[0] + theta[1] * X_DATA)
+    mad = np.median(np.abs(r - np.median(r)))
+    return np.mean(np.log1p((r / (1.4826 * mad)) ** 2))
+
+
+def model_energy(p):
+    """Trapezoidal integral of a damped oscillation on a grid whose end point is a parameter."""
+    t = np.linspace(0.0, p[2], 401)
+    y = np.exp(-p[0] * t) * np.sin(p[1] * t)
+    return np.trapezoid(y ** 2, t)
+
+
+def padded_stencil_energy(u):
+    """Dirichlet energy with a discrete Laplacian from an edge-padded copy (Neumann border)."""
+    up = np.pad(u, 1, mode="edge")
+    lap = up[2:] - 2.0 * up[1:-1] + up[:-2]
+    return -np.sum(u * lap) + 0.1 * np.sum(u ** 4)
+
+
+def periodic_stencil_2d(u):
+    """A 2-D periodic five-point Laplacian with np.roll, and a wrap-padded second version."""
+    lap = np.roll(u, 1, axis=0) + np.roll(u, -1, axis=0) + np.roll(u, 1, axis=1) + np.roll(u, -1, axis=1) - 4 * u
+    up = np.pad(u, 1, mode="wrap")
+    lap2 = up[:-2, 1:-1] + up[2:, 1:-1] + up[1:-1, :-2] + up[1:-1, 2:] - 4 * up[1:-1, 1:-1]
+    return np.sum(lap * lap2) + np.sum(np.tanh(u))
+
+
+TABLE_T = np.array([200.0, 250.0, 300.0, 350.0, 400.0, 500.0])
+TABLE_CP = np.array([0.95, 1.00, 1.01, 1.03, 1.07, 1.12])
+
+
+def tabulated_heat(p):
+    """Heat of a gas heated from T0 to T1, with a tabulated heat capacity rescaled by a factor."""
+    temps = np.linspace(p[0], p[1], 50)
+    cp = np.interp(temps, TABLE_T, TABLE_CP * p[2])
+    return np.trapezoid(cp, temps)
+
+
+def design_matrix_fit(y):
+    """Least-squares quadratic fit through np.column_stack and np.linalg.solve; its prediction."""
+    x = np.linspace(0.0, 1.0, y.shape[0])
+    A = np.column_stack([np.ones_like(x), x, x ** 2])
+    coef = np.linalg.solve(A.T @ A, A.T @ y)
+    return np.polyval(coef[::-1], 0.5)
+
+
+def survival(h):
+    """Probability of surviving each step of a discrete hazard, then the expected lifetime."""
+    alive = np.cumprod(1.0 - h)
+    return np.sum(alive) + np.diff(alive, prepend=1.0) @ np.arange(h.shape[0])
+
+
+def percentile_band(p):
+    """Width of the 5-95 % band of a scaled and shifted sample, plus its trimmed mean."""
+    z = np.array([-1.3, 0.2, 0.7, -0.4, 2.1, -2.2, 0.05, 1.1, -0.8, 0.45])
+    s = p[0] + p[1] * z + 0.1 * z ** 2 * p[0]
+    lo, hi = np.percentile(s, [5, 95])
+    return (hi - lo) + np.mean(np.sort(s)[1:-1])
+
+
+def smoothed_signal(x):
+    """A signal smoothed by np.convolve with a normalized kernel, its derivative by np.diff."""
+    kernel = np.array([1.0, 2.0, 3.0, 2.0, 1.0])
+    kernel /= kernel.sum()
+    s = np.convolve(np.sin(x), kernel, mode="same")
+    return np.sum(np.diff(s) ** 2) + np.max(s)
+
+
+def torque_and_grid(v):
+    """Cross products of forces with arms, and a meshgrid integral of a field that depends on them."""
+    arms = np.vstack([v[:3], v[3:], v[:3] * v[3:]])
+    forces = np.tile(np.array([0.3, -0.2, 0.5]), (3, 1)) + arms[::-1]
+    torque = np.cross(arms, forces)
+    X, Y = np.meshgrid(np.linspace(0.0, 1.0, 5), np.linspace(0.0, 1.0, 4))
+    field = np.exp(-(X - torque[0, 0]) ** 2 - (Y - torque[1, 2]) ** 2)
+    return np.trapezoid(np.trapezoid(field, dx=0.25, axis=1), dx=1.0 / 3.0) + np.sum(np.kron(v[:2], v[2:4]))
+
+
+def soft_weighted_mean(w):
+    """np.average with softmax weights (traced) of fixed data, with missing values skipped."""
+    data = np.array([1.0, np.nan, 3.0, 4.0, np.nan])
+    weights = np.exp(w) / np.sum(np.exp(w))
+    good = ~np.isnan(data)
+    return np.average(data[good], weights=weights[good]) + np.nansum(data * w) + np.nanmean(data * w ** 2)
+
+
+def image_symmetry(img):
+    """Deviation of an image from its mirror and rotated copies, ReLU by np.fmax, sum where bright."""
+    asym = img - np.fliplr(img) + np.flipud(img) - np.rot90(img)
+    relu = np.fmax(asym, 0.0)
+    return np.sum(relu ** 2) + np.sum(img ** 2, where=img > 0.0) + np.sum(np.deg2rad(img))
+
+
+def log_data_term(x):
+    """A log-likelihood of counts; log(0) entries replaced by np.nan_to_num, then logaddexp.reduce."""
+    counts = np.array([0.0, 3.0, 1.0, 0.0, 5.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ll = np.nan_to_num(counts * np.log(counts * x), nan=0.0, neginf=0.0)
+    return np.sum(ll) - np.logaddexp.reduce(x)
+
+
+def python_loop_over_tolist(x):
+    """Plain-Python loops: over x.tolist(), and one stopped by a value test on .item()."""
+    weighted = sum(v * (k + 1.0) for k, v in enumerate(x.tolist()))
+    total = 0.0
+    for i in range(len(x)):
+        total = total + x[i] ** 2
+        if total.item() > 5.0:
+            break
+    return total + weighted
+
+
+SMOOTH = [
+    ("fixed_point", fixed_point_loss, RNG.uniform(0.5, 1.5, 3)),
+    ("refined_peak", refined_peak, np.array([2.0, 4.3, 0.9])),
+    ("robust_loss", robust_loss, np.array([0.25, 1.6])),
+    ("model_energy", model_energy, np.array([0.4, 3.0, 2.5])),
+    ("padded_stencil_energy", padded_stencil_energy, RNG.uniform(-1, 1, 6)),
+    ("periodic_stencil_2d", periodic_stencil_2d, RNG.uniform(-1, 1, (3, 4))),
+    ("tabulated_heat", tabulated_heat, np.array([260.0, 420.0, 1.1])),
+    ("design_matrix_fit", design_matrix_fit, RNG.uniform(-1, 1, 7)),
+    ("survival", survival, RNG.uniform(0.05, 0.3, 6)),
+    ("percentile_band", percentile_band, np.array([0.5, 1.3])),
+    ("smoothed_signal", smoothed_signal, RNG.uniform(-2, 2, 8)),
+    ("torque_and_grid", torque_and_grid, RNG.uniform(-0.5, 0.5, 6)),
+    ("soft_weighted_mean", soft_weighted_mean, RNG.uniform(-1, 1, 5)),
+    ("image_symmetry", image_symmetry, RNG.uniform(-1, 1, (3, 3))),
+    ("log_data_term", log_data_term, RNG.uniform(0.5, 2.0, 5)),
+    ("python_loop_over_tolist", python_loop_over_tolist, RNG.uniform(0.5, 1.5, 8)),
+]
+
+
+@pytest.mark.parametrize("name,f,x", SMOOTH, ids=[s[0] for s in SMOOTH])
+def test_user_function_gradcheck(name, f, x):
+    assert duals.gradcheck(f, x, rtol=1e-4 if name == "tabulated_heat" else None)
+
+
+@pytest.mark.parametrize("name,f,x", SMOOTH, ids=[s[0] for s in SMOOTH])
+def test_user_function_value_is_numpys(name, f, x):
+    value = duals.value_and_grad(f)(x)[0]
+    assert_close(value, f(x), 1e-12, 1e-12, name)
+
+
+@pytest.mark.parametrize("name,f,x", SMOOTH, ids=[s[0] for s in SMOOTH])
+def test_user_function_hessian_equals_jacfwd_of_jacfwd(name, f, x):
+    H = duals.hessian(f)(x)
+    assert_close(H, duals.jacfwd(duals.jacfwd(f))(x), 1e-9, 1e-9, name)
+    assert_close(H, duals.jacrev(duals.jacrev(f))(x), 1e-9, 1e-9, name)
+
+
+def test_fixed_point_derivative_is_the_implicit_one():
+    a = np.array([0.8])
+    x = fixed_point(a)
+    # x = 0.5 cos(a x)  =>  dx/da = -0.5 sin(a x) x / (1 + 0.5 sin(a x) a)
+    s = np.sin(a * x)
+    assert duals.gradcheck(fixed_point, a)
+    assert_close(duals.jacfwd(fixed_point)(a)[0, 0], (-0.5 * s * x / (1 + 0.5 * s * a))[0], 1e-10, 1e-10,
+                 "implicit derivative")
+
+
+def test_integral_with_traced_end_point_has_the_integrand_there():
+    def integral(b):
+        t = np.linspace(0.0, b, 2001)
+        return np.trapezoid(np.exp(-t ** 2), t)
+    assert abs(duals.grad(integral)(1.3) - np.exp(-1.69)) < 1e-6
+
+
+def test_imperative_var_through_numpy_functions():
+    x = Var(np.array([3.0, 1.0, 2.0]))
+    y = np.sum(np.sort(x) * np.array([1.0, 10.0, 100.0])) + np.median(x) + np.interp(x[0], [0.0, 4.0], [0.0, 2.0])
+    y.backward()
+    np.testing.assert_allclose(x.grad, [100.5, 1.0, 11.0])
+
+MIXED = [
+    ("vstack", lambda x: np.vstack([x, [1.0, 2.0, 3.0]])), ("hstack", lambda x: np.hstack([[5.0], x])),
+    ("column_stack", lambda x: np.column_stack([x, [1.0, 2.0, 3.0]])), ("append", lambda x: np.append(x, [1.0])),
+    ("meshgrid", lambda x: np.meshgrid(x, [1.0, 2.0])[0] * np.meshgrid(x, [1.0, 2.0])[1]),
+    ("fmax", lambda x: np.fmax(x, [0.0, 0.0, 0.0])), ("kron", lambda x: np.kron([1.0, 2.0], x)),
+    ("cross", lambda x: np.cross([1.0, 0.0, 0.5], x)), ("convolve", lambda x: np.convolve([1.0, 0.5], x)),
+    ("average", lambda w: np.average([1.0, 2.0, 3.0], weights=w ** 2 + 1.0)),
+    ("trapezoid", lambda x: np.trapezoid([1.0, 2.0, 3.0], np.cumsum(x ** 2))),
+    ("interp", lambda fp: np.interp([0.5, 1.5], [0.0, 1.0, 2.0], fp)),
+    ("polyval", lambda p: np.polyval(p, [1.0, 2.0])),
+    ("quantile", lambda q: np.quantile([1.0, 5.0, 2.0, 4.0], q / 2.0 + 0.5)),
+]
+
+
+@pytest.mark.parametrize("name,f", MIXED, ids=[m[0] for m in MIXED])
+def test_plain_lists_next_to_traced_values(name, f):
+    assert duals.gradcheck(f, np.array([0.3, -0.7, 0.9]))
+
+
+# ---------------------------------------------------------------- value-only queries
+
+
+def _traced_values(x):
+    """The value ``x`` as a Dual, a Var and a Dual inside a Var (nested), for the queries."""
+    seen = []
+
+    def probe(v):
+        seen.append(v)
+        return dnp.sum(v)
+    duals.hessian(probe)(x)
+    return [Dual(x, np.ones_like(x)), Var(x)] + seen
+
+
+QUERIES = [
+    ("argmax", lambda x: np.argmax(x)), ("argmin-axis", lambda x: np.argmin(x, axis=0)),
+    ("argsort", lambda x: np.argsort(x)), ("any", lambda x: np.any(x)), ("all", lambda x: np.all(x > -5)),
+    ("isclose", lambda x: np.isclose(x, 0.25)), ("allclose", lambda x: np.allclose(x, x + 1e-12)),
+    ("count_nonzero", lambda x: np.count_nonzero(x > 0)), ("nonzero", lambda x: np.nonzero(x)[0]),
+    ("searchsorted", lambda x: np.searchsorted(np.sort(np.ravel(x)), 0.0)),
+    ("shape", lambda x: np.shape(x)), ("size", lambda x: np.size(x)), ("ndim", lambda x: np.ndim(x)),
+    ("less", lambda x: np.less(x, 0.0)), ("greater_equal", lambda x: np.greater_equal(0.1, x)),
+    ("equal", lambda x: np.equal(x, x)), ("not_equal", lambda x: np.not_equal(x, 0.25)),
+    ("logical_and", lambda x: np.logical_and(x > 0, x < 1)), ("heaviside", lambda x: np.heaviside(x, 0.5)),
+    ("round", lambda x: np.round(x, 1)), ("signbit", lambda x: np.signbit(x)),
+    ("argmax-method", lambda x: x.argmax()), ("argmin-method", lambda x: x.argmin(axis=0)),
+    ("argsort-method", lambda x: x.argsort()), ("any-method", lambda x: x.any()), ("all-method", lambda x: x.all()),
+    ("nonzero-method", lambda x: x.nonzero()[0]), ("round-method", lambda x: x.round(2)),
+]
+
+
+@pytest.mark.parametrize("name,query", QUERIES, ids=[q[0] for q in QUERIES])
+def test_value_only_queries_give_numpys_plain_answer(name, query):
+    x = np.array([[0.25, -1.5, 2.0], [0.0, 0.75, -0.1]])
+    expected = query(x)
+    for traced in _traced_values(x):
+        got = query(traced)
+        assert not isinstance(got, duals.core.Tracer), (name, type(traced))
+        assert type(got) is type(expected) or np.asarray(got).dtype == np.asarray(expected).dtype, name
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_ufunc_reduce_defaults_to_the_first_axis_as_numpy():
+    x = np.arange(6.0).reshape(2, 3)
+    d = Dual(x, np.ones_like(x))
+    np.testing.assert_allclose(np.add.reduce(d).primal, np.add.reduce(x))
+    np.testing.assert_allclose(np.logaddexp.reduce(d, axis=1).primal, np.logaddexp.reduce(x, axis=1))
+    np.testing.assert_allclose(np.multiply.accumulate(d, axis=1).primal, np.multiply.accumulate(x, axis=1))
+
+# ---------------------------------------------------------------- methods
+
+
+def test_item_and_tolist_keep_the_derivative():
+    x = np.array([1.0, 2.0, 3.0])
+    g = duals.grad(lambda v: v.item(1) ** 2 + sum(v.tolist()) + v[2:].item() * 3.0)(x)
+    np.testing.assert_allclose(g, [1.0, 5.0, 4.0])
+    d = Dual(np.array([[1.0, 2.0]]), np.array([[1.0, 0.0]]))
+    assert [[float(e.primal) for e in row] for row in d.tolist()] == [[1.0, 2.0]]
+    assert d.item(0, 0).tangent == 1.0
+    with pytest.raises(ValueError, match="size 1"):
+        d.item()
+    with pytest.raises(TypeError, match="drop its derivative"):
+        float(Dual(np.array([1.0]), np.array([1.0])).item())
+
+
+def test_format_real_conj_astype():
+    d = Dual(np.array(1.23456), np.array(1.0))
+    assert f"{d:.2f}" == "1.23"
+    assert d.real is d and d.conj() is d and d.conjugate() is d and d.astype(float) is d
+    assert np.asarray(Dual(np.ones(2), np.ones(2)).imag).tolist() == [0.0, 0.0]
+    g = duals.grad(lambda v: np.sum(v.real * v.conj()))(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(g, [2.0, 4.0])
+
+
+def test_sort_method_refuses_to_mutate_and_says_what_to_write():
+    for x in (Dual(np.ones(3), np.ones(3)), Var(np.ones(3))):
+        with pytest.raises(TypeError, match=r"x = np\.sort\(x\)"):
+            x.sort()
+
+
+def test_new_methods_match_the_functions():
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    g = duals.grad(lambda v: np.sum(v.cumprod()) + np.sum(v.repeat(2, axis=0) ** 3) + np.sum(v.take([3, 0]) ** 2))
+    h = duals.grad(lambda v: np.sum(np.cumprod(v)) + np.sum(np.repeat(v, 2, axis=0) ** 3)
+                   + np.sum(np.take(v, [3, 0]) ** 2))
+    np.testing.assert_allclose(g(x), h(x))
+
+# ---------------------------------------------------------------- tie policy of the order statistics
+
+
+def test_sort_at_a_tie_follows_the_stable_order():
+    x = np.array([1.0, 2.0, 1.0])
+    J = duals.jacfwd(np.sort)(x)
+    np.testing.assert_array_equal(J, [[1, 0, 0], [0, 0, 1], [0, 1, 0]])
+    np.testing.assert_array_equal(duals.jacrev(np.sort)(x), J)
+
+
+def test_median_and_percentile_at_a_tie_take_one_entry():
+    x = np.array([2.0, 5.0, 2.0, 0.0, 2.0])
+    np.testing.assert_array_equal(duals.grad(np.median)(x), [0.0, 0.0, 1.0, 0.0, 0.0])
+    g = duals.grad(lambda v: np.percentile(v, 60.0))(x)   # virtual index 2.4: sorted entries 2 and 3
+    np.testing.assert_allclose(g, [0.0, 0.0, 0.6, 0.0, 0.4])
+
+
+def test_interp_at_a_knot_takes_the_right_segment_and_outside_is_flat():
+    xp, fp = [0.0, 1.0, 3.0], [0.0, 2.0, 3.0]
+    g = duals.grad(lambda x: np.sum(np.interp(x, xp, fp)))
+    np.testing.assert_allclose(g(np.array([1.0])), [0.5])     # right of the knot 1
+    np.testing.assert_allclose(g(np.array([3.0])), [0.5])     # the last knot: left segment
+    np.testing.assert_allclose(g(np.array([-1.0, 4.0])), [0.0, 0.0])
+
+
+def test_median_of_a_slice_with_nan_is_nan():
+    d = Dual(np.array([1.0, np.nan, 3.0]), np.ones(3))
+    assert np.isnan(np.median(d).primal) and np.isnan(np.percentile(d, 50).primal)
+
+
+def test_float32_is_kept():
+    x = np.array([3.0, 1.0, 2.0, 0.5], dtype=np.float32)
+    for f in (np.sort, np.median, lambda v: np.percentile(v, 30), np.cumprod, np.diff,
+              lambda v: np.pad(v, 1, mode="reflect"), lambda v: np.trapezoid(v, dx=0.5),
+              lambda v: np.convolve(v, v[:2]), lambda v: np.linspace(v[0], v[1], 3)):
+        assert duals.jacfwd(f)(x).dtype == np.float32
+
+# ---------------------------------------------------------------- what stays unsupported
+
+
+def test_unsupported_functions_name_themselves_the_reason_and_the_way_out():
+    d = Dual(np.ones(3), np.ones(3))
+    for call, name in ((lambda: np.unique(d), "numpy.unique"), (lambda: np.fft.fft(d), "numpy.fft.fft"),
+                       (lambda: np.linalg.eig(np.eye(2) * d[0]), "numpy.linalg.eig"),
+                       (lambda: np.frexp(d), "numpy.frexp"),
+                       (lambda: np.subtract.reduce(d), "numpy.subtract.reduce")):
+        with pytest.raises(TypeError) as info:
+            call()
+        message = str(info.value)
+        assert message.startswith(name + " has no derivative rule"), message
+        assert "losing the derivative" in message and "duals.extend.primitive" in message
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda d: np.pad(d, 1, mode="mean"), r"numpy\.pad with mode='mean'.*supported modes"),
+    (lambda d: np.percentile(d, 50, method="nearest"), r"numpy\.percentile with method='nearest'"),
+    (lambda d: np.quantile(d, 0.5, weights=np.ones(3)), r"numpy\.quantile with weights="),
+    (lambda d: np.interp(0.5, d, [0.0, 1.0, 2.0]), r"numpy\.interp: the sample points xp"),
+    (lambda d: np.interp(d, [0.0, 1.0, 2.0], [0.0, 1.0, 2.0], period=2.0), r"numpy\.interp with period="),
+    (lambda d: np.take(d, np.array([0]) * d), r"take: the indices cannot be a traced value"),
+    (lambda d: np.linspace(d[0], d[1], 3, dtype=int), r"linspace\(..., dtype=int64\)"),
+    (lambda d: np.sum(d, where=d > 0, out=np.zeros(())), r"sum\(..., out=\.\.\.\)"),
+])
+def test_unsupported_options_say_what_and_how(call, match):
+    d = Dual(np.array([0.0, 1.0, 2.0]), np.ones(3))
+    with pytest.raises((TypeError, NotImplementedError), match=match):
+        call(d)
