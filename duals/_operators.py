@@ -51,7 +51,8 @@ def _no_array(self, dtype=None, copy=None):
         "a traced value cannot become a plain NumPy array without losing its derivative. "
         "This usually means a NumPy function without a duals rule was called, or a traced "
         "value was stored into a float array; build arrays with dnp.stack / dnp.array or "
-        "dnp.where instead")
+        "dnp.where instead. SciPy functions written in Python (scipy.special.logsumexp, "
+        "softmax) convert their input: use duals.numpy.special.logsumexp instead")
 
 
 def _setitem(self, index, value):
@@ -99,8 +100,12 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         raise TypeError(f"numpy.{ufunc.__name__}(..., out=...) cannot write a traced value into an "
                         f"array; drop out= and use the returned value")
     kwargs.pop("out", None)
-    if method == "__call__" and ufunc.__name__ in N:
-        return N[ufunc.__name__](*inputs, **kwargs)
+    if method == "__call__":
+        foreign = _foreign_ufunc(ufunc)
+        if foreign is not None:
+            return foreign(*inputs, **kwargs)
+        if ufunc.__name__ in N:
+            return N[ufunc.__name__](*inputs, **kwargs)
     table = {"reduce": _REDUCERS, "accumulate": _ACCUMULATORS}.get(method, {})
     if ufunc.__name__ in table and len(inputs) == 1:
         name, allowed = table[ufunc.__name__]
@@ -110,7 +115,30 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             return N[name](*inputs, **kwargs)
         raise TypeError(f"numpy.{ufunc.__name__}.{method} with {', '.join(sorted(extra))}= is not "
                         f"supported on traced values; call duals.numpy.{name} instead")
-    raise TypeError(_unsupported(f"numpy.{ufunc.__name__}{'' if method == '__call__' else '.' + method}"))
+    home = "numpy" if getattr(np, ufunc.__name__, None) is ufunc else _ufunc_home(ufunc)
+    raise TypeError(_unsupported(f"{home}.{ufunc.__name__}{'' if method == '__call__' else '.' + method}"))
+
+
+def _ufunc_home(ufunc):
+    import sys
+    special = sys.modules.get("scipy.special")
+    if special is not None and getattr(special, ufunc.__name__, None) is ufunc:
+        return "scipy.special"
+    return "the ufunc"
+
+
+_FOREIGN = {}
+
+
+def _foreign_ufunc(ufunc):
+    """The duals function for a ufunc that is not NumPy's own (``scipy.special.erf``), or None."""
+    if getattr(np, ufunc.__name__, None) is ufunc:
+        return None
+    if ufunc not in _FOREIGN:
+        from .ops.special import scipy_ufuncs
+        _FOREIGN.update(scipy_ufuncs())
+        _FOREIGN.setdefault(ufunc, None)
+    return _FOREIGN[ufunc]
 
 
 def _unsupported(name):

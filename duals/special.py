@@ -1,4 +1,8 @@
-"""duals.special: ``erf``, ``erfc``, ``expit``, ``logsumexp`` with SciPy's names and conventions.
+"""duals.special: SciPy's special functions with SciPy's names and conventions.
+
+``erf``, ``erfc``, ``expit``, ``logsumexp``, ``ndtr``, ``log_ndtr``, ``logit``, ``xlogy``,
+``xlog1py``, ``gammaln``, ``digamma`` (``psi``) and ``polygamma``. SciPy's own ufuncs of these
+names (``scipy.special.erf(x)``) work on traced values too.
 
 >>> import duals.special
 >>> float(duals.special.erf(0.0))
@@ -6,9 +10,6 @@
 """
 from .numpy import special as _special
 
-erf = _special.erf
-erfc = _special.erfc
-expit = _special.expit
-logsumexp = _special.logsumexp
-
-__all__ = ["erf", "erfc", "expit", "logsumexp"]
+__all__ = ["erf", "erfc", "expit", "logsumexp", "ndtr", "log_ndtr", "logit", "xlogy", "xlog1py",
+           "gammaln", "digamma", "psi", "polygamma"]
+globals().update({name: getattr(_special, name) for name in __all__})

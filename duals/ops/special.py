@@ -1,9 +1,13 @@
 """Special functions with SciPy's names. ``erf``, ``erfc`` and ``expit`` come from the
-derivative table (they are kernels too); ``logsumexp`` is composed."""
+derivative table (they are kernels too); ``logsumexp``, ``ndtr``, ``logit``, ``xlogy`` and
+``xlog1py`` are composed; ``gammaln``, ``digamma``/``polygamma`` and ``log_ndtr`` take their values
+from SciPy. SciPy's own ufuncs (``scipy.special.erf(x)`` on a traced ``x``) reach these by
+identity (:func:`scipy_ufuncs`)."""
 import numpy as np
 
+from ..core import Primitive
 from . import export, innermost
-from .elementwise import PRIMITIVES, stop_gradient, where
+from .elementwise import PRIMITIVES, masked, stop_gradient, where
 from .reductions import max as amax
 from .reductions import sum as asum
 from .shape import reshape
@@ -28,3 +32,132 @@ def logsumexp(a, axis=None, keepdims=False):
         out = reshape(out, tuple(n for i, n in enumerate(shape) if i not in axes))
     return out
 
+
+
+# ---------------------------------------------------------------- SciPy's special functions
+# Composed from the table where that is exact; gammaln, digamma/polygamma and log_ndtr have no
+# NumPy spelling, so their values come from SciPy (imported when first computed: SciPy stays an
+# optional dependency) and their derivatives are the next function of the family.
+
+_SQRT_HALF = 0.7071067811865476
+_LOG_SQRT_2PI = 0.9189385332046728
+
+
+@export("special.ndtr")
+def ndtr(x):
+    """ndtr(x): the standard normal CDF, ``erfc(-x / sqrt 2) / 2``.
+
+    >>> float(ndtr(0.0))
+    0.5
+    """
+    return 0.5 * PRIMITIVES["erfc"](-_SQRT_HALF * x)
+
+
+@export("special.logit")
+def logit(x):
+    """logit(x): ``log(x / (1 - x))``, the inverse of ``expit``.
+
+    >>> float(logit(0.5))
+    0.0
+    """
+    return PRIMITIVES["log"](x) - PRIMITIVES["log1p"](-x)
+
+
+@export("special.xlogy")
+def xlogy(x, y):
+    """xlogy(x, y): ``x * log(y)``, and 0 where ``x == 0`` (also its derivative there, as the branch).
+
+    >>> float(xlogy(0.0, 0.0))
+    0.0
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):   # the branch not taken, as in SciPy
+        return where(np.asarray(innermost(x)) == 0, 0.0, x * PRIMITIVES["log"](y))
+
+
+@export("special.xlog1py")
+def xlog1py(x, y):
+    """xlog1py(x, y): ``x * log1p(y)``, and 0 where ``x == 0``.
+
+    >>> float(xlog1py(0.0, -1.0))
+    0.0
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return where(np.asarray(innermost(x)) == 0, 0.0, x * PRIMITIVES["log1p"](y))
+
+
+def _scipy_special():
+    try:
+        import scipy.special
+    except ImportError:
+        raise ImportError("duals.numpy.special.gammaln, digamma, polygamma and log_ndtr compute "
+                          "their values with SciPy: pip install scipy") from None
+    return scipy.special
+
+
+def _unary_from_scipy(name, partial, **params):
+    """A primitive whose value is ``scipy.special.<name>`` and whose derivative is ``partial``."""
+    def impl(x, **kw):
+        return getattr(_scipy_special(), name)(*([kw["n"]] if "n" in kw else []), x)[()]
+    prim = Primitive(name, impl)
+    prim.elementwise = True
+    prim.def_jvp(0, lambda t, out, x, **kw: partial(x, out, **kw) * t)
+    prim.def_vjp(0, lambda g, out, x, unreached=None, **kw: masked(partial(x, out, **kw) * g, unreached))
+    return prim
+
+
+polygamma_p = _unary_from_scipy("polygamma", lambda x, out, *, n: polygamma_p(x, n=n + 1))
+gammaln_p = _unary_from_scipy("gammaln", lambda x, out: polygamma_p(x, n=0))
+log_ndtr_p = _unary_from_scipy(
+    "log_ndtr", lambda x, out: PRIMITIVES["exp"](-0.5 * x * x - _LOG_SQRT_2PI - out))
+
+
+@export("special.gammaln")
+def gammaln(x):
+    """gammaln(x): ``log|Γ(x)|``; its derivative is ``digamma``. Needs SciPy.
+
+    >>> round(float(gammaln(5.0)), 6)   # log(4!)
+    3.178054
+    """
+    return gammaln_p(x)
+
+
+@export("special.polygamma")
+def polygamma(n, x):
+    """polygamma(n, x): the n-th derivative of ``digamma``; its derivative is ``polygamma(n + 1, x)``.
+
+    >>> round(float(polygamma(1, 1.0)), 6)   # π²/6
+    1.644934
+    """
+    return polygamma_p(x, n=int(n))
+
+
+@export("special.digamma", "special.psi")
+def digamma(x):
+    """digamma(x): ``d/dx log Γ(x)``, ``polygamma(0, x)``. Needs SciPy.
+
+    >>> round(float(digamma(1.0)), 6)   # -γ
+    -0.577216
+    """
+    return polygamma_p(x, n=0)
+
+
+@export("special.log_ndtr")
+def log_ndtr(x):
+    """log_ndtr(x): ``log(ndtr(x))``, accurate far into the lower tail (SciPy's value).
+
+    >>> round(float(log_ndtr(0.0)), 6)
+    -0.693147
+    """
+    return log_ndtr_p(x)
+
+
+def scipy_ufuncs():
+    """scipy_ufuncs() -> {scipy ufunc: duals function}, when SciPy is already imported (else {})."""
+    import sys
+    module = sys.modules.get("scipy.special")
+    if module is None:
+        return {}
+    names = {"erf": PRIMITIVES["erf"], "erfc": PRIMITIVES["erfc"], "expit": PRIMITIVES["expit"],
+             "ndtr": ndtr, "logit": logit, "xlogy": xlogy, "xlog1py": xlog1py, "gammaln": gammaln,
+             "psi": digamma, "log_ndtr": log_ndtr}
+    return {getattr(module, n): f for n, f in names.items() if hasattr(module, n)}

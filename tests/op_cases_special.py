@@ -1,0 +1,15 @@
+"""Derivative cases for SciPy's special functions in ``duals/ops/special.py`` (SciPy is a test dependency)."""
+import duals.numpy as dnp
+from op_cases import Case
+
+S = dnp.special
+CASES = [
+    Case("gammaln", S.gammaln, ((4,),), ("gammaln", "polygamma"), domain=(0.5, 4.0)),
+    Case("digamma", S.digamma, ((4,),), ("polygamma",), domain=(0.5, 4.0)),
+    Case("polygamma-2", lambda x: S.polygamma(2, x), ((3,),), ("polygamma",), domain=(0.5, 3.0)),
+    Case("log_ndtr", S.log_ndtr, ((2, 3),), ("log_ndtr",), domain=(-3.0, 3.0)),
+    Case("ndtr", S.ndtr, ((3,),), ("erfc",), domain=(-3.0, 3.0)),
+    Case("logit", S.logit, ((3,),), ("log", "log1p"), domain=(0.1, 0.9)),
+    Case("xlogy", S.xlogy, ((2, 3), (3,)), ("mul", "log", "select"), domain=(0.3, 2.0)),
+    Case("xlog1py", S.xlog1py, ((3,), (3,)), ("mul", "log1p", "select"), domain=(0.3, 2.0)),
+]
