@@ -1,9 +1,10 @@
 """duals.numpy: the differentiable NumPy namespace.
 
 Every function here accepts plain arrays (and returns plain arrays) as well as traced
-values. Names that the library does not define fall through to NumPy itself (constants,
-``zeros``, ``linspace``, …); such a function called on a traced value raises a clear
-``TypeError`` naming it, never a silently wrong derivative.
+values. The namespace holds exactly the supported functions, plus the NumPy names that are
+safe on traced values because they differentiate nothing (:data:`PASSTHROUGH`: constants,
+dtypes, plain creation functions, index helpers, ``errstate``, ``random``); any other NumPy
+name raises ``AttributeError`` where it is written, saying what to do instead.
 
 >>> import duals.numpy as dnp
 >>> float(dnp.sin(0.0))
@@ -41,15 +42,45 @@ for _name, _func in _ops.NAMESPACE.items():
         globals()[_name] = _func
 
 
+# NumPy names that are safe on traced values because they differentiate nothing: constants,
+# dtypes and their queries, plain creation functions (their results are constants), index
+# helpers, error-state contexts and the random module. Everything else must be one of the
+# supported functions above, so that an unsupported name fails where it is written.
+PASSTHROUGH = frozenset("""
+    pi e inf nan newaxis euler_gamma
+    dtype finfo iinfo ndarray generic number floating integer signedinteger unsignedinteger
+    float16 float32 float64 longdouble int8 int16 int32 int64 uint8 uint16 uint32 uint64 intp
+    uintp bool_ complex64 complex128
+    zeros ones empty full arange eye identity tri indices ix_ mgrid ogrid
+    diag_indices tril_indices triu_indices unravel_index ravel_multi_index s_ index_exp
+    broadcast_shapes promote_types can_cast iscomplexobj isrealobj isscalar
+    errstate seterr geterr printoptions set_printoptions get_printoptions random
+""".split())
+
+
 def __getattr__(name):
-    try:
+    if name in PASSTHROUGH and hasattr(_np, name):
         return getattr(_np, name)
-    except AttributeError:
-        raise AttributeError(f"duals.numpy has no attribute {name!r} (nor does numpy)") from None
+    if hasattr(_np, name):
+        raise AttributeError(
+            f"duals.numpy has no {name!r}: numpy.{name} has no derivative rule in duals. Use "
+            f"numpy.{name} itself on values that do not depend on what you differentiate; for "
+            f"the rest, write it with the functions dir(duals.numpy) lists, or declare a "
+            f"primitive (duals.extend)")
+    raise AttributeError(f"duals.numpy has no attribute {name!r} (nor does numpy)")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(dir(_np)))
+    return sorted(set(globals()) | {n for n in PASSTHROUGH if hasattr(_np, n)})
 
 
-linalg.__getattr__ = lambda name: getattr(_np.linalg, name)
+def _strict_submodule(module, numpy_module, label):
+    def getattr_(name):
+        raise AttributeError(
+            f"duals.numpy.{label} has no {name!r}"
+            + (f": numpy.{label}.{name} has no derivative rule in duals" if hasattr(numpy_module, name)
+               else ""))
+    module.__getattr__ = getattr_
+
+
+_strict_submodule(linalg, _np.linalg, "linalg")

@@ -1,0 +1,36 @@
+"""duals.numpy holds exactly the supported functions and the NumPy names that are safe anyway."""
+import numpy as np
+import pytest
+
+import duals.numpy as dnp
+from duals.ops import NAMESPACE
+
+
+def test_every_registered_function_is_in_the_namespace():
+    for name, func in NAMESPACE.items():
+        module, _, leaf = name.rpartition(".")
+        assert getattr(getattr(dnp, module) if module else dnp, leaf) is func, name
+
+
+def test_safe_numpy_names_pass_through_and_are_listed():
+    assert dnp.pi == np.pi and dnp.float32 is np.float32 and dnp.errstate is np.errstate
+    assert dnp.zeros(2).tolist() == [0.0, 0.0]
+    listed = set(dir(dnp))
+    assert {"sin", "sort", "interp", "pi", "zeros", "linalg", "special"} <= listed
+    assert "lexsort" not in listed and "fft" not in listed
+
+
+@pytest.mark.parametrize("name", ["lexsort", "fft", "busday_count"])
+def test_an_unsupported_numpy_name_fails_where_it_is_written(name):
+    with pytest.raises(AttributeError, match=f"numpy.{name} has no derivative rule in duals"):
+        getattr(dnp, name)
+
+
+def test_unsupported_linalg_names_fail_too():
+    with pytest.raises(AttributeError, match="numpy.linalg.eig has no derivative rule"):
+        dnp.linalg.eig
+
+
+def test_a_name_numpy_does_not_have_says_so():
+    with pytest.raises(AttributeError, match="nor does numpy"):
+        dnp.no_such_function
