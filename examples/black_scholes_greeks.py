@@ -17,7 +17,14 @@ Run:  python examples/black_scholes_greeks.py [--small] [--n N] [--plot greeks.p
 """
 import argparse
 import math
+import os
+import sys
 import time
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:                # run as a script it is there; loaded by path it is not
+    sys.path.append(_HERE)
+import _blas_threads  # noqa: E402  (one BLAS thread, as in benchmarks/: before NumPy loads)
 
 import numpy as np
 from scipy.special import ndtr
@@ -71,6 +78,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=None, help="number of options")
     ap.add_argument("--plot", metavar="PATH", help="save a figure of the Greeks against S")
     args = ap.parse_args(argv)
+    print(_blas_threads.describe())
     n = args.n or (10_000 if args.small else 1_000_000)
 
     rng = np.random.default_rng(0)
@@ -166,11 +174,19 @@ def main(argv=None):
         gS = duals.grad(lambda s: dnp.sum(call_price(s, *c, Kg)))(Sg)
         gam = duals.hvp(lambda s: dnp.sum(call_price(s, *c, Kg)), Sg, np.ones_like(Sg))
         _, veg = duals.jvp(lambda v: call_price(Sg, v, c[1], c[2], Kg), (c[0],), (np.ones_like(Sg),))
-        fig, axs = plt.subplots(1, 3, figsize=(12, 3.5))
-        for ax, y, t in zip(axs, (gS, gam, veg), ("delta (grad)", "gamma (hvp)", "vega (jvp)")):
+        fig, axs = plt.subplots(1, 3, figsize=(12, 4))
+        panels = (
+            (gS, "delta by duals.grad", r"delta $\partial C/\partial S$ (dimensionless)"),
+            (gam, "gamma by duals.hvp", r"gamma $\partial^2 C/\partial S^2$ (1 / currency unit)"),
+            (veg, "vega by duals.jvp", r"vega $\partial C/\partial \sigma$ (currency units per unit $\sigma$)"),
+        )
+        for ax, (y, title, ylabel) in zip(axs, panels):
             ax.plot(Sg, y)
-            ax.set_xlabel("spot S (K = 100, T = 1, sigma = 0.3)")
-            ax.set_title(t)
+            ax.set_xlabel("spot price S (currency units)")
+            ax.set_ylabel(ylabel)
+            ax.set_title(title)
+        fig.suptitle(r"Black-Scholes call Greeks: K = 100, T = 1 year, $\sigma$ = 0.3 / $\sqrt{\mathrm{year}}$, "
+                     "r = 0.03 / year")
         fig.tight_layout()
         fig.savefig(args.plot)
         plt.close(fig)

@@ -6,6 +6,14 @@ whole family differentiable to any order; gammaln and digamma are declared on to
 each with its derivative written with primitives, so Hessians and third derivatives work
 in every mode. Run: python examples/custom_scipy_special.py
 """
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:                # run as a script it is there; loaded by path it is not
+    sys.path.append(_HERE)
+import _blas_threads  # noqa: E402  (one BLAS thread, as in benchmarks/: before NumPy loads)
+
 import numpy as np
 import scipy.special as sp
 
@@ -13,14 +21,15 @@ import duals
 import duals.numpy as dnp
 from duals.extend import elementwise, primitive
 
-# polygamma(x, n=k): the k-th derivative of digamma; its derivative is polygamma(x, n=k+1)
-polygamma = primitive("polygamma", lambda x, *, n: sp.polygamma(n, x))
+# polygamma(x, n=k): the k-th derivative of digamma; its derivative is polygamma(x, n=k+1).
+# A custom primitive needs a name no built-in primitive has, hence the my_ prefix.
+polygamma = primitive("my_polygamma", lambda x, *, n: sp.polygamma(n, x))
 polygamma.def_jvp(0, lambda t, out, x, *, n: polygamma(x, n=n + 1) * t, vectorized=True)
 polygamma.def_vjp(0, lambda g, out, x, *, n: polygamma(x, n=n + 1) * g, vectorized=True)
 
 # digamma with derivative polygamma(1, x); gammaln with derivative digamma
-digamma = elementwise("digamma", sp.digamma, lambda out, x: polygamma(x, n=1))
-gammaln = elementwise("gammaln", sp.gammaln, lambda out, x: digamma(x))
+digamma = elementwise("my_digamma", sp.digamma, lambda out, x: polygamma(x, n=1))
+gammaln = elementwise("my_gammaln", sp.gammaln, lambda out, x: digamma(x))
 
 
 def log_likelihood(alpha, data):
@@ -29,6 +38,7 @@ def log_likelihood(alpha, data):
 
 
 def main():
+    print(_blas_threads.describe())
     x = np.array([0.3, 1.0, 2.5, 7.0])
     data = np.random.default_rng(0).gamma(2.0, size=50)
     checks = [

@@ -10,8 +10,14 @@ full Jacobian by forward and reverse mode), ``hessian`` of a least-squares loss,
 same integrator written as an unchanged ``@numba.njit`` loop, differentiated compiled.
 The script exits non-zero if any check fails.
 """
+import os
 import sys
 import time
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:                # run as a script it is there; loaded by path it is not
+    sys.path.append(_HERE)
+import _blas_threads  # noqa: E402  (one BLAS thread, as in benchmarks/: before NumPy loads)
 
 import numba
 import numpy as np
@@ -55,6 +61,7 @@ def check(name, got, expected, tol):
 
 
 def main():
+    print(_blas_threads.describe())
     p = np.array([1.2, 0.25, 1.9])
     results = []
     print(f"duals {duals.__version__}: derivatives of x(t) = A·exp(-γt)·cos(ωt), p = (A, γ, ω) = {p}\n")

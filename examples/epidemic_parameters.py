@@ -20,7 +20,14 @@ size; the SEIR peak sensitivities are checked against central finite differences
 Run:  python examples/epidemic_parameters.py [--small] [--plot seir.png]
 """
 import argparse
+import os
+import sys
 import time
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:                # run as a script it is there; loaded by path it is not
+    sys.path.append(_HERE)
+import _blas_threads  # noqa: E402  (one BLAS thread, as in benchmarks/: before NumPy loads)
 
 import numba
 import numpy as np
@@ -186,6 +193,7 @@ def main(argv=None):
     ap.add_argument("--small", action="store_true", help="coarser time step (CI)")
     ap.add_argument("--plot", metavar="PATH", help="save a figure of the elasticities")
     args = ap.parse_args(argv)
+    print(_blas_threads.describe())
     dt = 0.1 if args.small else 0.02
     days = 400.0
     nsteps = int(round(days / dt))
@@ -251,7 +259,8 @@ def main(argv=None):
         ax.set_xticks(np.arange(4))
         ax.set_xticklabels(names)
         ax.axhline(0, color="k", lw=0.5)
-        ax.set_ylabel("(p/f) df/dp")
+        ax.set_xlabel(r"parameter p ($\beta$, $\sigma$, $\gamma$ in 1/day; i0 a fraction of the population)")
+        ax.set_ylabel(r"elasticity $(p/f)\,\partial f/\partial p$ (dimensionless)")
         ax.set_title("SEIR: elasticities by duals.jacfwd of @njit RK4")
         ax.legend()
         fig.tight_layout()

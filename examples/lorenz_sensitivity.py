@@ -14,7 +14,14 @@ step in one pass.  The report shows
 Run:  python examples/lorenz_sensitivity.py [--small] [--plot lorenz.png]
 """
 import argparse
+import os
+import sys
 import time
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:                # run as a script it is there; loaded by path it is not
+    sys.path.append(_HERE)
+import _blas_threads  # noqa: E402  (one BLAS thread, as in benchmarks/: before NumPy loads)
 
 import numba
 import numpy as np
@@ -83,6 +90,7 @@ def main(argv=None):
     ap.add_argument("--plot", metavar="PATH", help="save a figure of |dstate/dp| over time")
     ap.add_argument("--T", type=float, default=None, help="time horizon")
     args = ap.parse_args(argv)
+    print(_blas_threads.describe())
 
     T = args.T if args.T is not None else (10.0 if args.small else 30.0)
     dt = 0.01 if args.small else 0.005
@@ -159,13 +167,14 @@ def main(argv=None):
         a1.semilogy(times[1:], norm[1:], "k", lw=1.2, label="|J| (Frobenius)")
         a1.semilogy(times, np.exp(rate * times) * norm[mask][0] / np.exp(rate * times[mask][0]),
                     "k--", lw=1, label=f"exp({rate:.2f} t)")
-        a1.set_xlabel("t")
+        a1.set_xlabel("time t (dimensionless model time)")
+        a1.set_ylabel(r"sensitivity $|\partial x(t) / \partial p|$, $|J|$ (dimensionless)")
         a1.set_title("Lorenz: sensitivity of x(t) (duals.jacfwd of @njit RK4)")
         a1.legend()
         a2.loglog(hs, errs[:, 0], "o-", label=f"t = {t_chk:g}")
         a2.loglog(hs, errs[:, 1], "s-", label=f"t = {T:g}")
-        a2.set_xlabel("finite-difference step h (relative)")
-        a2.set_ylabel("relative error vs duals")
+        a2.set_xlabel("finite-difference step h (relative to p, dimensionless)")
+        a2.set_ylabel("relative error vs duals (dimensionless)")
         a2.legend()
         a2.set_title("finite differences: truncation vs cancellation")
         fig.tight_layout()

@@ -15,7 +15,14 @@ value, gradient and Hessian are checked against SciPy's hand-coded ``rosen_der``
 Run:  python examples/newton_rosenbrock.py [--small] [--n N] [--plot newton.png]
 """
 import argparse
+import os
+import sys
 import time
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:                # run as a script it is there; loaded by path it is not
+    sys.path.append(_HERE)
+import _blas_threads  # noqa: E402  (one BLAS thread, as in benchmarks/: before NumPy loads)
 
 import numpy as np
 from scipy.optimize import minimize, rosen, rosen_der, rosen_hess, rosen_hess_prod
@@ -60,6 +67,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=None, help="dimension")
     ap.add_argument("--plot", metavar="PATH", help="save a convergence plot")
     args = ap.parse_args(argv)
+    print(_blas_threads.describe())
     n = args.n or (100 if args.small else 1000)
 
     # SciPy tutorial's start, repeated.  (-1.2, 1, -1.2, 1, ...) leads to the local minimum
@@ -132,7 +140,8 @@ def main(argv=None):
         fig, ax = plt.subplots(figsize=(6, 4))
         ax.semilogy(it, [max(h[1], 1e-300) for h in hist], "o-", label="f(x_k)")
         ax.semilogy(it, [h[2] for h in hist], "s-", label="|grad f(x_k)|_inf")
-        ax.set_xlabel("Newton iteration")
+        ax.set_xlabel("Newton iteration k (count)")
+        ax.set_ylabel(r"$f(x_k)$ and $\|\nabla f(x_k)\|_\infty$ (dimensionless)")
         ax.set_title(f"Rosenbrock n={n}: Newton with duals.value_grad_hessian")
         ax.legend()
         fig.tight_layout()

@@ -14,7 +14,14 @@ reference solution, in units of the requested tolerance (err/tol); and checks th
 Run:  python examples/stiff_kinetics.py [--small] [--plot robertson.png]
 """
 import argparse
+import os
+import sys
 import time
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:                # run as a script it is there; loaded by path it is not
+    sys.path.append(_HERE)
+import _blas_threads  # noqa: E402  (one BLAS thread, as in benchmarks/: before NumPy loads)
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -62,6 +69,7 @@ def main(argv=None):
     ap.add_argument("--small", action="store_true", help="shorter time span (CI)")
     ap.add_argument("--plot", metavar="PATH", help="save a figure of the concentrations")
     args = ap.parse_args(argv)
+    print(_blas_threads.describe())
     t_end = 1.0e5 if args.small else 1.0e11
     rtol, atol = 1e-6, 1e-10
     y0 = np.array([1.0, 0.0, 0.0])
@@ -126,7 +134,8 @@ def main(argv=None):
         fig, ax = plt.subplots(figsize=(7, 4))
         for i, (lab, s) in enumerate((("y1", 1), ("y2 x 1e4", 1e4), ("y3", 1))):
             ax.semilogx(sol.t[1:], s * sol.y[i, 1:], label=lab)
-        ax.set_xlabel("t")
+        ax.set_xlabel("time t (model time units, log scale)")
+        ax.set_ylabel("concentration (fraction of the total, dimensionless)")
         ax.set_title("Robertson kinetics, BDF with a duals.jacfwd Jacobian")
         ax.legend()
         fig.tight_layout()

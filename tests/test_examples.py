@@ -44,10 +44,15 @@ def test_example_small(name, modules, capsys):
 
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_example_plot(name, modules, tmp_path):
-    pytest.importorskip("matplotlib")
     path = tmp_path / f"{name}.png"
     assert _get(modules, name).main(["--small", "--plot", str(path)]) == 0
     assert path.exists() and path.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("name", ["demo", "custom_scipy_special"])
+def test_example_without_options_runs_its_checks(name, modules, capsys):
+    assert _get(modules, name).main() in (0, None)
+    assert capsys.readouterr().out.strip(), f"{name} printed no report"
 
 
 def test_examples_readme_lists_every_example():
