@@ -21,12 +21,9 @@ class JVPTrace(Trace):
         self.level = level
         self.lanes = lanes
 
-    def process(self, prim, args, params):
-        if _core.ANOMALY is not None:  # tell detect_anomaly which rule runs (explicit context)
-            return _core.ANOMALY.within("forward", prim, None, self._interpret, prim, args, params)
-        return self._interpret(prim, args, params)
-
-    def _interpret(self, prim, args, params):
+    def process(self, prim, args, params, reported=False):
+        if _core.ANOMALY is not None and not reported:  # tell detect_anomaly which rule runs
+            return _core.ANOMALY.within("forward", prim, None, self.process, prim, args, params, True)
         primals = []
         tangents = []
         raw = True

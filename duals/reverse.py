@@ -48,12 +48,9 @@ class ReverseTrace(Trace):
         self.level = level
         self.imperative = imperative
 
-    def process(self, prim, args, params):
-        if _core.ANOMALY is not None:
-            return _core.ANOMALY.within("record", prim, None, self._record, prim, args, params)
-        return self._record(prim, args, params)
-
-    def _record(self, prim, args, params):
+    def process(self, prim, args, params, reported=False):
+        if _core.ANOMALY is not None and not reported:  # tell detect_anomaly what runs
+            return _core.ANOMALY.within("record", prim, None, self.process, prim, args, params, True)
         values = []
         inputs = []
         versions = []
@@ -384,27 +381,24 @@ def _walk(seeds, retain_graph, accumulate):
                 raise NotImplementedError(
                     f"primitive {prim.name!r} has no VJP rule for argument {i}; "
                     f"reverse mode cannot differentiate through it")
-            wanted = type(target) is Node and (target.prim.elementwise or
-                                                 target.prim.unreached is not None)
+            z = None   # the entries of this argument's cotangent that are zero by structure
             if every is not None:
                 gi = every[i]
-                z = None
-                if wanted and prim.unreached is not None:
+                if prim.unreached is not None and _takes_marks(target):
                     z = prim.unreached(i, mask, node.out, *node.args, **node.params)
             elif prim.elementwise:
                 z = mask
-                if wanted and prim.unreached is not None:
+                if prim.unreached is not None and _takes_marks(target):
                     z = _union(z, prim.unreached(i, mask, node.out, *node.args, **node.params))
                 if z is None:
                     gi = rule(g, node.out, *node.args, **node.params)
                 else:  # the masked entries may compute 0 * inf before they are zeroed
                     with np.errstate(divide="ignore", invalid="ignore"):
                         gi = rule(g, node.out, *node.args, unreached=z, **node.params)
-                z = _reduced(z, node.out, node.args[i]) if wanted else None
+                    z = _reduced(z, node.out, node.args[i]) if _takes_marks(target) else None
             else:
                 gi = rule(g, node.out, *node.args, **node.params)
-                z = None
-                if wanted and prim.unreached is not None:
+                if prim.unreached is not None and _takes_marks(target):
                     z = prim.unreached(i, mask, node.out, *node.args, **node.params)
             if _core.ANOMALY is not None:
                 _core.ANOMALY.cotangent(node, i, gi)
@@ -424,6 +418,11 @@ def _walk(seeds, retain_graph, accumulate):
         if not retain_graph:
             node.free()
     return leaves
+
+
+def _takes_marks(target):
+    """Whether the producer of a value uses marks of structural zeros on its cotangent."""
+    return type(target) is Node and (target.prim.elementwise or target.prim.unreached is not None)
 
 
 def _union(a, b):
