@@ -1,0 +1,166 @@
+"""Symmetric eigendecomposition: ``linalg.eigh`` and ``linalg.eigvalsh``.
+
+``eigh`` is one primitive whose output packs the eigenvalues as a first row above the
+eigenvectors (shape ``(..., n + 1, n)``), so one decomposition serves both and the rules see
+both. As in NumPy, only the ``UPLO`` triangle of ``a`` is read: the other triangle has
+derivative zero. With ``S`` the symmetric matrix NumPy decomposes and ``C = Vᵀ dS V``:
+
+* ``dλ = diag(C)`` and ``dV = V (F ∘ C)`` with ``F_ij = 1 / (λ_j − λ_i)`` off the diagonal;
+* reverse: ``S̄ = V (diag(λ̄) + F ∘ (Vᵀ V̄)) Vᵀ``, folded onto the triangle NumPy read.
+
+Policy at repeated eigenvalues: eigenvectors have no derivative there (any rotation inside the
+eigenspace is as good), so a derivative of ``eigh``'s eigenvectors at eigenvalues closer than
+``n · eps · max|λ|`` raises ``np.linalg.LinAlgError`` naming the gap. Eigenvalues alone
+(``eigvalsh``) are differentiated everywhere with ``diag(Vᵀ dS V)`` in NumPy's basis: exact for
+every function symmetric in the repeated eigenvalues (their sum, ``trace``, norms, ``logdet``);
+an individual repeated eigenvalue has only one-sided derivatives, and this is one of them.
+"""
+import collections
+
+import numpy as np
+
+from ..core import Primitive
+from . import export, innermost, shape_of as shape
+from .elementwise import where
+from .linalg import matmul
+from .reductions import sum as _sum
+from .shape import concatenate, getitem, swapaxes, tril, triu
+
+EighResult = collections.namedtuple("EighResult", "eigenvalues eigenvectors")
+
+
+def _eigh_impl(a, *, lower):
+    w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")
+    return np.concatenate([w[..., None, :], v], axis=-2)
+
+
+eigh_p = Primitive("eigh", _eigh_impl)
+
+
+def _parts(packed):
+    return (getitem(packed, (Ellipsis, slice(0, 1), slice(None))),
+            getitem(packed, (Ellipsis, slice(1, None), slice(None))))
+
+
+def _symmetric_tangent(t, lower):
+    """The change of the matrix NumPy decomposes when ``a`` changes by ``t`` (one triangle read)."""
+    if lower:
+        return tril(t) + swapaxes(tril(t, -1), -1, -2)
+    return triu(t) + swapaxes(triu(t, 1), -1, -2)
+
+
+def _fold(s_bar, lower):
+    """The cotangent of ``a`` from that of the symmetric matrix (the transpose of the map above)."""
+    if lower:
+        return tril(s_bar) + tril(swapaxes(s_bar, -1, -2), -1)
+    return triu(s_bar) + triu(swapaxes(s_bar, -1, -2), 1)
+
+
+def _inverse_gaps(w_row):
+    """``F_ij = 1 / (λ_j − λ_i)`` off the diagonal, 0 on it; raises at a repeated eigenvalue."""
+    n = shape(w_row)[-1]
+    plain = np.asarray(innermost(w_row))
+    gaps = plain - np.swapaxes(plain, -1, -2)
+    off = ~np.eye(n, dtype=bool)
+    scale = np.max(np.abs(plain)) if plain.size else 0.0
+    if n > 1 and np.min(np.abs(gaps[..., off])) <= n * np.finfo(plain.dtype).eps * max(scale, 1e-300):
+        raise np.linalg.LinAlgError(
+            "eigh: the eigenvectors have no derivative at a repeated eigenvalue (the smallest gap "
+            f"is {np.min(np.abs(gaps[..., off])):.3g}); differentiate the eigenvalues "
+            "(np.linalg.eigvalsh) or a function that does not depend on the basis chosen inside "
+            "the repeated eigenspace")
+    difference = w_row - swapaxes(w_row, -1, -2)
+    return where(off, 1.0 / where(off, difference, 1.0), 0.0)
+
+
+def _eigh_jvp(t, out, a, *, lower):
+    w, V = _parts(out)
+    n = shape(a)[-1]
+    C = matmul(swapaxes(V, -1, -2), matmul(_symmetric_tangent(t, lower), V))
+    dw = _sum(C * np.eye(n), axis=-2, keepdims=True)
+    dV = matmul(V, _inverse_gaps(w) * C)
+    return concatenate([dw, dV], axis=-2)
+
+
+def _eigh_vjp(g, out, a, *, lower):
+    w, V = _parts(out)
+    w_bar, V_bar = _parts(g)
+    n = shape(a)[-1]
+    inner = w_bar * np.eye(n) + _inverse_gaps(w) * matmul(swapaxes(V, -1, -2), V_bar)
+    return _fold(matmul(V, matmul(inner, swapaxes(V, -1, -2))), lower)
+
+
+eigh_p.def_jvp(0, _eigh_jvp)
+eigh_p.def_vjp(0, _eigh_vjp)
+
+
+def _eigvalsh_impl(a, *, lower):
+    return np.linalg.eigvalsh(a, UPLO="L" if lower else "U")
+
+
+eigvalsh_p = Primitive("eigvalsh", _eigvalsh_impl)
+
+
+def _vectors(a, lower):
+    return _parts(eigh_p(a, lower=lower))[1]
+
+
+def _eigvalsh_jvp(t, out, a, *, lower):
+    V = _vectors(a, lower)
+    n = shape(a)[-1]
+    C = matmul(swapaxes(V, -1, -2), matmul(_symmetric_tangent(t, lower), V))
+    return _sum(C * np.eye(n), axis=-2)
+
+
+def _eigvalsh_vjp(g, out, a, *, lower):
+    V = _vectors(a, lower)
+    n = shape(a)[-1]
+    w_bar = getitem(g, (Ellipsis, None, slice(None)))   # a row, so it scales the columns of V
+    return _fold(matmul(V * w_bar, swapaxes(V, -1, -2)), lower)
+
+
+eigvalsh_p.def_jvp(0, _eigvalsh_jvp)
+eigvalsh_p.def_vjp(0, _eigvalsh_vjp)
+
+
+def _check(a, who):
+    s = shape(a)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise np.linalg.LinAlgError(f"{who}: expected square matrices in the last two axes, got "
+                                    f"shape {s}")
+
+
+def _lower(UPLO):
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"UPLO must be 'L' or 'U', got {UPLO!r}")
+    return UPLO == "L"
+
+
+@export("linalg.eigh")
+def eigh(a, UPLO="L"):
+    """eigh(a, UPLO="L") -> (eigenvalues, eigenvectors) of a symmetric matrix, ascending.
+
+    >>> w, v = eigh(np.diag([2.0, 1.0]))
+    >>> w.tolist()
+    [1.0, 2.0]
+    """
+    _check(a, "eigh")
+    lower = _lower(UPLO)
+    if not hasattr(a, "_trace"):
+        return EighResult(*np.linalg.eigh(a, UPLO=UPLO))
+    w, V = _parts(eigh_p(a, lower=lower))
+    return EighResult(getitem(w, (Ellipsis, 0, slice(None))), V)
+
+
+@export("linalg.eigvalsh")
+def eigvalsh(a, UPLO="L"):
+    """eigvalsh(a, UPLO="L"): the eigenvalues of a symmetric matrix, ascending.
+
+    >>> eigvalsh(np.array([[2.0, 1.0], [1.0, 2.0]])).tolist()
+    [1.0, 3.0]
+    """
+    _check(a, "eigvalsh")
+    lower = _lower(UPLO)
+    if not hasattr(a, "_trace"):
+        return np.linalg.eigvalsh(a, UPLO=UPLO)
+    return eigvalsh_p(a, lower=lower)
