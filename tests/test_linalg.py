@@ -94,9 +94,14 @@ def test_matrix_norms_equal_numpys(kwargs):
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
-def test_matrix_two_norm_of_a_traced_value_raises_not_implemented():
-    with pytest.raises(NotImplementedError, match="singular values"):
-        duals.grad(lambda a: dnp.linalg.norm(a, 2))(_r(3, 3))
+def test_matrix_two_and_nuclear_norms_have_the_singular_vector_gradients():
+    a = _r(4, 3)
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    g2 = duals.grad(lambda a: dnp.linalg.norm(a, 2))(a)
+    np.testing.assert_allclose(g2, np.outer(u[:, 0], vt[0]), rtol=1e-8, atol=1e-10)
+    gnuc = duals.jacrev(lambda a: dnp.linalg.norm(a, "nuc"))(a)
+    np.testing.assert_allclose(gnuc, u @ vt, rtol=1e-8, atol=1e-10)
+    assert float(duals.jvp(lambda a: dnp.linalg.norm(a, 2), (a,), (a,))[0]) == np.linalg.norm(a, 2)
 
 
 def test_norm_derivative_at_zero_is_zero_in_every_mode():

@@ -1,5 +1,5 @@
-"""``linalg.norm`` of vectors (any order) and matrices (Frobenius, 1, inf and their negatives),
-composed from ``abs``, ``power``, ``sqrt`` and the reductions.
+"""``linalg.norm`` of vectors (any order) and matrices (Frobenius, 1, inf, 2, nuclear and the
+negatives), composed from ``abs``, ``power``, ``sqrt``, the reductions and ``eigvalsh``.
 
 Policy: the derivative is 0 at the zero vector (as ``abs'(0) = 0``), and orders built on
 ``max``/``min`` split ties evenly, like ``max`` and ``min``.
@@ -7,9 +7,9 @@ Policy: the derivative is 0 at the zero vector (as ``abs'(0) = 0``), and orders 
 import numpy as np
 
 from . import export, ndim_of as ndim, normalize_axis, shape_of as shape
-from .elementwise import PRIMITIVES, power, select, sqrt
-from .linalg import _as_operand, _float_dtype, _plain, _traced
-from .shape import reshape
+from .elementwise import PRIMITIVES, maximum, power, select, sqrt, stop_gradient
+from .linalg import _as_operand, _float_dtype, _plain, _traced, matmul
+from .shape import moveaxis, reshape, swapaxes
 from .reductions import max as _max, min as _min, sum as _sum
 
 _abs = PRIMITIVES["abs"]
@@ -50,8 +50,7 @@ def _matrix_norm(x, ord, axes, keepdims):
         reduce = _max if ord > 0 else _min
         out = reduce(_sum(_abs(x), axis=inner_axis, keepdims=True), axis=outer_axis, keepdims=True)
     elif ord in (2, -2, "nuc"):
-        raise NotImplementedError(f"linalg.norm: the matrix norm ord={ord!r} needs singular values, "
-                                  f"which duals does not differentiate; use ord='fro', 1 or inf")
+        out = _singular_norm(x, ord, r, c)
     else:
         raise ValueError(f"linalg.norm: invalid norm order {ord!r} for matrices")
     if keepdims:
@@ -59,12 +58,36 @@ def _matrix_norm(x, ord, axes, keepdims):
     return reshape(out, tuple(n for i, n in enumerate(shape(x)) if i not in axes))
 
 
+def _singular_norm(x, ord, r, c):
+    """ord 2 (largest singular value), -2 (smallest) or 'nuc' (their sum), kept axes of length 1.
+
+    The singular values are the square roots of the eigenvalues of the smaller Gram matrix, so
+    the derivative comes from ``eigvalsh``; the value is NumPy's own (the Gram matrix squares the
+    condition number, so its value is used for the derivative only). At a zero singular value
+    ``'nuc'`` and ``-2`` have an infinite derivative (``sqrt'(0)``); a repeated largest (smallest)
+    singular value gets the one-sided derivative in NumPy's basis, as ``eigvalsh`` does.
+    """
+    from .spectral import eigvalsh
+    y = moveaxis(x, (r, c), (-2, -1))
+    m, n = shape(y)[-2:]
+    gram = matmul(swapaxes(y, -1, -2), y) if m >= n else matmul(y, swapaxes(y, -1, -2))
+    sigma = sqrt(maximum(eigvalsh(gram), 0.0))
+    reduce = {2: _max, -2: _min, "nuc": _sum}[ord]
+    through_gram = reduce(sigma, axis=-1)
+    exact = np.linalg.norm(np.asarray(_plain(y)), ord=ord, axis=(-2, -1))
+    value = through_gram + stop_gradient(exact - _plain(through_gram))
+    kept = list(shape(x))
+    kept[r] = kept[c] = 1
+    return reshape(value, tuple(kept))
+
+
 @export("linalg.norm")
 def norm(x, ord=None, axis=None, keepdims=False):
     """norm(x, ord=None, axis=None, keepdims=False): a vector or matrix norm, NumPy's conventions.
 
     Vector orders: ``None``/2, 1, ``inf``, ``-inf``, 0 (a count, derivative zero) and any
-    ``p``; matrix orders: ``'fro'``, 1, -1, ``inf``, ``-inf`` (2, -2 and ``'nuc'`` raise).
+    ``p``; matrix orders: ``'fro'``, 1, -1, ``inf``, ``-inf``, 2, -2 and ``'nuc'`` (the last
+    three through the eigenvalues of the Gram matrix, see ``_singular_norm``).
     At the zero vector (matrix) the derivative is 0, the minimum-norm subgradient, as
     ``abs'(0) = 0``; ``inf``, ``-inf``, 1 and -1 split ties evenly, like ``max`` and ``min``.
 

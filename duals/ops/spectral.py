@@ -1,4 +1,5 @@
-"""Symmetric eigendecomposition: ``linalg.eigh`` and ``linalg.eigvalsh``.
+"""Symmetric eigendecomposition, ``linalg.eigh`` and ``linalg.eigvalsh``, and the matrix products
+built on ``matmul`` (``matrix_power``, ``multi_dot``).
 
 ``eigh`` is one primitive whose output packs the eigenvalues as a first row above the
 eigenvectors (shape ``(..., n + 1, n)``), so one decomposition serves both and the rules see
@@ -114,7 +115,6 @@ def _eigvalsh_jvp(t, out, a, *, lower):
 
 def _eigvalsh_vjp(g, out, a, *, lower):
     V = _vectors(a, lower)
-    n = shape(a)[-1]
     w_bar = getitem(g, (Ellipsis, None, slice(None)))   # a row, so it scales the columns of V
     return _fold(matmul(V * w_bar, swapaxes(V, -1, -2)), lower)
 
@@ -164,3 +164,47 @@ def eigvalsh(a, UPLO="L"):
     if not hasattr(a, "_trace"):
         return np.linalg.eigvalsh(a, UPLO=UPLO)
     return eigvalsh_p(a, lower=lower)
+
+
+@export("linalg.matrix_power")
+def matrix_power(a, n):
+    """matrix_power(a, n): ``a`` multiplied by itself ``n`` times (by squaring); ``n < 0`` inverts first.
+
+    >>> matrix_power(np.array([[1.0, 1.0], [0.0, 1.0]]), 3).tolist()
+    [[1.0, 3.0], [0.0, 1.0]]
+    """
+    from .linalg import inv
+    if not isinstance(n, (int, np.integer)):
+        raise TypeError(f"matrix_power: the exponent must be an integer, got {type(n).__name__}")
+    _check(a, "matrix_power")
+    if not hasattr(a, "_trace"):
+        return np.linalg.matrix_power(a, n)
+    if n == 0:
+        return np.broadcast_to(np.eye(shape(a)[-1]), shape(a)).copy()
+    base, n = (inv(a), -int(n)) if n < 0 else (a, int(n))
+    result = None
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return result
+
+
+@export("linalg.multi_dot")
+def multi_dot(arrays, *, out=None):
+    """multi_dot(arrays): the chained product ``arrays[0] @ arrays[1] @ ...`` (left to right).
+
+    >>> multi_dot([np.eye(2), np.ones((2, 1)), np.ones((1, 2))]).tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    if out is not None:
+        raise TypeError("multi_dot(..., out=...) cannot write a traced value into an array; drop out=")
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError("multi_dot: expecting at least two arrays")
+    result = arrays[0]
+    for a in arrays[1:]:
+        result = matmul(result, a)
+    return result
