@@ -20,7 +20,7 @@ from .transforms import (jvp, vjp, grad, value_and_grad, jacfwd, jacrev, jacobia
 from . import special  # noqa: F401
 from . import extend  # noqa: F401
 from .gradcheck import gradcheck
-from .debug import detect_anomaly
+from .anomaly import detect_anomaly
 from .checkpoint import checkpoint
 from . import testing  # noqa: F401
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import tree
 from .core import Tracer
-from .errors import check_float_dtype
+from .validation import check_float_dtype
 
 
 def argnums(argnums, nargs, who):

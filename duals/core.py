@@ -20,7 +20,7 @@ __all__ = ["Primitive", "bind", "Trace", "Tracer", "REGISTRY", "new_level"]
 
 REGISTRY = {}
 _levels = itertools.count(10)
-# the checker of duals.debug.detect_anomaly() while it is active; None costs one lookup
+# the checker of duals.anomaly.detect_anomaly() while it is active; None costs one lookup
 ANOMALY = None
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import core as _core
 from .core import Trace, Tracer, bind
-from .errors import check_float_dtype
+from .validation import check_float_dtype
 
 
 class JVPTrace(Trace):

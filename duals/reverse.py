@@ -179,7 +179,7 @@ class Var(Tracer):
     def __init__(self, value):
         if isinstance(value, Tracer):
             raise TypeError("Var(value) takes a float or an array; use .detach() to cut a Var from its tape")
-        from .errors import check_float_dtype
+        from .validation import check_float_dtype
         check_float_dtype(value, "Var value")
         given = np.asarray(value)
         value = np.array(given, dtype=given.dtype if given.dtype.kind == "f" else np.float64)

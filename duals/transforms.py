@@ -12,7 +12,7 @@ from . import tree
 from .arguments import Containers, argnums as _argnums, as_input as _as_input, in_dtype
 from .arguments import is_compiled as _is_compiled, output as _output, split_aux as _split_aux
 from .core import Tracer, new_level
-from .errors import check_float_dtype
+from .validation import check_float_dtype
 from .forward import Dual, JVPTrace
 from .ops.shape import concatenate, getitem, moveaxis, reshape
 from .reverse import ReverseTrace, Var, _own, backward

@@ -7,7 +7,7 @@ import pytest
 import duals
 import duals.core
 import duals.numpy as dnp
-from duals.debug import AnomalyError
+from duals.anomaly import AnomalyError
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

@@ -1,4 +1,8 @@
-"""Input validation shared by the transformations, with messages that say what to do."""
+"""Input validation shared by the transformations, with messages that say what to do.
+
+>>> check_float_dtype(1.0, "x") is None
+True
+"""
 import numpy as np
 
 
