@@ -23,7 +23,7 @@ import numpy as np
 from ..core import Primitive
 from . import export, innermost, shape_of as shape
 from .elementwise import where
-from .linalg import matmul
+from .linalg import _check_square as _check, matmul
 from .reductions import sum as _sum
 from .shape import concatenate, getitem, swapaxes, tril, triu
 
@@ -121,13 +121,6 @@ def _eigvalsh_vjp(g, out, a, *, lower):
 
 eigvalsh_p.def_jvp(0, _eigvalsh_jvp)
 eigvalsh_p.def_vjp(0, _eigvalsh_vjp)
-
-
-def _check(a, who):
-    s = shape(a)
-    if len(s) < 2 or s[-1] != s[-2]:
-        raise np.linalg.LinAlgError(f"{who}: expected square matrices in the last two axes, got "
-                                    f"shape {s}")
 
 
 def _lower(UPLO):
