@@ -139,7 +139,7 @@ class _Checker:
 
     # -- the report --------------------------------------------------------------
     def _raise(self, inner, bad, inputs, frame, mode=None):
-        outer, modes = self._context(frame)
+        outer, modes = self._context()
         modes.add(mode)
         kind, prim, node = outer[:3] if outer is not None else inner
         if kind == "cotangent":
@@ -172,7 +172,7 @@ class _Checker:
                      "(a point where the function is not differentiable, like sqrt or log at 0)")
         raise AnomalyError(text, prim.name, mode, kind, where)
 
-    def _context(self, frame):
+    def _context(self):
         """The outermost derivative rule running, and the modes active (from ``running``)."""
         outer, modes = None, set()
         for kind, prim, node, caller in self.running:

@@ -57,7 +57,9 @@ class Primitive:
         # optional rule(g, needed, out, *args) -> one cotangent (or None) per argument at once;
         # ``needed[i]`` says whether argument i wants one (any number of arguments, one pass)
         self.vjp_all = None
-        self.fused_jvp = None   # optional fast path on plain arrays: (primals, tangents) -> (out, tangent)
+        # optional fast path on plain arrays: (primals, tangents) -> (out, tangent), or None to
+        # decline (the rules then apply)
+        self.fused_jvp = None
         # positions of arguments that are never differentiated (masks, conditions)
         self.nondiff = frozenset(nondiff)
         # element k of the output depends on element k of each (broadcast) input only; the

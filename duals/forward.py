@@ -37,10 +37,12 @@ class JVPTrace(Trace):
                 tangents.append(None)
                 raw = raw and not isinstance(a, Tracer)
         if raw and prim.fused_jvp is not None:
-            out, tangent = prim.fused_jvp(primals, tangents, **params)
-            if _core.ANOMALY is not None:
-                _core.ANOMALY.forward(prim, primals, out, tangent)
-            return Dual._new(out, tangent, self)
+            fused = prim.fused_jvp(primals, tangents, **params)
+            if fused is not None:   # None: the fast path declines, the rules below apply
+                out, tangent = fused
+                if _core.ANOMALY is not None:
+                    _core.ANOMALY.forward(prim, primals, out, tangent)
+                return Dual._new(out, tangent, self)
         out = bind(prim, *primals, **params)
         if _core.ANOMALY is not None:
             _core.ANOMALY.now("tangent")   # the primal is computed: the JVP rules run

@@ -381,14 +381,11 @@ def _walk(seeds, retain_graph, accumulate):
                 raise NotImplementedError(
                     f"primitive {prim.name!r} has no VJP rule for argument {i}; "
                     f"reverse mode cannot differentiate through it")
-            z = None   # the entries of this argument's cotangent that are zero by structure
-            if every is not None:
-                gi = every[i]
-                if prim.unreached is not None and _takes_marks(target):
-                    z = prim.unreached(i, mask, node.out, *node.args, **node.params)
-            elif prim.elementwise:
+            # z: the entries of this argument's cotangent that are zero by structure
+            marks = prim.unreached is not None and _takes_marks(target)
+            if every is None and prim.elementwise:
                 z = mask
-                if prim.unreached is not None and _takes_marks(target):
+                if marks:
                     z = _union(z, prim.unreached(i, mask, node.out, *node.args, **node.params))
                 if z is None:
                     gi = rule(g, node.out, *node.args, **node.params)
@@ -397,9 +394,8 @@ def _walk(seeds, retain_graph, accumulate):
                         gi = rule(g, node.out, *node.args, unreached=z, **node.params)
                     z = _reduced(z, node.out, node.args[i]) if _takes_marks(target) else None
             else:
-                gi = rule(g, node.out, *node.args, **node.params)
-                if prim.unreached is not None and _takes_marks(target):
-                    z = prim.unreached(i, mask, node.out, *node.args, **node.params)
+                gi = every[i] if every is not None else rule(g, node.out, *node.args, **node.params)
+                z = prim.unreached(i, mask, node.out, *node.args, **node.params) if marks else None
             if _core.ANOMALY is not None:
                 _core.ANOMALY.cotangent(node, i, gi)
             if gi is None:
@@ -435,6 +431,4 @@ def _union(a, b):
 
 def _reduced(mask, out, arg):
     """The entries of ``arg`` all of whose broadcast copies in ``out`` are marked in ``mask``."""
-    if mask is None:
-        return None
     return all_of_copies(mask, np.shape(innermost(out)), np.shape(innermost(arg)))

@@ -75,12 +75,11 @@ def jvp(f, primals, tangents):
         return _jit().compiled_jvp(f, primals, tangents)
     selected = tuple(i for i, t in enumerate(tangents) if t is not None)
     if Containers.present(primals, selected):
-        c = Containers(primals, selected, False)
-        flat_tangents = list(Containers(tangents, selected, False).flat_args)
-        if len(flat_tangents) != len(c.flat_args) or any(
-                tree.flatten(primals[i])[1] != tree.flatten(tangents[i])[1] for i in selected):
+        if any(tree.flatten(primals[i])[1] != tree.flatten(tangents[i])[1] for i in selected):
             raise ValueError("jvp: each tangent must have the structure of its primal (the same "
                              "nesting of tuples, lists and dicts)")
+        c = Containers(primals, selected, False)
+        flat_tangents = Containers(tangents, selected, False).flat_args
         return jvp(lambda *leaves: f(*c.rebuild(leaves)), tuple(c.flat_args), tuple(flat_tangents))
     trace = JVPTrace(new_level(), lanes=1)
     args = []

@@ -216,7 +216,7 @@ def _make_binary(name, value, dx, dy):
         x, y = primals
         tx, ty = tangents
         if selecting and not all(t is None or np.isfinite(t).all() for t in tangents):
-            return _by_rules(prim, primals, tangents)  # the kernel would give 0 * inf = NaN
+            return None   # the kernel would give 0 * inf = NaN; the rules pick exact zeros
         if type(x) in _FLOAT64 and type(y) in _FLOAT64:
             try:
                 out = scalar_value(x, y)
@@ -249,18 +249,6 @@ def _make_binary(name, value, dx, dy):
 
 def _scalar_picked(d, t):
     return np.where(d == 0.0, 0.0, t * d)
-
-
-def _by_rules(prim, primals, tangents):
-    """The JVP of ``prim`` by its rules instead of its fused kernel: ``(out, tangent)``."""
-    out = prim.impl(*primals)
-    tangent = None
-    for i, t in enumerate(tangents):
-        if t is not None:
-            c = prim.jvps[i](t, out, *primals)
-            if c is not None:
-                tangent = c if tangent is None else tangent + c
-    return out, tangent
 
 
 def _publish(prim):
@@ -300,7 +288,7 @@ def _select_jvp(argnum):
     def rule(t, out, condition, x, y):
         a = (x, y)[argnum - 1]
         lead = lead_of(t, a)
-        zero = np.zeros((), dtype=np.result_type(out))
+        zero = _zero_like(out)
         branch = (align(t, a, out), zero) if argnum == 1 else (zero, align(t, a, out))
         return fill_to(select(condition, *branch), shape(t)[:lead], out)
     return rule
@@ -308,7 +296,7 @@ def _select_jvp(argnum):
 
 def _select_vjp(argnum):
     def rule(g, out, condition, x, y, unreached=None):  # exact zeros already: no product
-        zero = np.zeros((), dtype=np.result_type(out))
+        zero = _zero_like(out)
         branch = (g, zero) if argnum == 1 else (zero, g)
         return unbroadcast(select(condition, *branch), out, shape((x, y)[argnum - 1]))
     return rule

@@ -78,9 +78,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
     3.0
     """
     _refuse("nansum", out, dtype)
-    mask = np.isnan(_plain(a))
-    if where is not None and where is not True:
-        mask = mask | ~np.asarray(where, bool)
+    mask = _left_out(a, where)
     total = _sum(_where(mask, 0.0, a), axis, keepdims)
     return total if initial is None else total + initial
 
@@ -93,9 +91,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     1.5
     """
     _refuse("nanmean", out, dtype)
-    mask = np.isnan(_plain(a))
-    if where is not None and where is not True:
-        mask = mask | ~np.asarray(where, bool)
+    mask = _left_out(a, where)
     count = np.sum(~mask, axis=axis, keepdims=keepdims)
     with np.errstate(invalid="ignore", divide="ignore"):
         return _sum(_where(mask, 0.0, a), axis, keepdims) / np.asarray(count, _plain(a).dtype)
@@ -116,6 +112,14 @@ def _nan_extreme(name, reduce, fill):
         return _where(empty, np.asarray(np.nan, v.dtype), out) if empty.any() else out
     func.__name__ = func.__qualname__ = name
     return func
+
+
+def _left_out(a, where):
+    """The entries a nan-reduction skips: the NaNs of ``a``, and those ``where=`` leaves out."""
+    mask = np.isnan(_plain(a))
+    if where is not None and where is not True:
+        mask = mask | ~np.asarray(where, bool)
+    return mask
 
 
 def _where(mask, value, x):
