@@ -15,7 +15,6 @@ exactly the struct's, so Numba sees it as ``Array(DualType, ndim, layout)``.
 >>> dual_dtype(2).names
 ('primal', 'tangent')
 """
-import ctypes
 import functools
 import hashlib
 import os
@@ -24,12 +23,12 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.typeconv import Conversion
-from numba.core.typing import typeof as _typeof_mod
 from numba.extending import (NativeValue, box, intrinsic, lower_cast, make_attribute_wrapper,
                              models, overload, overload_attribute, register_model, typeof_impl, unbox)
 from numba.np import numpy_support
 
 from .. import derivatives
+from .compat import install_dtype_hooks, void_data_offset
 from .lanes import LaneVector, as_lanes, lane, lanes_tuple, lanes_type
 from .._version import __version__
 from ..forward import USER_TRACE, Dual, JVPTrace
@@ -210,50 +209,7 @@ def dtype_of_type(t):
     return dual_dtype(t.lanes, base)
 
 
-# Numba has no hook for a value type as an array dtype: wrap the two lookups it uses.
-_orig_typeof_ndarray = _typeof_mod.typeof_impl.dispatch(np.ndarray)
-_orig_typeof_void = _typeof_mod.typeof_impl.dispatch(np.void)
-_orig_as_dtype = numpy_support.as_dtype
-
-
-_ARRAY_TYPES = {}
-
-
-def _typeof_ndarray(val, c):
-    if val.dtype.names is not None:
-        flags = val.flags
-        key = (val.dtype, val.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable)
-        found = _ARRAY_TYPES.get(key)
-        if found is None:
-            dual = type_of_dtype(val.dtype)
-            found = False if dual is None else types.Array(
-                dual, val.ndim, numpy_support.map_layout(val), readonly=not flags.writeable)
-            _ARRAY_TYPES[key] = found
-        if found is not False:
-            return found
-    return _orig_typeof_ndarray(val, c)
-
-
-def _typeof_void(val, c):
-    """An element of a dual array (``np.void``) is a dual scalar; Numba's C dispatcher caches
-    this per dtype, so such arguments cost no Python call (how compiled_jvp passes scalars)."""
-    dual = type_of_dtype(val.dtype)
-    return _orig_typeof_void(val, c) if dual is None else dual
-
-
-def _as_dtype(nbtype):
-    if isinstance(nbtype, DualType):
-        return dtype_of_type(nbtype)
-    return _orig_as_dtype(nbtype)
-
-
-if not getattr(numpy_support.as_dtype, "_duals", False):
-    _as_dtype._duals = True
-    typeof_impl.register(np.ndarray)(_typeof_ndarray)
-    typeof_impl.register(np.void)(_typeof_void)
-    numpy_support.as_dtype = _as_dtype
-    import numba.np.arrayobj as _arrayobj
-    _arrayobj.as_dtype = _as_dtype
+install_dtype_hooks(type_of_dtype, dtype_of_type, lambda t: isinstance(t, DualType))
 
 
 # ---------------------------------------------------------------- duals.Dual in and out of @njit
@@ -329,17 +285,7 @@ def _from_tuple(tup):
     return Dual._new(p, np.array(lanes, dtype=np.float64), _trace(len(lanes)))
 
 
-def _void_data_offset():
-    """Byte offset of the data pointer (``obval``) in NumPy's ``np.void`` object, checked on a
-    known element; None when the layout is not the expected one (the buffer protocol is used)."""
-    arr = np.zeros(2, dual_dtype(1))
-    elem = arr[1]
-    offset = 3 * ctypes.sizeof(ctypes.c_void_p)  # after the refcount, type and size of the object
-    found = ctypes.c_void_p.from_address(id(elem) + offset).value
-    return offset if found == arr.ctypes.data + arr.itemsize else None
-
-
-VOID_DATA_OFFSET = _void_data_offset()
+VOID_DATA_OFFSET = void_data_offset(np.zeros(2, dual_dtype(1)))
 
 
 def _record_pointer(c, obj):

@@ -23,16 +23,15 @@ import builtins
 import operator
 
 import numpy as np
-from numba.core import compiler, errors, targetconfig, types
+from numba.core import errors, types
 from numba.core.imputils import lower_builtin
 from numba.core.registry import cpu_target
 from numba.core.typing.templates import AbstractTemplate, infer_global, signature
 from numba.extending import overload, register_jitable
-from numba.np import arraymath
-from numba.np.ufunc import array_exprs
 
 from .. import derivatives
 from ._types import DualType
+from .compat import array_methods, compile_numpy_subroutine, keep_out_of_fused_loops
 from .errors import MARK
 from .rules import COMPARISONS, binary_choice, spellings
 
@@ -211,28 +210,16 @@ def _register(make_impl, name, f):
 
     @lower_builtin(lowering_key, types.VarArg(types.Any))
     def lower(context, builder, sig, args):
-        rt = sig.return_type.dtype
-        flags = targetconfig.ConfigStack().top_or_none()
-        flags = compiler.Flags() if flags is None else flags.copy()
-        flags.error_model = "numpy"  # as in Numba's fused loops: x / 0.0 is inf, not an exception
-        cres = context.compile_subroutine(builder, make_impl(f, rt), sig, flags=flags, caching=False)
-        return context.call_internal(builder, cres.fndesc, sig, args)
+        return compile_numpy_subroutine(context, builder, make_impl(f, sig.return_type.dtype),
+                                        sig, args)
 
     infer_global(f, types.Function(ArrayTemplate))
 
 
-def _skip_dual_scalars_in_fused_loops():
-    """Numba's fused loops take arrays and plain numbers only: leave calls that have a dual
-    scalar operand (``np.hypot(x, d)``) to the loops here instead."""
-    match = array_exprs.RewriteArrayExprs._match_array_expr
-    if getattr(match, "_duals", False):
-        return
-
-    def _match_array_expr(self, instr, expr, target_name):
-        if not any(isinstance(self.typemap.get(v.name), DualType) for v in expr.list_vars()):
-            match(self, instr, expr, target_name)
-    _match_array_expr._duals = True
-    array_exprs.RewriteArrayExprs._match_array_expr = _match_array_expr
+def _has_dual_scalar(rewrite, expr):
+    """Numba's fused loops take arrays and plain numbers only: calls that have a dual scalar
+    operand (``np.hypot(x, d)``) are left to the loops here instead."""
+    return any(isinstance(rewrite.typemap.get(v.name), DualType) for v in expr.list_vars())
 
 
 # ---------------------------------------------------------------- reductions
@@ -322,11 +309,11 @@ def _install():
             _register(_inplace_impl if _is_inplace(f) else _binary_impl, name, f)
     for name in COMPARISONS:
         _register(_binary_impl, name, getattr(operator, name))
-    _skip_dual_scalars_in_fused_loops()
+    keep_out_of_fused_loops(_has_dual_scalar)
     # a method call x.sum() resolves to Numba's own overload function: overloaded here too
-    for label, reduce, method in (("sum", _sum, arraymath.array_sum),
-                                  ("prod", _prod, arraymath.array_prod),
-                                  ("mean", _mean, arraymath.array_mean)):
+    methods = array_methods()
+    for label, reduce in (("sum", _sum), ("prod", _prod), ("mean", _mean)):
+        method = methods[label]
         typer = _reduction_typer(f"np.{label}", reduce)
         overload(getattr(np, label), target="cpu")(typer)
         overload(method, target="cpu")(typer if reduce is _sum else _method_typer(reduce))

@@ -1,10 +1,13 @@
-"""The Numba versions compiled mode supports, and probes of the Numba internals it relies on.
+"""Every contact of compiled mode with Numba (and NumPy) internals, behind a version gate.
 
-Compiled mode extends Numba beyond its public extension API in a few places (the typing of
-structured dtypes in ``_types``, the array-expression rewrite and the reductions in
-``arrays``). :func:`check` runs before any of that is installed: on a Numba outside the tested
-range, or one whose internals moved, compiled mode refuses with one clear message, and the
-rest of duals keeps working.
+Compiled mode extends Numba through its extension API (``@overload``, ``StructModel``,
+``@intrinsic``, typing templates), and beyond it in the few places gathered here: the typing
+of dual arrays (:func:`install_dtype_hooks`), the array-expression rewrite
+(:func:`keep_out_of_fused_loops`), Numba's array methods (:func:`array_methods`), compiling
+a subroutine under NumPy's error model (:func:`compile_numpy_subroutine`) and the data pointer
+of NumPy's ``np.void`` (:func:`void_data_offset`). :func:`check` runs before any of it is
+installed: on a Numba outside the tested range, or one whose internals moved, compiled mode
+refuses with one clear message, and the rest of duals keeps working.
 
 >>> check() is None
 True
@@ -23,6 +26,7 @@ INTERNALS = (
     ("numba.np.arraymath", "array_sum"),
     ("numba.np.arraymath", "array_prod"),
     ("numba.np.arraymath", "array_mean"),
+    ("numba.core.targetconfig", "ConfigStack"),
 )
 
 
@@ -54,3 +58,101 @@ def check():
         raise ImportError(f"duals' compiled mode needs Numba internals that this Numba "
                           f"{numba.__version__} lacks: {', '.join(missing)}; install a supported "
                           f"Numba ({low[0]}.{low[1]} to {high[0]}.{high[1] - 1})")
+
+
+def install_dtype_hooks(type_of_dtype, dtype_of_type, is_dual_type):
+    """install_dtype_hooks(type_of_dtype, dtype_of_type, is_dual_type): make Numba see arrays of
+    a dual dtype as ``Array(DualType, ...)`` and their elements as dual scalars.
+
+    Numba has no hook for a value type as an array dtype, so the two lookups it uses are
+    wrapped: ``typeof`` of ``np.ndarray`` and ``np.void``, and ``as_dtype``. Every other dtype
+    goes to Numba's own functions unchanged; installing twice does nothing.
+    """
+    from numba.core import types
+    from numba.core.typing import typeof as typeof_module
+    from numba.extending import typeof_impl
+    from numba.np import numpy_support
+    import numba.np.arrayobj as arrayobj
+    import numpy as np
+
+    if getattr(numpy_support.as_dtype, "_duals", False):
+        return
+    typeof_ndarray = typeof_module.typeof_impl.dispatch(np.ndarray)
+    typeof_void = typeof_module.typeof_impl.dispatch(np.void)
+    as_dtype = numpy_support.as_dtype
+    array_types = {}
+
+    def _typeof_ndarray(val, c):
+        if val.dtype.names is not None:
+            flags = val.flags
+            key = (val.dtype, val.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable)
+            found = array_types.get(key)
+            if found is None:
+                dual = type_of_dtype(val.dtype)
+                found = False if dual is None else types.Array(
+                    dual, val.ndim, numpy_support.map_layout(val), readonly=not flags.writeable)
+                array_types[key] = found
+            if found is not False:
+                return found
+        return typeof_ndarray(val, c)
+
+    def _typeof_void(val, c):
+        # Numba's C dispatcher caches this per dtype: such arguments cost no Python call
+        dual = type_of_dtype(val.dtype)
+        return typeof_void(val, c) if dual is None else dual
+
+    def _as_dtype(nbtype):
+        return dtype_of_type(nbtype) if is_dual_type(nbtype) else as_dtype(nbtype)
+
+    _as_dtype._duals = True
+    typeof_impl.register(np.ndarray)(_typeof_ndarray)
+    typeof_impl.register(np.void)(_typeof_void)
+    numpy_support.as_dtype = _as_dtype
+    arrayobj.as_dtype = _as_dtype
+
+
+def keep_out_of_fused_loops(excluded):
+    """keep_out_of_fused_loops(excluded): Numba's array-expression rewrite leaves alone every
+    expression for which ``excluded(rewrite, expr)`` is true (its fused loops take arrays and
+    plain numbers only)."""
+    from numba.np.ufunc import array_exprs
+
+    match = array_exprs.RewriteArrayExprs._match_array_expr
+    if getattr(match, "_duals", False):
+        return
+
+    def _match_array_expr(self, instr, expr, target_name):
+        if not excluded(self, expr):
+            match(self, instr, expr, target_name)
+    _match_array_expr._duals = True
+    array_exprs.RewriteArrayExprs._match_array_expr = _match_array_expr
+
+
+def array_methods():
+    """array_methods() -> {name: the function Numba resolves ``x.name()`` to} for sum, prod, mean."""
+    from numba.np import arraymath
+    return {"sum": arraymath.array_sum, "prod": arraymath.array_prod, "mean": arraymath.array_mean}
+
+
+def compile_numpy_subroutine(context, builder, impl, sig, args):
+    """Compile ``impl`` for ``sig`` under NumPy's error model (``x / 0.0`` is inf, as in Numba's
+    fused loops) with the caller's other flags, and call it."""
+    from numba.core import compiler, targetconfig
+
+    flags = targetconfig.ConfigStack().top_or_none()
+    flags = compiler.Flags() if flags is None else flags.copy()
+    flags.error_model = "numpy"
+    cres = context.compile_subroutine(builder, impl, sig, flags=flags, caching=False)
+    return context.call_internal(builder, cres.fndesc, sig, args)
+
+
+def void_data_offset(array):
+    """void_data_offset(array) -> the byte offset of the data pointer in NumPy's ``np.void``
+    object, checked on ``array[1]``; None when the layout is not the expected one (the caller
+    then reads elements through the buffer protocol)."""
+    import ctypes
+
+    elem = array[1]
+    offset = 3 * ctypes.sizeof(ctypes.c_void_p)  # after the refcount, type and size of the object
+    found = ctypes.c_void_p.from_address(id(elem) + offset).value
+    return offset if found == array.ctypes.data + array.itemsize else None
