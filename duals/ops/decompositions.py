@@ -1,0 +1,524 @@
+"""Singular value and QR decompositions: ``linalg.svd`` (and ``svdvals``) and ``linalg.qr`` are
+primitives; ``linalg.lstsq`` and ``linalg.pinv`` of full-rank matrices are composed from ``qr``.
+
+``svd`` is one primitive whose output packs the singular values as a first row above ``U``
+and ``V = Vhᵀ`` (shape ``(..., 1 + m + n, k)``, ``k = min(m, n)``; with ``full_matrices`` the
+columns are padded with zeros to ``max(m, n)``). With ``P = Uᵀ dA V``, ``S = diag(s)`` and
+``F_ij = 1 / (s_j² − s_i²)`` off the diagonal:
+
+* ``ds = diag(P)`` (``ds_i = u_iᵀ dA v_i``);
+* ``dU = U (F ∘ (P S + S Pᵀ)) + (I − U Uᵀ) dA V S⁻¹`` and
+  ``dV = V (F ∘ (S P + Pᵀ S)) + (I − V Vᵀ) dAᵀ U S⁻¹``; the reverse rule is their transpose.
+
+``qr`` (``m ≥ n``) packs ``Q`` above ``R``. With ``C = Qᵀ dA R⁻¹`` and ``Ω = L − Lᵀ``
+(``L`` the strict lower triangle of ``C``): ``dR = (C − Ω) R`` and
+``dQ = Q Ω + (I − Q Qᵀ) dA R⁻¹``. A wide ``a = [X Y]`` is ``Q R_X = X`` and ``R = [R_X, Qᵀ Y]``.
+``lstsq`` and ``pinv`` are ``R⁻¹ Qᵀ b`` (tall) or ``Q R⁻ᵀ b`` with ``aᵀ = Q R`` (wide); their
+values are NumPy's own (the composition gives the derivative).
+
+Policy where these functions have no derivative (the same in every mode and order):
+
+* **Signs.** Singular vectors and the columns of ``Q`` are those LAPACK returns; the derivative
+  is that of this choice, kept by continuity (a pair ``u_i, v_i`` flipped together, or a column
+  of ``Q`` with its row of ``R``, is the same decomposition).
+* **Repeated singular values** (a gap ``s_i − s_{i+1} ≤ max(m, n) · eps · s_max``): the
+  singular vectors have no derivative (any rotation inside the repeated subspace is as good),
+  so a derivative of ``svd`` with ``compute_uv=True`` raises ``LinAlgError`` naming the gap.
+  The singular values alone (``compute_uv=False``, ``svdvals``) are differentiated everywhere
+  with ``diag(Uᵀ dA V)`` in NumPy's basis: exact for every function symmetric in the repeated
+  values (their sum, ``trace``, norms); an individual repeated value gets one of its one-sided
+  derivatives, as ``eigvalsh`` does.
+* **Zero singular values** (rank deficiency, ``s_i ≤ max(m, n) · eps · s_max``): a singular
+  value has a kink at zero (``|x|`` at 0) and the singular vectors of a zero singular value are
+  not unique, so ``svd`` with ``compute_uv=True`` raises ``LinAlgError`` there; the singular
+  values alone have derivative 0 at a zero singular value (the minimum-norm subgradient, as
+  ``abs'(0) = 0``; the nuclear norm then gets ``U_r V_rᵀ`` over the nonzero values).
+* **The extra columns of** ``full_matrices=True`` (``m ≠ n``): the last ``|m − n|`` columns of
+  ``U`` (rows of ``Vh``) are a basis LAPACK picks inside the orthogonal complement of the range.
+  Their derivative is ``dU⊥ = −U S⁻¹ Vᵀ dAᵀ U⊥`` (the basis turns only as much as it must to
+  stay orthogonal to ``U``). With one extra column that is exact (the column is unique up to
+  sign). With two or more, only functions that do not depend on the basis chosen (projections
+  ``U⊥ U⊥ᵀ``, distances ``‖U⊥ᵀ y‖``) have a derivative: reverse mode checks the cotangent
+  (``U⊥ᵀ Ḡ`` symmetric) and raises ``LinAlgError`` otherwise; forward mode cannot tell what
+  the tangent will be used for, so it raises for any derivative. ``full_matrices=False``
+  gives the same singular values and first ``k`` vectors, with no such limit.
+* ``qr``: at linearly dependent columns (``|R_ii| ≤ max(m, n) · eps · max|R_jj|``, of the first
+  ``min(m, n)`` columns) ``Q`` is not unique and a derivative raises ``LinAlgError``;
+  ``mode='complete'`` of a tall matrix (extra columns of ``Q``) and ``'raw'`` are not supported
+  on traced values.
+* ``lstsq`` and ``pinv`` of a rank-deficient matrix (rank as NumPy counts it, from ``rcond``)
+  raise ``LinAlgError``: the minimum-norm solution jumps where the rank changes. ``lstsq``
+  returns ``rank`` and ``s`` as plain values, ``x`` and ``residuals`` differentiated.
+* ``hermitian=True`` is NumPy's composition (``eigh`` of the lower triangle, ``|λ|`` sorted):
+  with ``compute_uv`` a derivative raises at a zero or repeated ``|λ|``.
+
+>>> import duals
+>>> a = np.array([[3.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+>>> duals.grad(lambda a: np.linalg.svd(a, compute_uv=False)[0])(a).tolist()
+[[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]]
+"""
+import collections
+
+import numpy as np
+
+from ..core import Primitive
+from . import export, innermost, ndim_of as ndim, shape_of as shape
+from .assembly import take_along_axis
+from .elementwise import PRIMITIVES, where
+from .linalg import _as_operand, _check_square, _float_dtype, _traced, matmul, solve_p
+from .reductions import sum as _sum
+from .shape import concatenate, getitem, swapaxes, tril
+
+SVDResult = collections.namedtuple("SVDResult", "U S Vh")
+QRResult = collections.namedtuple("QRResult", "Q R")
+_abs = PRIMITIVES["abs"]
+
+
+def _T(x):
+    return swapaxes(x, -1, -2)
+
+
+def _plain(x):
+    return np.asarray(innermost(x))
+
+
+def _rows(x, start, stop, cols=None):
+    return getitem(x, (Ellipsis, slice(start, stop), slice(0, cols)))
+
+
+def _pad(x, width):
+    """``x`` with zero columns appended up to ``width`` (the packing of ``full_matrices``)."""
+    missing = width - shape(x)[-1]
+    if missing <= 0:
+        return x
+    return concatenate([x, np.zeros(shape(x)[:-1] + (missing,), dtype=_float_dtype(x))], axis=-1)
+
+
+def _tolerance(values, m, n):
+    """``max(m, n) · eps · max(values)`` per matrix (NumPy's ``matrix_rank`` threshold)."""
+    top = np.max(np.abs(values), axis=-1, keepdims=True) if values.shape[-1] else np.zeros(values.shape)
+    return max(m, n) * np.finfo(_float_dtype(values)).eps * top
+
+# ---------------------------------------------------------------- svd
+
+
+def _svd_impl(a, *, full):
+    u, s, vh = np.linalg.svd(a, full_matrices=full)
+    m, n = a.shape[-2:]
+    width = max(m, n) if full else min(m, n)
+
+    def pad(x):
+        return np.concatenate([x, np.zeros(x.shape[:-1] + (width - x.shape[-1],), x.dtype)], axis=-1)
+
+    return np.concatenate([pad(s[..., None, :]), pad(u), pad(np.swapaxes(vh, -1, -2))], axis=-2)
+
+
+svd_p = Primitive("svd", _svd_impl)
+
+
+def _svd_parts(packed, m, n):
+    """(s as a row, U, V, U⊥ or None, V⊥ or None) of the packed output (or cotangent)."""
+    k = min(m, n)
+    width = shape(packed)[-1]
+    s, U, V = _rows(packed, 0, 1, k), _rows(packed, 1, 1 + m, k), _rows(packed, 1 + m, 1 + m + n, k)
+    U_rest = getitem(packed, (Ellipsis, slice(1, 1 + m), slice(k, m))) if width > k and m > k else None
+    V_rest = getitem(packed, (Ellipsis, slice(1 + m, 1 + m + n), slice(k, n))) if width > k and n > k else None
+    return s, U, V, U_rest, V_rest
+
+
+def _check_distinct_nonzero(s_row, m, n, who="svd"):
+    """Raise unless the singular values (descending) are nonzero and distinct to working precision."""
+    s = _plain(s_row)[..., 0, :]
+    tol = _tolerance(s, m, n)
+    if s.shape[-1] and np.any(s[..., -1:] <= tol):
+        raise np.linalg.LinAlgError(
+            f"{who}: the matrix is rank deficient (a singular value is {np.min(s[..., -1]):.3g}, zero "
+            f"to working precision): a singular value has a kink at zero and the singular vectors of "
+            f"a zero singular value are not unique, so the decomposition has no derivative there; "
+            f"differentiate the singular values alone (np.linalg.svd(a, compute_uv=False), derivative "
+            f"0 at a zero singular value) or regularize the matrix")
+    gaps = s[..., :-1] - s[..., 1:]
+    if gaps.size and np.any(gaps <= tol):
+        raise np.linalg.LinAlgError(
+            f"{who}: the singular vectors have no derivative at a repeated singular value (the "
+            f"smallest gap is {np.min(gaps):.3g}); differentiate the singular values "
+            f"(np.linalg.svd(a, compute_uv=False)) or a function that does not depend on the basis "
+            f"chosen inside the repeated singular subspace")
+
+
+def _inverse_square_gaps(s_row):
+    """``F_ij = 1 / (s_j² − s_i²)`` off the diagonal, 0 on it."""
+    k = shape(s_row)[-1]
+    off = ~np.eye(k, dtype=bool)
+    squares = s_row * s_row
+    difference = squares - _T(squares)
+    return where(off, 1.0 / where(off, difference, 1.0), 0.0)
+
+
+def _extra_columns_error(rest, m, n, mode):
+    side = "columns of U" if m > n else "rows of Vh"
+    return np.linalg.LinAlgError(
+        f"svd(full_matrices=True) of a {m}x{n} matrix: the last {abs(m - n)} {side} are a basis that "
+        f"LAPACK picks inside the orthogonal complement of the range, and "
+        + ("forward mode cannot tell whether the function uses them in a way that does not depend on "
+           "that choice" if mode == "forward" else
+           "the function depends on which basis was picked (it is not a function of their span)")
+        + "; call np.linalg.svd(a, full_matrices=False) (the same singular values and first "
+        f"{min(m, n)} vectors), or use the extra vectors only through projections such as "
+        "U⊥ @ U⊥.T in reverse mode")
+
+
+def _svd_jvp(t, out, a, *, full):
+    m, n = shape(a)[-2:]
+    s, U, V, U_rest, V_rest = _svd_parts(out, m, n)
+    _check_distinct_nonzero(s, m, n)
+    if abs(m - n) >= 2 and full:
+        raise _extra_columns_error(None, m, n, "forward")
+    k = min(m, n)
+    tV = matmul(t, V)
+    P = matmul(_T(U), tV)
+    F = _inverse_square_gaps(s)
+    PS, SP = P * s, _T(s) * P
+    ds = _sum(P * np.eye(k, dtype=_float_dtype(s)), axis=-2, keepdims=True)
+    dU = matmul(U, F * (PS + _T(PS)))
+    dV = matmul(V, F * (SP + _T(SP)))
+    if m > n:
+        dU = dU + (tV - matmul(U, P)) / s
+    if n > m:
+        tU = matmul(_T(t), U)
+        dV = dV + (tU - matmul(V, _T(P))) / s
+    width = shape(out)[-1]
+    if U_rest is not None:   # the extra columns, turned only to stay orthogonal to U
+        dU = concatenate([dU, -matmul(U, matmul(_T(tV / s), U_rest))], axis=-1)
+    if V_rest is not None:
+        dV = concatenate([dV, -matmul(V, matmul(_T(tU / s), V_rest))], axis=-1)
+    return concatenate([_pad(ds, width), _pad(dU, width), _pad(dV, width)], axis=-2)
+
+
+def _check_basis_free(rest, g_rest, m, n):
+    """Raise unless ``restᵀ g_rest`` is symmetric: the function does not depend on the basis."""
+    x = np.swapaxes(_plain(rest), -1, -2) @ _plain(g_rest)
+    skew = np.max(np.abs(x - np.swapaxes(x, -1, -2)), initial=0.0)
+    scale = np.max(np.abs(_plain(g_rest)), initial=0.0)
+    if skew > 100 * max(m, n) * np.finfo(x.dtype).eps * scale:
+        raise _extra_columns_error(rest, m, n, "reverse")
+
+
+def _svd_vjp(g, out, a, *, full):
+    m, n = shape(a)[-2:]
+    s, U, V, U_rest, V_rest = _svd_parts(out, m, n)
+    _check_distinct_nonzero(s, m, n)
+    gs, gU, gV, gU_rest, gV_rest = _svd_parts(g, m, n)
+    k = min(m, n)
+    F = _inverse_square_gaps(s)
+    J = F * matmul(_T(U), gU)
+    K = F * matmul(_T(V), gV)
+    inner = (J + _T(J)) * s + gs * np.eye(k, dtype=_float_dtype(s)) + _T(s) * (K + _T(K))
+    left = matmul(U, inner)
+    if m > n:
+        projected = gU - matmul(U, matmul(_T(U), gU))
+        if U_rest is not None:
+            if m - n >= 2:
+                _check_basis_free(U_rest, gU_rest, m, n)
+            projected = projected - matmul(U_rest, matmul(_T(gU_rest), U))
+        left = left + projected / s
+    result = matmul(left, _T(V))
+    if n > m:
+        projected = gV - matmul(V, matmul(_T(V), gV))
+        if V_rest is not None:
+            if n - m >= 2:
+                _check_basis_free(V_rest, gV_rest, m, n)
+            projected = projected - matmul(V_rest, matmul(_T(gV_rest), V))
+        result = result + matmul(U / s, _T(projected))
+    return result
+
+
+svd_p.def_jvp(0, _svd_jvp)
+svd_p.def_vjp(0, _svd_vjp)
+
+
+def _svdvals_impl(a):
+    return np.linalg.svd(a, compute_uv=False)
+
+
+svdvals_p = Primitive("svdvals", _svdvals_impl)
+
+
+def _vectors_and_zeros(out, a):
+    """U, V of ``a`` (traced, for second order) and the mask of its zero singular values (a row)."""
+    m, n = shape(a)[-2:]
+    s, U, V, _, _ = _svd_parts(svd_p(a, full=False), m, n)
+    values = _plain(out)
+    zero = (values <= _tolerance(values, m, n))[..., None, :]
+    return U, V, zero
+
+
+def _svdvals_jvp(t, out, a):
+    U, V, zero = _vectors_and_zeros(out, a)
+    k = shape(out)[-1]
+    ds = _sum(matmul(_T(U), matmul(t, V)) * np.eye(k, dtype=_float_dtype(out)), axis=-2, keepdims=True)
+    ds = where(zero, 0.0, ds) if zero.any() else ds
+    return getitem(ds, (Ellipsis, 0, slice(None)))
+
+
+def _svdvals_vjp(g, out, a):
+    U, V, zero = _vectors_and_zeros(out, a)
+    row = getitem(g, (Ellipsis, None, slice(None)))   # scales the columns of U
+    row = where(zero, 0.0, row) if zero.any() else row
+    return matmul(U * row, _T(V))
+
+
+svdvals_p.def_jvp(0, _svdvals_jvp)
+svdvals_p.def_vjp(0, _svdvals_vjp)
+
+
+def _symmetric_from_lower(a):
+    return tril(a) + _T(tril(a, -1))
+
+
+def _hermitian_svd(a, compute_uv):
+    """NumPy's ``svd(hermitian=True)``: ``eigh`` of the lower triangle, ``|λ|`` in descending order."""
+    from .spectral import eigh, eigvalsh
+    from .sorting import sort
+    m = shape(a)[-1]
+    if not compute_uv:
+        return getitem(sort(_abs(eigvalsh(a)), axis=-1), (Ellipsis, slice(None, None, -1)))
+    w, u = eigh(a)
+    sign = np.copysign(1.0, _plain(w))
+    order = np.argsort(np.abs(_plain(w)), axis=-1)[..., ::-1]
+    s = take_along_axis(_abs(w), order, axis=-1)
+    _check_distinct_nonzero(getitem(s, (Ellipsis, None, slice(None))), m, m, "svd(hermitian=True)")
+    u = take_along_axis(u, order[..., None, :], axis=-1)
+    sign = np.take_along_axis(sign, order, axis=-1).astype(_float_dtype(a))
+    return SVDResult(u, s, _T(u * sign[..., None, :]))
+
+
+def _at_least_2d(a, who):
+    if ndim(a) < 2:
+        raise np.linalg.LinAlgError(f"{who}: {ndim(a)}-dimensional array given; the array must be at "
+                                    f"least two-dimensional (a matrix or a stack of them)")
+
+
+@export("linalg.svd")
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """svd(a, full_matrices=True, compute_uv=True, hermitian=False) -> (U, S, Vh): ``a = U diag(S) Vh``.
+
+    Singular values descending, as NumPy's; with ``compute_uv=False`` only ``S``. The policy at
+    repeated and zero singular values and for the extra columns of ``full_matrices`` is in the
+    module docstring of ``duals.ops.decompositions``.
+
+    >>> u, s, vh = svd(np.array([[0.0, 2.0], [1.0, 0.0]]))
+    >>> s.tolist()
+    [2.0, 1.0]
+    """
+    a = _as_operand(a)
+    if not _traced(a):
+        return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, hermitian=hermitian)
+    _at_least_2d(a, "svd")
+    if hermitian:
+        _check_square(a, "svd(hermitian=True)")
+        return _hermitian_svd(a, compute_uv)
+    if not compute_uv:
+        return svdvals_p(a)
+    m, n = shape(a)[-2:]
+    packed = svd_p(a, full=bool(full_matrices))
+    cols_u, cols_v = (m, n) if full_matrices else (min(m, n),) * 2
+    s = getitem(packed, (Ellipsis, 0, slice(0, min(m, n))))
+    return SVDResult(_rows(packed, 1, 1 + m, cols_u), s, _T(_rows(packed, 1 + m, 1 + m + n, cols_v)))
+
+
+@export("linalg.svdvals")
+def svdvals(x):
+    """svdvals(x): the singular values, descending (``svd(x, compute_uv=False)``).
+
+    >>> svdvals(np.array([[0.0, 2.0], [1.0, 0.0]])).tolist()
+    [2.0, 1.0]
+    """
+    x = _as_operand(x)
+    if not _traced(x):
+        return np.linalg.svd(x, compute_uv=False)
+    _at_least_2d(x, "svdvals")
+    return svdvals_p(x)
+
+# ---------------------------------------------------------------- qr
+
+
+def _qr_impl(a):
+    q, r = np.linalg.qr(a)
+    return np.concatenate([q, r], axis=-2)
+
+
+qr_p = Primitive("qr", _qr_impl)
+
+
+def _qr_parts(packed, m):
+    return _rows(packed, 0, m), _rows(packed, m, None)
+
+
+def _right_divide(x, r):
+    """``x R⁻¹`` (``R`` square)."""
+    return _T(solve_p(_T(r), _T(x)))
+
+
+def _check_independent(r, m, n):
+    diagonal = np.abs(np.diagonal(_plain(r), axis1=-2, axis2=-1))
+    tol = _tolerance(diagonal, m, n)
+    if diagonal.size and np.any(diagonal <= tol):
+        raise np.linalg.LinAlgError(
+            f"qr: the first {min(m, n)} columns of the matrix are linearly dependent (|R[i, i]| = "
+            f"{np.min(diagonal):.3g}, zero to working precision): Q is not unique there, so it has no "
+            f"derivative; remove or perturb the dependent columns")
+
+
+def _qr_jvp(t, out, a):
+    m, n = shape(a)[-2:]
+    Q, R = _qr_parts(out, m)
+    _check_independent(R, m, n)
+    W = _right_divide(t, R)
+    C = matmul(_T(Q), W)
+    lower = tril(C, -1)
+    omega = lower - _T(lower)
+    dR = matmul(C - omega, R)
+    dQ = matmul(Q, omega) + W - matmul(Q, C)
+    return concatenate([dQ, dR], axis=-2)
+
+
+def _qr_vjp(g, out, a):
+    m, n = shape(a)[-2:]
+    Q, R = _qr_parts(out, m)
+    _check_independent(R, m, n)
+    gQ, gR = _qr_parts(g, m)
+    M = matmul(R, _T(gR)) - matmul(_T(gQ), Q)
+    symmetric = tril(M) + _T(tril(M, -1))
+    return _T(solve_p(R, _T(gQ + matmul(Q, symmetric))))   # (Q̄ + Q copyltu(M)) R⁻ᵀ
+
+
+qr_p.def_jvp(0, _qr_jvp)
+qr_p.def_vjp(0, _qr_vjp)
+
+
+def _with_value(traced, exact):
+    """``traced`` carrying NumPy's ``exact`` value (the difference, a rounding error, is a constant)."""
+    return traced + (np.asarray(exact) - _plain(traced))
+
+
+def _qr_traced(a):
+    """(Q, R) of a traced matrix (or stack), reduced; a wide one through its leading square block."""
+    m, n = shape(a)[-2:]
+    if m >= n:
+        return _qr_parts(qr_p(a), m)
+    Q, R_left = _qr_parts(qr_p(getitem(a, (Ellipsis, slice(0, m)))), m)
+    R_right = matmul(_T(Q), getitem(a, (Ellipsis, slice(m, None))))
+    R_right = _with_value(R_right, np.linalg.qr(_plain(a), mode="r")[..., m:])
+    return Q, concatenate([R_left, R_right], axis=-1)
+
+
+@export("linalg.qr")
+def qr(a, mode="reduced"):
+    """qr(a, mode="reduced") -> (Q, R): ``a = Q R``, ``Q`` with orthonormal columns, ``R`` upper
+    triangular (LAPACK's signs, as NumPy's); ``mode='r'`` returns ``R`` only.
+
+    >>> q, r = qr(np.array([[3.0, 1.0], [4.0, 2.0]]))
+    >>> np.allclose(q @ r, [[3.0, 1.0], [4.0, 2.0]])
+    True
+    """
+    a = _as_operand(a)
+    if not _traced(a):
+        return np.linalg.qr(a, mode=mode)
+    _at_least_2d(a, "qr")
+    m, n = shape(a)[-2:]
+    if mode not in ("reduced", "complete", "r") or (mode == "complete" and m > n):
+        what = ("the extra columns of Q in mode='complete' of a tall matrix are a basis LAPACK picks "
+                "inside the orthogonal complement" if mode == "complete"
+                else f"mode={mode!r} returns LAPACK's Householder form")
+        raise NotImplementedError(f"qr(..., mode={mode!r}) on a traced value: {what}, which has no "
+                                  f"derivative rule in duals; use mode='reduced' or mode='r'")
+    Q, R = _qr_traced(a)
+    return R if mode == "r" else QRResult(Q, R)
+
+# ---------------------------------------------------------------- lstsq and pinv
+
+
+def _rank_deficient(who, rank, k, hint):
+    return np.linalg.LinAlgError(
+        f"{who}: the matrix is rank deficient (rank {rank} < {k}): its minimum-norm solution jumps "
+        f"where the rank changes, so it has no derivative; {hint}")
+
+
+def _full_rank_pseudo_solve(a, b):
+    """``a⁺ b`` of a full-rank ``a``: ``R⁻¹ Qᵀ b`` (tall) or ``Q R⁻ᵀ b`` with ``aᵀ = Q R`` (wide)."""
+    m, n = shape(a)[-2:]
+    if m >= n:
+        Q, R = _qr_traced(a)
+        return solve_p(R, matmul(_T(Q), b))
+    Q, R = _qr_traced(_T(a))
+    return matmul(Q, solve_p(_T(R), b))
+
+
+@export("linalg.lstsq")
+def lstsq(a, b, rcond=None):
+    """lstsq(a, b, rcond=None) -> (x, residuals, rank, s): the least-squares solution of ``a x = b``.
+
+    As NumPy's: ``residuals`` are the squared residual norms (one per column of ``b``; empty
+    unless ``a`` is tall and of full rank), ``rank`` and the singular values ``s`` are plain.
+    ``x`` and ``residuals`` are differentiated for a full-rank ``a`` (tall, or wide with the
+    minimum-norm ``x``); a rank-deficient ``a`` raises ``LinAlgError`` on a derivative.
+
+    >>> x, res, rank, s = lstsq(np.array([[1.0], [1.0]]), np.array([1.0, 3.0]))
+    >>> np.round(x, 12).tolist(), np.round(res, 12).tolist(), int(rank)
+    ([2.0], [2.0], 1)
+    """
+    a, b = _as_operand(a), _as_operand(b)
+    x_np, res_np, rank, s = np.linalg.lstsq(_plain(a), _plain(b), rcond=rcond)
+    if not _traced(a, b):
+        return x_np, res_np, rank, s
+    m, n = shape(a)[-2:]
+    if rank < min(m, n):
+        raise _rank_deficient("lstsq", rank, min(m, n), "remove the dependent columns, or regularize "
+                              "(np.linalg.solve(a.T @ a + lam * np.eye(n), a.T @ b))")
+    vector = ndim(b) == 1
+    B = getitem(b, (slice(None), None)) if vector else b
+    x = _full_rank_pseudo_solve(a, B)
+    if res_np.size:
+        r = B - matmul(a, x)
+        residuals = _with_value(_sum(r * r, axis=0), res_np)
+    else:
+        residuals = res_np
+    x = getitem(x, (slice(None), 0)) if vector else x
+    return _with_value(x, x_np), residuals, rank, s
+
+
+_DEFAULT = object()
+
+
+@export("linalg.pinv")
+def pinv(a, rcond=None, hermitian=False, *, rtol=_DEFAULT):
+    """pinv(a, rcond=None, hermitian=False, *, rtol): the Moore-Penrose pseudo-inverse (of each matrix).
+
+    The value is NumPy's; a full-rank matrix is differentiated (as ``R⁻¹ Qᵀ``, or ``Q R⁻ᵀ`` for a
+    wide one); a rank-deficient one (singular values at or below NumPy's cutoff) raises
+    ``LinAlgError`` on a derivative. ``hermitian=True`` reads the lower triangle, as NumPy does.
+
+    >>> np.round(pinv(np.array([[1.0], [1.0]])), 12).tolist()
+    [[0.5, 0.5]]
+    """
+    a = _as_operand(a)
+    extra = {} if rtol is _DEFAULT else {"rtol": rtol}
+    exact = np.linalg.pinv(_plain(a), rcond=rcond, hermitian=hermitian, **extra)
+    if not _traced(a):
+        return exact
+    _at_least_2d(a, "pinv")
+    m, n = shape(a)[-2:]
+    if hermitian:
+        _check_square(a, "pinv(hermitian=True)")
+        a = _symmetric_from_lower(a)
+    s = np.linalg.svd(_plain(a), compute_uv=False)
+    if rcond is None:
+        rcond = 1e-15 if rtol is _DEFAULT else (max(m, n) * np.finfo(s.dtype).eps if rtol is None else rtol)
+    kept = np.sum(s > np.asarray(rcond)[..., None] * np.max(s, axis=-1, keepdims=True), axis=-1)
+    if np.any(kept < min(m, n)):
+        raise _rank_deficient("pinv", int(np.min(kept)), min(m, n),
+                              "regularize (np.linalg.solve(a.T @ a + lam * I, a.T)) or remove the "
+                              "dependent rows or columns")
+    identity = np.broadcast_to(np.eye(m, dtype=_float_dtype(a)), shape(a)[:-2] + (m, m))
+    return _with_value(_full_rank_pseudo_solve(a, identity), exact)
