@@ -51,8 +51,9 @@ def _no_array(self, dtype=None, copy=None):
         "a traced value cannot become a plain NumPy array without losing its derivative. "
         "This usually means a NumPy function without a duals rule was called, or a traced "
         "value was stored into a float array; build arrays with dnp.stack / dnp.array or "
-        "dnp.where instead. SciPy functions written in Python (scipy.special.logsumexp, "
-        "softmax) convert their input: use duals.numpy.special.logsumexp instead")
+        "dnp.where instead (and dnp.r_[...] / dnp.c_[...] for np.r_ / np.c_). SciPy functions "
+        "written in Python (scipy.special.logsumexp, softmax) convert their input: use "
+        "duals.numpy.special.logsumexp instead")
 
 
 def _setitem(self, index, value):

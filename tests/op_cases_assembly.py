@@ -1,6 +1,8 @@
 """Derivative cases for ``duals/ops/assembly.py``: stacking, ``atleast_*d``, ``tile``, ``repeat``,
 ``roll``, ``pad`` (every supported mode), ``take``/``take_along_axis``, ``meshgrid``,
-``linspace``/``logspace`` with traced end points and the flips, called as plain NumPy.
+``linspace``/``logspace`` with traced end points and the flips, called as plain NumPy, and the
+index-expression concatenators ``r_``/``c_`` (NumPy's own cannot take traced values: they are
+``duals.numpy.r_``/``c_``, as in autograd).
 """
 import numpy as np
 
@@ -51,4 +53,10 @@ CASES = [
     Case("flipud-fliplr", lambda x: np.flipud(x) * np.fliplr(x), ((3, 3),), G + ("mul",)),
     Case("rot90", lambda x: np.rot90(x) + np.rot90(x, 2) + np.rot90(x, -1), ((3, 3),), G + ("transpose",)),
     Case("rot90-axes", lambda x: np.rot90(x, 1, axes=(2, 0)), ((2, 3, 2),), G + ("transpose",)),
+    Case("atleast_1d-many", lambda x, y: np.concatenate(np.atleast_1d(x, y)), ((), (2,)), C + R),
+    Case("r_-vectors-scalar-slice", lambda x: dnp.r_[x, 2.0, x ** 2, 1:4], ((3,),), C + ("square",)),
+    Case("r_-matrices-and-constant", lambda x: dnp.r_[x, np.ones((1, 2), dtype=x.dtype), x], ((3, 2),), C),
+    Case("r_-directive", lambda x: dnp.r_["0,2", x, 2.0 * x], ((3,),), C + R),
+    Case("c_-columns", lambda x, y: dnp.c_[x, y, x * y], ((3,), (3,)), C + R + ("transpose",)),
+    Case("c_-matrices", lambda x: dnp.c_[x, np.zeros((3, 1), dtype=x.dtype), x], ((3, 2),), C),
 ]

@@ -1,7 +1,7 @@
 """Derivative cases for ``duals/ops/calculus.py``, ``products.py``, ``statistics.py`` and
-``ufuncs.py``: ``diff``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
+``ufuncs.py``: ``diff``, ``gradient``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
 ``average``, the NaN-ignoring reductions, ``fmax``/``fmin``, ``heaviside``, the angle conversions,
-``nan_to_num``, ``sum(where=)`` and the ufunc methods ``logaddexp.reduce`` and
+``nan_to_num``, ``frexp``/``ldexp``, ``sum(where=)`` and the ufunc methods ``logaddexp.reduce`` and
 ``multiply.accumulate``, called as plain NumPy.
 """
 import numpy as np
@@ -68,4 +68,18 @@ CASES = [
     Case("angles", lambda x: np.deg2rad(x) * np.rad2deg(x) + np.radians(x) - np.degrees(x), ((3,),),
          ("mul",)),
     Case("nan_to_num", lambda x: np.nan_to_num(np.log(x)), ((3,),), ("log", "select"), domain=(0.2, 2.0)),
+    # frexp: inputs away from the powers of two where the mantissa jumps (the sampled points are not)
+    Case("frexp-mantissa", lambda x: np.frexp(x)[0] * np.frexp(x)[1], ((2, 3),), ("mul",)),
+    Case("ldexp-of-frexp", lambda x: np.ldexp(*np.frexp(x)) ** 2, ((4,),), ("mul", "square")),
+    Case("gradient-1d", lambda x: np.gradient(x), ((5,),), G + ("sub", "div", "concatenate")),
+    Case("gradient-1d-scalar-spacing", lambda x: np.gradient(x ** 2, 0.25), ((4,),), G + ("div",)),
+    Case("gradient-2d-default", lambda x: np.stack(np.gradient(x)), ((3, 4),), G + ("concatenate",)),
+    Case("gradient-2d-spacing-per-axis", lambda x: np.stack(np.gradient(x, 0.5, 2.0)), ((4, 3),), G),
+    Case("gradient-axis-edge-order-2", lambda x: np.gradient(x, 0.3, axis=1, edge_order=2), ((2, 4),), G),
+    Case("gradient-coordinates", lambda x: np.gradient(x, np.array([0.0, 0.5, 1.5, 1.75, 3.0], dtype=x.dtype)),
+         ((5,),), G),
+    Case("gradient-traced-spacing", lambda x, h: np.gradient(x, h), ((4,), ()), G + ("div",), domain=(0.5, 2.0)),
+    Case("gradient-traced-coordinates", lambda x: np.gradient(np.array([1.0, -2.0, 0.5, 3.0], dtype=x.dtype),
+                                                             np.cumsum(x), edge_order=2), ((4,),), G,
+         domain=(0.5, 1.5)),
 ]

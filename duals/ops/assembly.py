@@ -357,3 +357,73 @@ def rot90(m, k=1, axes=(0, 1)):
     order[axes[0]], order[axes[1]] = order[axes[1]], order[axes[0]]
     return transpose(flip(m, axes[1]), order) if k == 1 else flip(transpose(m, order), axes[1])
 
+
+
+class AxisConcatenator:
+    """``r_[...]`` / ``c_[...]``: NumPy's index-expression concatenation, for traced values too.
+
+    Entries are arrays (traced or plain), scalars and slices (``1:10``, ``0:1:5j``); a first
+    string entry ``"axis[,ndmin[,trans1d]]"`` sets the axis, the minimum number of axes and
+    where a promoted 1-D entry goes, as in NumPy. The matrix directives ``"r"``/``"c"`` make
+    ``numpy.matrix`` objects, which duals does not trace.
+    """
+
+    def __init__(self, numpy_object, axis, ndmin, trans1d):
+        self._numpy, self._axis, self._ndmin, self._trans1d = numpy_object, axis, ndmin, trans1d
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        if not traced(*key):
+            return self._numpy[key]
+        axis, ndmin, trans1d = self._axis, self._ndmin, self._trans1d
+        if isinstance(key[0], str):
+            directive, key = key[0], key[1:]
+            if directive in ("r", "c"):
+                raise NotImplementedError(f"the matrix directive {directive!r} of r_/c_ builds a "
+                                          f"numpy.matrix, which cannot hold traced values")
+            try:
+                numbers = [int(v) for v in directive.split(",")]
+            except ValueError:
+                raise ValueError(f"unknown special directive {directive!r}") from None
+            axis, ndmin, trans1d = (numbers + [ndmin, trans1d][len(numbers) - 1:])[:3]
+        parts = [self._promote(item, ndmin, trans1d) for item in key]
+        if any(isinstance(item, str) for item in key):
+            raise ValueError("special directives must be the first entry.")
+        return concatenate(parts, axis=axis)
+
+    @staticmethod
+    def _promote(item, ndmin, trans1d):
+        if isinstance(item, slice):
+            start, stop, step = item.start or 0, item.stop, 1 if item.step is None else item.step
+            item = (np.linspace(start, stop, num=int(abs(step))) if isinstance(step, complex)
+                    else np.arange(start, stop, step))
+            if ndmin > 1:
+                item = np.array(item, ndmin=ndmin)
+                return np.swapaxes(item, -1, trans1d) if trans1d != -1 else item
+            return item
+        item = operand(item)
+        item_ndim = ndim(item)
+        if item_ndim >= ndmin:
+            return item
+        item = reshape(item, (1,) * (ndmin - item_ndim) + shape(item))
+        if trans1d != -1 and item_ndim:
+            k2, k1 = ndmin - item_ndim, trans1d
+            if k1 < 0:
+                k1 += k2 + 1
+            axes = list(range(ndmin))
+            item = transpose(item, axes[:k1] + axes[k2:] + axes[k1:k2])
+        return item
+
+
+r_ = export("r_")(AxisConcatenator(np.r_, 0, 1, -1))
+r_.__doc__ = """r_[...]: entries joined along the first axis (NumPy's ``np.r_``), traced ones too.
+
+    >>> r_[np.array([1.0, 2.0]), 3.0, 0:2].tolist()
+    [1.0, 2.0, 3.0, 0.0, 1.0]
+    """
+c_ = export("c_")(AxisConcatenator(np.c_, -1, 2, 0))
+c_.__doc__ = """c_[...]: entries joined along the last axis, 1-D ones as columns (NumPy's ``np.c_``).
+
+    >>> c_[np.array([1.0, 2.0]), np.array([3.0, 4.0])].tolist()
+    [[1.0, 3.0], [2.0, 4.0]]
+    """

@@ -1,5 +1,6 @@
-"""Discrete calculus: ``diff`` (with ``n``, ``prepend``/``append``), ``cumprod`` and trapezoidal
-integration (``trapezoid``, and ``trapz`` where NumPy still has it).
+"""Discrete calculus: ``diff`` (with ``n``, ``prepend``/``append``), ``gradient`` (central
+differences, one-sided at the edges), ``cumprod`` and trapezoidal integration (``trapezoid``, and
+``trapz`` where NumPy still has it).
 
 All are composed from ``getitem``, ``concatenate``, ``sum`` and multiplication, so every
 derivative is exact, zeros included: ``cumprod`` is a prefix product by doubling (``log2 n``
@@ -111,6 +112,95 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     upper = getitem(y, _along(axis, nd, slice(1, None)))
     lower = getitem(y, _along(axis, nd, slice(None, -1)))
     return _sum(d * (upper + lower) / 2.0, axis)
+
+
+
+def _spacing(h, n, who):
+    """A scalar step, or (for coordinates) the steps between them; uniform coordinates -> a scalar."""
+    h = operand(h)
+    if ndim(h) == 0:
+        return h, True
+    if ndim(h) != 1:
+        raise ValueError(f"{who}: distances must be either scalars or 1d")
+    if shape(h)[0] != n:
+        raise ValueError(f"{who}: when 1d, distances must match the length of the corresponding dimension")
+    steps = diff(h)
+    plain = np.asarray(innermost(steps))
+    if not isinstance(steps, Tracer) and np.all(plain == plain[0]):
+        return steps[0], True
+    return steps, False
+
+
+def _one_axis(f, h, uniform, axis, nd, edge_order):
+    def at(index):
+        return getitem(f, _along(axis, nd, index))
+
+    def column(x):   # coefficients along the axis, broadcast against the other axes
+        s = [1] * nd
+        s[axis] = shape(x)[0]
+        return reshape(x, tuple(s))
+
+    if uniform:
+        interior = (at(slice(2, None)) - at(slice(None, -2))) / (2.0 * h)
+        if edge_order == 1:
+            first = (at(slice(1, 2)) - at(slice(0, 1))) / h
+            last = (at(slice(-1, None)) - at(slice(-2, -1))) / h
+        else:
+            first = (-1.5 * at(slice(0, 1)) + 2.0 * at(slice(1, 2)) - 0.5 * at(slice(2, 3))) / h
+            last = (0.5 * at(slice(-3, -2)) - 2.0 * at(slice(-2, -1)) + 1.5 * at(slice(-1, None))) / h
+        return concatenate([first, interior, last], axis=axis)
+    d1, d2 = column(getitem(h, slice(None, -1))), column(getitem(h, slice(1, None)))
+    interior = (-d2 / (d1 * (d1 + d2)) * at(slice(None, -2)) + (d2 - d1) / (d1 * d2) * at(slice(1, -1))
+                + d1 / (d2 * (d1 + d2)) * at(slice(2, None)))
+    if edge_order == 1:
+        first = (at(slice(1, 2)) - at(slice(0, 1))) / getitem(h, slice(0, 1))
+        last = (at(slice(-1, None)) - at(slice(-2, -1))) / getitem(h, slice(-1, None))
+    else:
+        a, b = getitem(h, slice(0, 1)), getitem(h, slice(1, 2))
+        first = (-(2.0 * a + b) / (a * (a + b)) * at(slice(0, 1)) + (a + b) / (a * b) * at(slice(1, 2))
+                 - a / (b * (a + b)) * at(slice(2, 3)))
+        a, b = getitem(h, slice(-2, -1)), getitem(h, slice(-1, None))
+        last = (b / (a * (a + b)) * at(slice(-3, -2)) - (a + b) / (a * b) * at(slice(-2, -1))
+                + (2.0 * b + a) / (b * (a + b)) * at(slice(-1, None)))
+    return concatenate([first, interior, last], axis=axis)
+
+
+@export()
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """gradient(f, *varargs, axis=None, edge_order=1): NumPy's finite-difference gradient.
+
+    Second-order central differences inside, first- or second-order one-sided differences at
+    the edges; the spacing is 1, one scalar, one scalar per axis or coordinate arrays (uniform
+    or not), any of them traced. One array for one axis, else a tuple of arrays, as NumPy.
+
+    >>> gradient(np.array([1.0, 4.0, 9.0, 16.0])).tolist()
+    [3.0, 4.0, 6.0, 7.0]
+    """
+    if not isinstance(f, Tracer) and not any(isinstance(v, Tracer) for v in varargs):
+        return np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
+    f = operand(f)
+    nd = ndim(f)
+    axes = tuple(range(nd)) if axis is None else tuple(
+        normalize_axis(a, nd)[0] for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"gradient: repeated axis in {axis}")
+    if not varargs:
+        varargs = (1.0,) * len(axes)
+    elif len(varargs) == 1 and ndim(operand(varargs[0])) == 0:
+        varargs = varargs * len(axes)
+    elif len(varargs) != len(axes):
+        raise TypeError("invalid number of arguments")
+    if edge_order not in (1, 2):
+        raise ValueError("'edge_order' greater than 2 not supported" if edge_order > 2 else
+                         "edge_order must be 1 or 2")
+    out = []
+    for ax, h in zip(axes, varargs):
+        if shape(f)[ax] < edge_order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, at least "
+                             "(edge_order + 1) elements are required.")
+        step, uniform = _spacing(h, shape(f)[ax], "gradient")
+        out.append(_one_axis(f, step, uniform, ax, nd, edge_order))
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 if hasattr(np, "trapz"):  # removed in NumPy 2.4; same rule where it exists

@@ -464,8 +464,14 @@ def tril(x, k=0):
 
 
 @export()
-def atleast_1d(x):
-    return reshape(x, (1,)) if ndim(x) == 0 else x
+def atleast_1d(*arys):
+    """atleast_1d(*arys): each input with at least one axis (a scalar becomes shape ``(1,)``).
+
+    >>> atleast_1d(2.0).shape
+    (1,)
+    """
+    out = [reshape(a, (1,)) if ndim(a) == 0 else a for a in arys]
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 NAMESPACE["shape"] = _shape

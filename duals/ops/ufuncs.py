@@ -1,12 +1,18 @@
 """More NumPy ufuncs, composed from the element-wise primitives: ``fmax``/``fmin``,
-``heaviside``, the angle conversions ``deg2rad``/``radians``/``rad2deg``/``degrees`` and
-``nan_to_num``.
+``heaviside``, the angle conversions ``deg2rad``/``radians``/``rad2deg``/``degrees``,
+``nan_to_num`` and the binary exponent pair ``frexp``/``ldexp``.
 
 Policy: ``fmax``/``fmin`` are ``maximum``/``minimum`` that ignore a NaN operand (the derivative
 then comes from the other operand; ties split evenly, as for ``maximum``). ``heaviside`` is
 piecewise constant: its derivative with respect to ``x1`` is zero, and its result is plain unless
 the value at zero, ``x2``, is traced (then entries where ``x1 == 0`` carry ``x2``'s derivative).
-``nan_to_num`` gives replaced entries a zero derivative.
+``nan_to_num`` gives replaced entries a zero derivative. ``frexp(x)`` returns the mantissa
+``x / 2**e`` (derivative ``dx / 2**e``: piecewise linear, on the piece ``[2**(e-1), 2**e)`` that
+holds ``x``, so at a power of two the piece to its right) and the exponent ``e`` as a plain
+integer array; at ``x = 0`` (``frexp(0) = (0, 0)``) the same formula gives ``dx``, so
+``ldexp(*frexp(x))`` differentiates to ``dx`` everywhere (for a subnormal ``x`` the derivative
+``2**-e`` is beyond the float range: inf, with the exact mantissa). ``ldexp(x, e)`` is ``x * 2**e`` for a
+plain integer ``e``.
 """
 import math
 
@@ -103,3 +109,44 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         if mask.any():
             x = where(mask, value if isinstance(value, Tracer) else np.asarray(value, info.dtype), x)
     return x
+
+
+@export()
+def frexp(x, /, *args, **kwargs):
+    """frexp(x) -> (mantissa, exponent): ``x = mantissa * 2**exponent``, ``0.5 <= |mantissa| < 1``.
+
+    The mantissa carries the derivative ``dx / 2**exponent``; the exponent is a plain int array.
+
+    >>> m, e = frexp(np.array([8.0, 0.75]))
+    >>> m.tolist(), e.tolist()
+    ([0.5, 0.75], [4, 0])
+    """
+    if args or kwargs.get("out") is not None:
+        raise TypeError("frexp(..., out=...) cannot write traced values into arrays; drop out=")
+    kwargs.pop("out", None)
+    if not isinstance(x, Tracer):
+        return np.frexp(x, **kwargs)
+    v = _plain(x)
+    _, exponent = np.frexp(v, **kwargs)
+    one = np.ones((), v.dtype)
+    if np.all(-exponent < np.finfo(v.dtype).maxexp):
+        return x * np.ldexp(one, -exponent), exponent
+    half = -exponent // 2   # subnormal x: 2**-e overflows, its halves do not (the value stays exact)
+    return (x * np.ldexp(one, half)) * np.ldexp(one, -exponent - half), exponent
+
+
+@export()
+def ldexp(x1, x2, /, **kwargs):
+    """ldexp(x1, x2): ``x1 * 2**x2`` for integer exponents ``x2`` (plain: they have no derivative).
+
+    >>> ldexp(np.array([0.75]), 2).tolist()
+    [3.0]
+    """
+    if isinstance(x2, Tracer):
+        raise TypeError("ldexp: the exponent x2 is an integer and cannot be a traced value; "
+                        "multiply by 2.0 ** x2 (np.exp2(x2)) for a differentiable exponent")
+    if not isinstance(x1, Tracer):
+        return np.ldexp(x1, x2, **kwargs)
+    if kwargs:
+        raise TypeError(f"ldexp on a traced value accepts no keywords, got {sorted(kwargs)}")
+    return x1 * np.ldexp(np.ones((), _plain(x1).dtype), np.asarray(x2))
