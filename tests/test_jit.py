@@ -216,6 +216,13 @@ def writes_into_float_array(x):
 
 
 @njit
+def writes_into_float_array_argument(out, a):
+    for i in range(out.shape[0]):
+        out[i] = a * i
+    return out
+
+
+@njit
 def buffer_from_scalar_dtype(a, b):
     out = np.empty(2, dtype=a.dtype)
     out[0] = a * b
@@ -530,10 +537,16 @@ def test_every_entry_has_a_compiled_spelling():
 
 # ---------------------------------------------------------------- bad input
 
-def test_storing_a_dual_into_a_float_array_says_how_to_fix_it():
-    with pytest.raises(TypeError, match=r"np\.empty_like\(x\)") as info:
-        duals.jacfwd(writes_into_float_array)(np.array([1.0, 2.0]))
-    assert "dtype=x.dtype" in str(info.value) and "float64" in str(info.value)
+def test_a_buffer_made_with_np_empty_holds_duals():
+    x = np.array([1.0, 2.0])
+    np.testing.assert_array_equal(duals.jacfwd(writes_into_float_array)(x), 2.0 * np.eye(2))
+    assert writes_into_float_array(x).dtype == np.float64
+
+
+def test_storing_a_dual_into_an_argument_array_says_how_to_fix_it():
+    with pytest.raises(TypeError, match=r"x\.copy\(\)") as info:
+        duals.jacfwd(writes_into_float_array_argument, argnums=1)(np.ones(2), 2.0)
+    assert "argnums" in str(info.value) and "float64" in str(info.value)
 
 
 def test_math_function_without_rule_is_named():

@@ -133,6 +133,12 @@ def float_array_plus_dual(x):
     return z
 
 
+@njit
+def argument_plus_dual(z, x):
+    z += x
+    return z
+
+
 # ---------------------------------------------------------------- the motivating example
 
 def test_rosenbrock_gradient_matches_numpy_path():
@@ -238,9 +244,13 @@ def test_in_place_cannot_grow_the_left_array():
         duals.jacfwd(add_into, argnums=(0, 1), chunk_size=LANES)(np.ones(3), np.ones((2, 3)))
 
 
-def test_in_place_dual_into_float_array_is_refused():
-    with pytest.raises(TypeError, match=r"cannot store a dual number .* np\.zeros_like"):
-        duals.jacfwd(float_array_plus_dual)(np.ones(3))
+def test_in_place_dual_into_an_array_the_code_made_holds_duals():
+    np.testing.assert_array_equal(duals.jacfwd(float_array_plus_dual)(np.ones(3)), np.eye(3))
+
+
+def test_in_place_dual_into_an_argument_array_is_refused():
+    with pytest.raises(TypeError, match=r"cannot store a dual number .* that the function did not make"):
+        duals.jacfwd(argument_plus_dual, argnums=1)(np.ones(3), np.ones(3))
 
 
 # ---------------------------------------------------------------- every entry of the table

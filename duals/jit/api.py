@@ -18,6 +18,7 @@ forward over forward: duals of duals, the two levels being distinct types.
 [4.0, 4.0]
 """
 import threading
+import weakref
 
 import numpy as np
 from numba.core import errors as nb_errors
@@ -28,6 +29,7 @@ from ..arguments import argnums as _argnums, as_input as _as_input, is_compiled 
 from ..arguments import output as _output, split_aux as _split_aux
 from ._types import _typeof_dual, dtype_of_type
 from .errors import reraise
+from .promotion import promoted_call
 from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout_key
 
 __all__ = ["compiled_jvp", "compiled_jacfwd", "compiled_hessian", "dual_array", "MAX_LANES"]
@@ -131,11 +133,23 @@ def _fill(view, y):
     view["tangent"] = y._tangent
 
 
+_PROMOTING = weakref.WeakKeyDictionary()  # dispatchers whose dual code needs promotion
+
+
 def _call(f, args, who):
+    """``f(*args)``; when the dual specialisation does not type because the function stores
+    duals into arrays it makes itself, by the promoting specialisation (:mod:`.promotion`)."""
+    if f not in _PROMOTING:
+        try:
+            return f(*args)
+        except nb_errors.TypingError:
+            pass
     try:
-        return f(*args)
+        out = promoted_call(f, args)
     except nb_errors.TypingError as exc:
         reraise(exc, who)
+    _PROMOTING[f] = True
+    return out
 
 
 def _shape(x):

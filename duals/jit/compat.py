@@ -156,3 +156,109 @@ def void_data_offset(array):
     offset = 3 * ctypes.sizeof(ctypes.c_void_p)  # after the refcount, type and size of the object
     found = ctypes.c_void_p.from_address(id(elem) + offset).value
     return offset if found == array.ctypes.data + array.itemsize else None
+
+
+def rewriting_compiler(rewrite):
+    """rewriting_compiler(rewrite) -> a Numba compiler class (for ``numba.njit(pipeline_class=...)``)
+    that is Numba's own nopython pipeline plus one pass calling ``rewrite(calls)`` on the
+    untyped code, after closures and inlinable functions are inlined and before typing;
+    ``calls`` is a :class:`CallSites` of that code."""
+    from numba.core import compiler, untyped_passes
+
+    _register_rewrite_pass()
+
+    class RewritingCompiler(compiler.CompilerBase):
+        def define_pipelines(self):
+            self.state["duals_rewrite"] = rewrite
+            pm = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
+            pm.add_pass_after(_REWRITE_PASS[0], untyped_passes.InlineInlinables)
+            pm.finalize()
+            return [pm]
+
+    return RewritingCompiler
+
+
+_REWRITE_PASS = []
+
+
+def _register_rewrite_pass():
+    if _REWRITE_PASS:
+        return
+    from numba.core.compiler_machinery import FunctionPass, register_pass
+
+    @register_pass(mutates_CFG=False, analysis_only=False)
+    class DualsRewrite(FunctionPass):
+        _name = "duals_rewrite_calls"
+
+        def __init__(self):
+            FunctionPass.__init__(self)
+
+        def run_pass(self, state):
+            return bool(state["duals_rewrite"](CallSites(state.func_ir)))
+
+    _REWRITE_PASS.append(DualsRewrite)
+
+
+class CallSites:
+    """The names a function's untyped code looks up, to be replaced before typing.
+
+    :meth:`replace` swaps every global, free variable and module attribute (``np.zeros``,
+    ``np.linalg.solve``) for which ``value(obj)`` gives a replacement, and every method call
+    ``x.name(args)`` for which ``method(name)`` gives a function ``g`` by ``g(x, args)``.
+    """
+
+    def __init__(self, func_ir):
+        self.func_ir = func_ir
+
+    def _definition(self, var):
+        from numba.core.ir_utils import get_definition, guard
+        return guard(get_definition, self.func_ir, var)
+
+    def _named(self, var):
+        """(True, the object) when ``var`` is a global, a free variable or a module attribute."""
+        import types as pytypes
+        from numba.core import ir
+
+        found = self._definition(var)
+        if isinstance(found, (ir.Global, ir.FreeVar)):
+            return True, found.value
+        if isinstance(found, ir.Expr) and found.op == "getattr":
+            known, base = self._named(found.value)
+            if known and isinstance(base, pytypes.ModuleType) and hasattr(base, found.attr):
+                return True, getattr(base, found.attr)
+        return False, None
+
+    def replace(self, value, method):
+        """replace(value, method) -> whether anything was replaced."""
+        from numba.core import ir
+        from numba.core.ir_utils import mk_unique_var
+
+        changed = False
+        definitions = self.func_ir._definitions
+        for block in self.func_ir.blocks.values():
+            body = []
+            for stmt in block.body:
+                rhs = stmt.value if isinstance(stmt, ir.Assign) else None
+                if isinstance(rhs, (ir.Global, ir.FreeVar)) or (
+                        isinstance(rhs, ir.Expr) and rhs.op == "getattr"):
+                    known, obj = self._named(stmt.target)
+                    new = value(obj) if known else None
+                    if new is not None:
+                        stmt.value = ir.Global(getattr(new, "__name__", "duals"), new, stmt.loc)
+                        definitions[stmt.target.name] = [stmt.value]
+                        changed = True
+                elif isinstance(rhs, ir.Expr) and rhs.op == "call":
+                    bound = self._definition(rhs.func)
+                    if (isinstance(bound, ir.Expr) and bound.op == "getattr"
+                            and not self._named(rhs.func)[0]):
+                        new = method(bound.attr)
+                        if new is not None:
+                            var = ir.Var(block.scope, mk_unique_var("$duals_method"), stmt.loc)
+                            body.append(ir.Assign(ir.Global(new.__name__, new, stmt.loc), var, stmt.loc))
+                            definitions[var.name] = [body[-1].value]
+                            rhs.func = var
+                            rhs.args = [bound.value] + list(rhs.args)
+                            changed = True
+                body.append(stmt)
+            block.body = body
+        return changed

@@ -1,8 +1,8 @@
 """Clear errors for compiled code that cannot be differentiated, instead of Numba's typing dumps.
 
-* storing a dual into an array made without the dual dtype (``np.empty(n)``) would drop
-  the derivative: a typing error says so and names the fix (``np.empty_like(x)`` or
-  ``np.empty(n, dtype=x.dtype)``);
+* storing a dual into a float array that the code did not make itself (an argument) would
+  drop the derivative: a typing error says so and names the fix (copy it, or differentiate
+  it); arrays the code makes hold duals (:mod:`duals.jit.promotion`);
 * a ``math.*`` or ``np.*`` function with no rule in :mod:`duals.derivatives` called on a
   dual: a typing error naming the function.
 
@@ -36,10 +36,10 @@ def _ov_setitem(arr, idx, val):
     if isinstance(arr, types.Array) and not isinstance(arr.dtype, DualType) and _has_dual(val):
         what = val.dtype if isinstance(val, types.Array) else val
         raise errors.TypingError(
-            f"{MARK}cannot store a dual number ({what}) into an array of {arr.dtype}: the array was "
-            f"created without the dual dtype (np.empty(n), np.zeros(n), ...), so the derivative "
-            f"would be lost. Create it from a dual input instead: np.empty_like(x), "
-            f"np.zeros_like(x) or np.empty(n, dtype=x.dtype) (x any dual array or scalar).")
+            f"{MARK}cannot store a dual number ({what}) into an array of {arr.dtype} that the "
+            f"function did not make itself (an argument, or from np.arange, np.linspace, "
+            f"np.random, ...), so the derivative would be lost. Copy it first (x = x.copy() or "
+            f"np.copy(x) holds duals), or differentiate that argument too (argnums).")
 
 
 def _conversion_typer(label):

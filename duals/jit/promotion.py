@@ -1,0 +1,420 @@
+"""Arrays that compiled code makes for itself hold duals: parameter sensitivities of unchanged code.
+
+A simulation differentiated only with respect to its parameters makes its buffers from plain
+inputs (``s = state.copy()``, ``np.empty_like(state)``, ``np.zeros(n)``, ``np.array([...])``)
+and then stores dual values into them. When Numba cannot type the dual specialisation of a
+function for that reason, the entry points (:mod:`duals.jit.api`) compile a *promoting*
+specialisation instead: a copy of the user's function compiled by Numba's own pipeline plus
+one rewrite before typing, by which
+
+* ``np.empty``, ``np.zeros``, ``np.ones``, ``np.full`` and their ``*_like`` forms, ``np.array``,
+  ``np.asarray`` of sequences, ``np.copy`` and ``x.copy()`` make arrays of duals (zero
+  tangents) wherever they would make float arrays; other dtypes are unchanged;
+* ``np.concatenate``, ``np.stack``, ``np.hstack``, ``np.vstack`` and ``np.column_stack`` of
+  float and dual arrays together promote the float ones;
+* every ``@njit`` function it calls (global, closure variable or argument) is compiled the
+  same way.
+
+The user's own dispatcher is not touched: its plain calls, and dual calls that type without
+promotion, are exactly Numba's. The cost of promotion is that of the zero tangents the
+promoted buffers carry (see ``benchmarks/bench_jit.py``). Arrays that come from elsewhere
+(arguments, ``np.arange``, ``np.linspace``, ``np.random``) stay float arrays.
+
+>>> import numba, numpy as np, duals
+>>> @numba.njit
+... def decay(y0, k, n):
+...     y = np.zeros(n)
+...     y[0] = y0
+...     for i in range(1, n):
+...         y[i] = y[i - 1] * (1.0 - k)
+...     return y[n - 1]
+>>> round(float(duals.jacfwd(decay, argnums=1)(1.0, 0.5, 3)), 12)    # d/dk (1-k)^2 = -2(1-k)
+-1.0
+"""
+import functools
+import hashlib
+import types as pytypes
+
+import numba
+import numpy as np
+from numba.core import errors, types
+from numba.core.dispatcher import Dispatcher
+from numba.extending import overload
+from numba.np import numpy_support
+
+from ._types import DualType, _typeof_dual, type_of_dtype
+from .compat import rewriting_compiler
+from .errors import MARK
+from ..forward import Dual
+
+
+def dual_type_of(args):
+    """dual_type_of(args) -> the DualType of the highest level among ``args``, or None."""
+    found = None
+    for a in args:
+        t = None
+        if isinstance(a, (np.ndarray, np.void)) and a.dtype.names is not None:
+            t = type_of_dtype(a.dtype)
+        elif isinstance(a, Dual):
+            t = _typeof_dual(a, None)
+        if t is not None and (found is None or t.tag > found.tag):
+            found = t
+    return found
+
+
+def promoted_call(f, args):
+    """promoted_call(f, args) -> ``f(*args)`` by the promoting specialisation of dispatcher ``f``."""
+    promotion = _promotion(dual_type_of(args))
+    args = [promotion.clone(a) if _is_user_dispatcher(a) else a for a in args]
+    return promotion.clone(f)(*args)
+
+
+def _is_user_dispatcher(obj):
+    return isinstance(obj, Dispatcher) and not getattr(obj.py_func, "__module__", "").startswith("duals.")
+
+
+# ---------------------------------------------------------------- element types
+
+def _float_of(dtype):
+    """The float type a dtype argument asks for (float64 when omitted); None for other dtypes."""
+    if dtype is None or isinstance(dtype, (types.NoneType, types.Omitted)):
+        return types.float64
+    if isinstance(dtype, types.Float):
+        return dtype
+    if isinstance(dtype, types.NumberClass):
+        t = dtype.instance_type
+    elif isinstance(dtype, types.DType):
+        t = dtype.dtype
+    elif isinstance(dtype, types.StringLiteral):
+        t = numpy_support.from_dtype(np.dtype(dtype.literal_value))
+    else:
+        return None
+    return t if isinstance(t, types.Float) else None
+
+
+def _over(dual, float_type):
+    """``dual`` with its innermost float replaced by ``float_type``."""
+    inner = _over(dual.base, float_type) if isinstance(dual.base, DualType) else float_type
+    return DualType(inner, dual.lanes)
+
+
+def _highest(element, *others):
+    for t in others:
+        if isinstance(t, DualType) and t.tag > element.tag:
+            element = t
+    return element
+
+
+def _scalar(t):
+    return isinstance(t, (types.Number, types.Boolean, DualType))
+
+
+def _is_float_array(t):
+    return isinstance(t, types.Array) and isinstance(t.dtype, types.Float)
+
+
+# ---------------------------------------------------------------- the promoting functions
+
+@functools.lru_cache(maxsize=None)
+def _copier(element):
+    """A jitted ``copy(a)``: a fresh array of ``element`` holding the values of array ``a``."""
+    @numba.njit
+    def copy(a):
+        out = np.empty(a.shape, element)
+        for idx in np.ndindex(a.shape):
+            out[idx] = a[idx]
+        return out
+    return copy
+
+
+@functools.lru_cache(maxsize=None)
+def _filler(element):
+    """A jitted ``make(shape, value)``: a new array of ``element`` set to ``value``."""
+    @numba.njit
+    def make(shape, value):
+        out = np.empty(shape, element)
+        flat = out.reshape(out.size)
+        for i in range(flat.size):
+            flat[i] = value
+        return out
+    return make
+
+
+def _sequence_impl(obj, element, name="obj", extra=", dtype=None"):
+    """Code for ``np.array(obj)`` of a 1-d or 2-d sequence (list, tuple) of scalars and duals."""
+    def rows(t):
+        if isinstance(t, types.BaseTuple) and not isinstance(t, types.UniTuple):
+            return list(t.types)
+        return None
+
+    def items(t):
+        return list(t.types) if isinstance(t, types.BaseTuple) else [t.dtype]
+
+    outer = items(obj)
+    if all(_scalar(t) for t in outer):
+        if rows(obj) is not None:
+            body = [f"    out = np.empty({len(outer)}, element)"]
+            body += [f"    out[{i}] = {name}[{i}]" for i in range(len(outer))]
+        else:
+            body = [f"    out = np.empty(len({name}), element)",
+                    f"    for i in range(len({name})):",
+                    f"        out[i] = {name}[i]"]
+    elif all(isinstance(t, (types.BaseTuple, types.List)) and all(_scalar(e) for e in items(t))
+             for t in outer):
+        static_rows = rows(obj)
+        widths = {len(t) for t in outer if isinstance(t, types.BaseTuple)}
+        if len(widths) > 1:
+            raise errors.TypingError(f"{MARK}np.array of rows of different lengths {sorted(widths)}")
+        body = [f"    m = len({name}[0])"]
+        if static_rows is not None:
+            body.append(f"    out = np.empty(({len(outer)}, m), element)")
+            for i, t in enumerate(outer):
+                body += _row_code(f"{name}[{i}]", str(i), t)
+        else:
+            body += [f"    out = np.empty((len({name}), m), element)",
+                     f"    for i in range(len({name})):"]
+            body += ["    " + line for line in _row_code(f"{name}[i]", "i", outer[0])]
+    else:
+        return None
+    source = f"def impl({name}{extra}):\n" + "\n".join(body) + "\n    return out\n"
+    scope = {"np": np, "element": element}
+    exec(source, scope)
+    return scope["impl"]
+
+
+def _row_code(row, i, t):
+    if isinstance(t, types.BaseTuple) and not isinstance(t, types.UniTuple):
+        lines = [f"    if len({row}) != m:", "        raise ValueError('np.array: rows of different lengths')"]
+        return lines + [f"    out[{i}, {j}] = {row}[{j}]" for j in range(len(t))]
+    return [f"    if len({row}) != m:", "        raise ValueError('np.array: rows of different lengths')",
+            f"    for j in range(m):", f"        out[{i}, j] = {row}[j]"]
+
+
+def _sequence_element(obj, default):
+    """The element type of a sequence holding duals or of plain floats promoted, else None."""
+    def leaves(t):
+        if isinstance(t, types.BaseTuple):
+            return [e for s in t.types for e in leaves(s)]
+        if isinstance(t, types.List):
+            return leaves(t.dtype)
+        return [t]
+    found = leaves(obj) if isinstance(obj, (types.BaseTuple, types.List)) else []
+    if not found or not all(_scalar(t) for t in found):
+        return None
+    if not any(isinstance(t, (types.Float, DualType)) for t in found):
+        return None  # integers stay integers, as in NumPy
+    return _highest(default, *found)
+
+
+class Promotion:
+    """Promotion(dual_type): the promoting functions and the compiled copies for one dual type.
+
+    ``replacement(obj)`` is what the rewrite puts in place of a NumPy function or a user
+    dispatcher; ``method(name)`` is what replaces ``x.name(...)``.
+    """
+
+    def __init__(self, dual_type):
+        self.dual = dual_type
+        self.clones = {}
+        self.compiler = rewriting_compiler(self._rewrite)
+        self.functions = {id(numpy_fn): self._make(numpy_fn, typer)
+                          for numpy_fn, typer in self._typers().items()}
+        self.copy_method = self._make(np.copy, self._copy_method_typer, name="copy_method")[0]
+
+    def _rewrite(self, calls):
+        return calls.replace(self.replacement, lambda name: self.copy_method if name == "copy" else None)
+
+    def replacement(self, obj):
+        found = self.functions.get(id(obj))
+        if found is not None and found[1] is obj:
+            return found[0]
+        if _is_user_dispatcher(obj):
+            return self.clone(obj)
+        return None
+
+    def clone(self, dispatcher):
+        """clone(dispatcher) -> the promoting copy of a user dispatcher (made once)."""
+        found = self.clones.get(dispatcher)
+        if found is None:
+            found = self.clones[dispatcher] = self._clone(dispatcher)
+        return found
+
+    def _clone(self, dispatcher):
+        py = dispatcher.py_func
+        fn = pytypes.FunctionType(py.__code__, py.__globals__, py.__name__, py.__defaults__,
+                                  py.__closure__)
+        fn.__kwdefaults__ = py.__kwdefaults__
+        fn.__module__ = py.__module__
+        # the cache files of the copy are its own, per dual type and library version
+        key = hashlib.sha256(repr(self.dual.key).encode()).hexdigest()[:10]
+        fn.__qualname__ = f"{py.__qualname__}__duals_promoted_{key}"
+        options = {k: v for k, v in dispatcher.targetoptions.items() if k not in ("nopython", "cache")}
+        clone = numba.njit(pipeline_class=self.compiler, **options)(fn)
+        if type(dispatcher._cache).__name__ != "NullCache":
+            try:
+                clone.enable_caching()
+            except RuntimeError:  # no cache locator for this source: compile in memory
+                pass
+        return clone
+
+    def _make(self, numpy_fn, typer, name=None):
+        stub = _stub_like(numpy_fn, name)
+        overload(stub)(typer)
+        return stub, numpy_fn
+
+    # each typer: the promoted implementation, or NumPy's own function unchanged
+
+    def _element(self, dtype):
+        f = _float_of(dtype)
+        return None if f is None else _over(self.dual, f)
+
+    def _typers(self):
+        typers = {}
+        for numpy_fn, fill in ((np.empty, None), (np.zeros, 0.0), (np.ones, 1.0)):
+            typers[numpy_fn] = self._creation_typer(numpy_fn, fill)
+            typers[getattr(np, numpy_fn.__name__ + "_like")] = self._like_typer(numpy_fn, fill)
+        typers[np.full] = self._full_typer()
+        typers[np.full_like] = self._full_like_typer()
+        typers[np.copy] = self._copy_typer()
+        typers[np.array] = self._array_typer(np.array)
+        typers[np.asarray] = self._array_typer(np.asarray)
+        for joiner in (np.concatenate, np.stack):
+            typers[joiner] = self._joiner_typer(joiner, with_axis=True)
+        for joiner in (np.hstack, np.vstack, np.column_stack):
+            typers[joiner] = self._joiner_typer(joiner, with_axis=False)
+        return typers
+
+    def _creation_typer(self, numpy_fn, fill):
+        def typer(shape, dtype=None):
+            element = self._element(dtype)
+            if element is None:
+                return lambda shape, dtype=None: numpy_fn(shape, dtype)
+            if fill is None:
+                return lambda shape, dtype=None: np.empty(shape, element)
+            make = _filler(element)
+            return lambda shape, dtype=None: make(shape, fill)
+        return typer
+
+    def _like_typer(self, numpy_fn, fill):
+        like = getattr(np, numpy_fn.__name__ + "_like")
+
+        def typer(a, dtype=None):
+            plain = _is_none(dtype)
+            if plain and not _is_float_array(a):
+                return lambda a, dtype=None: like(a)
+            element = self._element(a.dtype if plain else dtype)
+            if element is None:
+                return lambda a, dtype=None: like(a, dtype)
+            if fill is None:
+                return lambda a, dtype=None: np.empty(a.shape, element)
+            make = _filler(element)
+            return lambda a, dtype=None: make(a.shape, fill)
+        return typer
+
+    def _full_typer(self):
+        def typer(shape, fill_value, dtype=None):
+            element = self._element(dtype)
+            if element is None:
+                return lambda shape, fill_value, dtype=None: np.full(shape, fill_value, dtype)
+            make = _filler(_highest(element, fill_value))
+            return lambda shape, fill_value, dtype=None: make(shape, fill_value)
+        return typer
+
+    def _full_like_typer(self):
+        def typer(a, fill_value, dtype=None):
+            plain = _is_none(dtype)
+            if plain and not (_is_float_array(a) or isinstance(fill_value, DualType)):
+                return lambda a, fill_value, dtype=None: np.full_like(a, fill_value)
+            element = self._element((a.dtype if _is_float_array(a) else None) if plain else dtype)
+            if element is None:
+                return lambda a, fill_value, dtype=None: np.full_like(a, fill_value, dtype)
+            make = _filler(_highest(element, fill_value))
+            return lambda a, fill_value, dtype=None: make(a.shape, fill_value)
+        return typer
+
+    def _copy_typer(self):
+        def typer(a):
+            if _is_float_array(a):
+                copy = _copier(_over(self.dual, a.dtype))
+                return lambda a: copy(a)
+            return lambda a: np.copy(a)
+        return typer
+
+    def _copy_method_typer(self, a):
+        if _is_float_array(a):
+            copy = _copier(_over(self.dual, a.dtype))
+            return lambda a: copy(a)
+        return lambda a: a.copy()
+
+    def _array_typer(self, numpy_fn):
+        def typer(obj, dtype=None):
+            plain = _is_none(dtype)
+            keep = ((lambda obj, dtype=None: numpy_fn(obj)) if plain
+                    else (lambda obj, dtype=None: numpy_fn(obj, dtype)))
+            if isinstance(obj, types.Array):
+                if numpy_fn is np.asarray or not _is_float_array(obj):
+                    return keep
+                element = self._element(obj.dtype if plain else dtype)
+                if element is None:
+                    return keep
+                copy = _copier(element)
+                return lambda obj, dtype=None: copy(obj)
+            base = self._element(dtype)
+            element = None if base is None else _sequence_element(obj, base)
+            impl = None if element is None else _sequence_impl(obj, element)
+            return keep if impl is None else impl
+        return typer
+
+    def _joiner_typer(self, joiner, with_axis):
+        """Joining float and dual arrays: the float ones are promoted first."""
+        params = "arrays, axis=0" if with_axis else "arrays"
+
+        def impl_for(arrays):
+            if not isinstance(arrays, types.BaseTuple) or not all(
+                    isinstance(t, types.Array) for t in arrays.types):
+                return None
+            elements = [t.dtype for t in arrays.types]
+            duals = [t for t in elements if isinstance(t, DualType)]
+            joined = "arrays"
+            if duals and any(t != elements[0] for t in elements):
+                joined = "(" + "".join(f"_as(arrays[{i}]), " for i in range(len(elements))) + ")"
+            call = f"joiner({joined}{', axis' if with_axis else ''})"
+            scope = {"joiner": joiner, "_as": _converter(_highest(duals[0], *duals)) if duals else None}
+            exec(f"def impl({params}):\n    return {call}\n", scope)
+            return scope["impl"]
+
+        if with_axis:
+            return lambda arrays, axis=0: impl_for(arrays)
+        return lambda arrays: impl_for(arrays)
+
+
+@functools.lru_cache(maxsize=None)
+def _converter(element):
+    """A function for compiled code: array ``a`` as an array of ``element`` (a copy unless it is one)."""
+    def convert(a):
+        pass
+
+    @overload(convert)
+    def typer(a):
+        if isinstance(a, types.Array) and a.dtype == element:
+            return lambda a: a
+        copy = _copier(element)
+        return lambda a: copy(a)
+    return convert
+
+
+def _is_none(t):
+    return t is None or isinstance(t, (types.NoneType, types.Omitted))
+
+
+def _stub_like(numpy_fn, name=None):
+    """A fresh Python function to overload in place of ``numpy_fn`` (same name and parameters)."""
+    def stub(*args, **kwargs):
+        raise NotImplementedError("duals: a compiled-mode placeholder, called from Python")
+    stub.__name__ = stub.__qualname__ = f"duals_{name or numpy_fn.__name__}"
+    return stub
+
+
+@functools.lru_cache(maxsize=None)
+def _promotion(dual_type):
+    return Promotion(dual_type)

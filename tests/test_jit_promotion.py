@@ -1,0 +1,197 @@
+"""Parameter-only sensitivities of unchanged @njit code: arrays the code makes hold duals.
+
+Each kernel is written the way a Numba user writes it (buffers from the plain state,
+``np.zeros(n)``, ``np.array([...])`` right-hand sides, helpers that allocate), differentiated
+with respect to its parameters only, and checked against central differences of the plain
+call, which must stay exactly Numba's.
+"""
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import duals
+
+
+def central(f, args, k, h=1e-6):
+    up, down = list(args), list(args)
+    up[k] = up[k] + h
+    down[k] = down[k] - h
+    return (np.asarray(f(*up)) - np.asarray(f(*down))) / (2 * h)
+
+
+@numba.njit(cache=True)
+def lorenz_rk4(state, sigma, rho, beta, n, dt):
+    s = state.copy()
+    k1 = np.empty_like(state)
+    k2 = np.empty_like(state)
+    tmp = np.zeros(3)
+    for _ in range(n):
+        for stage in range(2):
+            src = s if stage == 0 else tmp
+            out = k1 if stage == 0 else k2
+            x, y, z = src[0], src[1], src[2]
+            out[0] = sigma * (y - x)
+            out[1] = x * (rho - z) - y
+            out[2] = x * y - beta * z
+            if stage == 0:
+                for j in range(3):
+                    tmp[j] = s[j] + dt * k1[j]
+        for j in range(3):
+            s[j] = s[j] + 0.5 * dt * (k1[j] + k2[j])
+    return s
+
+
+def test_lorenz_parameter_sensitivities_from_buffers_made_of_the_plain_state():
+    args = (np.array([1.0, 1.0, 1.0]), 10.0, 28.0, 8.0 / 3.0, 300, 0.002)
+    plain_before = lorenz_rk4(*args).copy()
+    jac = duals.jacfwd(lorenz_rk4, argnums=(1, 2, 3))(*args)
+    for k, block in zip((1, 2, 3), jac):
+        np.testing.assert_allclose(block, central(lorenz_rk4, args, k), rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(lorenz_rk4(*args), plain_before)  # the plain call is untouched
+
+
+@numba.njit(cache=True)
+def pendulum(y, g, c):
+    return np.array([y[1], -g * math.sin(y[0]) - c * y[1]])
+
+
+def test_right_hand_side_built_by_np_array_of_a_list():
+    y = np.array([0.3, 0.1])
+    jy = duals.jacfwd(pendulum)(y, 9.81, 0.2)
+    np.testing.assert_allclose(jy, [[0.0, 1.0], [-9.81 * math.cos(0.3), -0.2]], rtol=1e-14)
+    dg, dc = duals.jacfwd(pendulum, argnums=(1, 2))(y, 9.81, 0.2)
+    np.testing.assert_allclose(dg, [0.0, -math.sin(0.3)], rtol=1e-14)
+    np.testing.assert_allclose(dc, [0.0, -0.1], rtol=1e-14)
+    assert pendulum(y, 9.81, 0.2).dtype == np.float64
+
+
+@numba.njit(cache=True)
+def laplacian(u, dx):
+    out = np.zeros_like(u)
+    for i in range(1, u.size - 1):
+        out[i] = (u[i - 1] - 2.0 * u[i] + u[i + 1]) / (dx * dx)
+    return out
+
+
+@numba.njit(cache=True)
+def reaction_diffusion(u0, d, k, steps, dt, dx):
+    """Explicit 1-D reaction-diffusion with fixed ends, buffers from np.zeros and a helper."""
+    n = u0.size
+    u = np.zeros(n)
+    u[:] = u0
+    history = np.empty((steps, 2))
+    for t in range(steps):
+        lap = laplacian(u, dx)
+        for i in range(1, n - 1):
+            u[i] = u[i] + dt * (d * lap[i] - k * u[i] * u[i])
+        history[t, 0] = u[n // 2]
+        history[t, 1] = np.sum(u)
+    return history[-1]
+
+
+def test_stencil_with_np_zeros_buffers_and_an_allocating_helper():
+    u0 = np.sin(np.linspace(0.0, np.pi, 24))
+    args = (u0, 0.7, 1.3, 40, 1e-3, 1.0 / 23)
+    jd, jk = duals.jacfwd(reaction_diffusion, argnums=(1, 2))(*args)
+    np.testing.assert_allclose(jd, central(reaction_diffusion, args, 1), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(jk, central(reaction_diffusion, args, 2), rtol=1e-6, atol=1e-9)
+
+
+@numba.njit(cache=True)
+def decay_table(y0, rates, t):
+    """Closed form y0 exp(-k t) for every rate, with creation functions of every kind."""
+    out = np.full((rates.size, t.size), 0.0)
+    scale = np.ones(rates.size)
+    idx = np.zeros(rates.size, dtype=np.int64)
+    for i in range(rates.size):
+        idx[i] = i
+        for j in range(t.size):
+            out[i, j] = y0 * scale[idx[i]] * math.exp(-rates[i] * t[j])
+    return out
+
+
+def test_creation_functions_promote_floats_and_keep_integers():
+    rates, t = np.array([0.5, 2.0]), np.linspace(0.0, 1.0, 4)
+    jac = duals.jacfwd(decay_table, argnums=1)(1.5, rates, t)
+    expected = np.zeros((2, 4, 2))
+    for i in range(2):
+        expected[i, :, i] = -t * 1.5 * np.exp(-rates[i] * t)
+    np.testing.assert_allclose(jac, expected, rtol=1e-13, atol=1e-15)
+    dy0 = duals.jacfwd(decay_table, argnums=0)(1.5, rates, t)
+    np.testing.assert_allclose(dy0, np.exp(-np.outer(rates, t)), rtol=1e-14)
+
+
+@numba.njit(cache=True)
+def joined(x, a):
+    left = np.array([1.0, 2.0])
+    return np.concatenate((left, a * x, np.copy(x)))
+
+
+def test_joining_float_and_dual_arrays_and_np_copy():
+    x = np.array([0.5, -1.0])
+    ja = duals.jacfwd(joined, argnums=1)(x, 3.0)
+    np.testing.assert_allclose(ja, [0.0, 0.0, 0.5, -1.0, 0.0, 0.0])
+    jx = duals.jacfwd(joined)(x, 3.0)
+    np.testing.assert_allclose(jx, np.vstack([np.zeros((2, 2)), 3 * np.eye(2), np.eye(2)]))
+
+
+@numba.njit
+def integrate(rhs, y0, p, n, dt):
+    y = y0.copy()
+    for _ in range(n):
+        y = y + dt * rhs(y, p)
+    return y
+
+
+@numba.njit
+def logistic_rhs(y, p):
+    return np.array([p[0] * y[0] * (1.0 - y[0] / p[1])])
+
+
+def test_a_function_passed_as_an_argument_is_promoted_too():
+    args = (logistic_rhs, np.array([0.1]), np.array([1.5, 2.0]), 200, 0.01)
+    jac = duals.jacfwd(integrate, argnums=2)(*args)
+    assert jac.shape == (1, 2)
+    h = 1e-6
+    for j in range(2):
+        up, down = args[2].copy(), args[2].copy()
+        up[j] += h
+        down[j] -= h
+        fd_j = (integrate(logistic_rhs, args[1], up, 200, 0.01)
+                - integrate(logistic_rhs, args[1], down, 200, 0.01)) / (2 * h)
+        np.testing.assert_allclose(jac[:, j], fd_j, rtol=1e-6)
+
+
+def test_hessian_with_respect_to_parameters_only():
+    @numba.njit
+    def energy(x, k):
+        springs = np.zeros(x.size - 1)
+        for i in range(x.size - 1):
+            springs[i] = 0.5 * k[i] * (x[i + 1] - x[i]) ** 2
+        return np.sum(springs) * np.sum(springs)
+
+    x, k = np.array([0.0, 1.0, 3.0]), np.array([2.0, 0.5])
+    e = 0.5 * k * np.diff(x) ** 2
+    grad_k = 0.5 * np.diff(x) ** 2
+    hess = duals.hessian(energy, argnums=1)(x, k)
+    np.testing.assert_allclose(hess, 2 * np.outer(grad_k, grad_k), rtol=1e-13)
+    np.testing.assert_allclose(duals.jacfwd(energy, argnums=1)(x, k), 2 * e.sum() * grad_k, rtol=1e-13)
+
+
+def test_jvp_of_parameter_only_code():
+    args = (np.array([1.0, 1.0, 1.0]), 10.0, 28.0, 8.0 / 3.0, 50, 0.002)
+    _, tangent = duals.jvp(lorenz_rk4, args, (None, 1.0, 0.0, 0.0, None, None))
+    np.testing.assert_allclose(tangent, central(lorenz_rk4, args, 1), rtol=1e-6, atol=1e-9)
+
+
+def test_an_input_array_changed_in_place_gets_advice_that_applies():
+    @numba.njit
+    def step_in_place(state, k):
+        state[0] = state[0] * k
+        return state
+
+    with pytest.raises(TypeError, match="copy") as info:
+        duals.jacfwd(step_in_place, argnums=1)(np.ones(2), 2.0)
+    assert len(str(info.value).splitlines()) <= 3
