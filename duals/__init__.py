@@ -28,9 +28,9 @@ _operators.install()
 
 
 def __getattr__(name):
-    if name == "jit":  # compiled mode, loaded on first use (see _duals_numba.py)
+    if name in ("jit", "sensitivity"):  # loaded on first use (compiled mode: see _duals_numba.py)
         import importlib
-        return importlib.import_module("duals.jit")
+        return importlib.import_module(f"duals.{name}")
     raise AttributeError(f"module 'duals' has no attribute {name!r}")
 
 
@@ -42,4 +42,4 @@ if "numba" in _sys.modules:  # a Numba user: load compiled mode now (Numba is al
 __all__ = ["Dual", "Var", "no_grad", "stop_gradient", "jvp", "vjp", "grad", "value_and_grad",
            "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "value_grad_hessian", "clear_cache",
            "numpy", "special", "__version__", "gradcheck", "detect_anomaly", "checkpoint",
-           "extend", "testing", "jit", "tune_allocator"]
+           "extend", "testing", "jit", "sensitivity", "tune_allocator"]

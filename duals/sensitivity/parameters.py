@@ -1,0 +1,118 @@
+"""A model's parameters as one flat float vector with a label per entry, and back.
+
+``p`` is a float, a float array of any shape, or a dict of floats and arrays (named
+parameters). Entries are numbered dict entry by dict entry in the dict's own order, each
+array in C order; labels read ``"k1"``, ``"K[0,1]"``, ``"p[2]"``.
+
+>>> params = Parameters({"k": 0.5, "K": [[1.0, 2.0]]}, "solve_ivp")
+>>> params.labels, params.flat.tolist()
+(['k', 'K[0,0]', 'K[0,1]'], [0.5, 1.0, 2.0])
+"""
+import numpy as np
+
+from .. import numpy as dnp
+from ..validation import check_float_dtype
+
+__all__ = ["Parameters", "as_state"]
+
+
+def _as_float(value, what):
+    if isinstance(value, (bool, np.bool_)):
+        check_float_dtype(np.bool_(value), what)
+    a = np.asarray(value)
+    check_float_dtype(a, what)
+    return a.astype(np.float64)
+
+
+def _labels(key, shape):
+    if shape == ():
+        return [str(key)]
+    return [f"{key}[{','.join(str(i) for i in index)}]" for index in np.ndindex(*shape)]
+
+
+class Parameters:
+    """Parameters(p, who, names=None, default="p"): ``p`` flattened, with labels and blocks.
+
+    ``value`` is what the model receives (float64 throughout; a 0-d entry is a float),
+    ``flat`` every entry as one vector, ``labels`` one name per entry (``names`` replaces them
+    for a plain array), ``blocks`` ``(key, start, stop, shape)`` per dict entry (one block named
+    ``default`` for a plain ``p``).
+    """
+
+    def __init__(self, p, who, names=None, default="p"):
+        self.is_dict = isinstance(p, dict)
+        self.who = who
+        if self.is_dict:
+            if names is not None:
+                raise TypeError(f"{who}: names= labels the entries of an array p; a dict p is "
+                                f"labelled by its keys already")
+            items = [(key, _as_float(v, f"{who}: p[{key!r}]")) for key, v in p.items()]
+        else:
+            items = [(default, _as_float(p, f"{who}: p"))]
+        self.blocks, flat, self.labels, start = [], [], [], 0
+        for key, a in items:
+            self.blocks.append((key, start, start + a.size, a.shape))
+            flat.append(a.reshape(-1))
+            self.labels.extend(_labels(key, a.shape))
+            start += a.size
+        self.flat = np.concatenate(flat) if flat else np.zeros(0)
+        self.size = self.flat.size
+        if names is not None:
+            names = [str(n) for n in names]
+            if len(names) != self.size:
+                raise ValueError(f"{who}: names has {len(names)} entries but p has {self.size}; "
+                                 f"give one name per entry of p")
+            self.labels = names
+        self.value = self.rebuild(self.flat)
+
+    def rebuild(self, flat):
+        """rebuild(flat) -> the entries of ``flat`` in the layout of ``p`` (dict, array or float)."""
+        leaves = [flat[start] if shape == () else flat[start:stop].reshape(shape)
+                  for _, start, stop, shape in self.blocks]
+        if self.is_dict:
+            return {key: leaf for (key, *_), leaf in zip(self.blocks, leaves)}
+        return leaves[0]
+
+    def group(self, flat):
+        """group(flat) -> ``flat`` shaped like ``p`` with plain floats for 0-d entries."""
+        out = self.rebuild(np.asarray(flat, dtype=np.float64))
+        if self.is_dict:
+            return {k: float(v) if np.ndim(v) == 0 else v for k, v in out.items()}
+        return float(out) if np.ndim(out) == 0 else out
+
+    def columns(self, blocks, rows):
+        """columns(blocks, rows) -> a ``(rows, size)`` matrix from a Jacobian with respect to ``p``
+        (``lead + p.shape`` for an array, a dict of such blocks for a dict); traced blocks stay traced."""
+        if not self.is_dict:
+            return dnp.reshape(blocks, (rows, self.size))
+        parts = [dnp.reshape(blocks[key], (rows, stop - start)) for key, start, stop, _ in self.blocks]
+        return dnp.concatenate(parts, axis=1) if parts else np.zeros((rows, 0))
+
+    def find(self, name):
+        """find(name) -> (start, stop, shape) of a dict key (or the default name) or (j, j + 1, ()) of a label."""
+        for key, start, stop, shape in self.blocks:
+            if key == name:
+                return start, stop, shape
+        if name in self.labels:
+            j = self.labels.index(name)
+            return j, j + 1, ()
+        return None
+
+
+def as_state(y0, who):
+    """as_state(y0, who) -> ``y0`` as a 1-d float64 array (integers promoted), or a clear error.
+
+    >>> as_state([1, 0], "solve_ivp").tolist()
+    [1.0, 0.0]
+    """
+    if isinstance(y0, dict):
+        raise TypeError(f"{who}: y0 is a dict; the state is one 1-d float array")
+    a = np.asarray(y0)
+    if a.dtype.kind in "OSU":
+        raise TypeError(f"{who}: y0 has dtype {a.dtype}; give the initial state as a 1-d float "
+                        f"array (for example np.asarray(y0, dtype=float))")
+    check_float_dtype(a, f"{who}: y0")
+    if a.ndim != 1:
+        raise ValueError(f"{who}: y0 must be 1-dimensional (as in SciPy's solve_ivp), got shape "
+                         f"{a.shape}")
+    return a.astype(np.float64)
