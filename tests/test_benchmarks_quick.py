@@ -52,3 +52,10 @@ def test_duals_core_workloads_are_available(quick_run):
     missing = [(r["workload"], r["system"], r["task"], r["status"]) for r in _duals_records(results)
                if r["status"] != "ok"]
     assert not missing
+
+
+def test_parameter_only_benchmark_runs_and_checks_its_jacobians():
+    done = subprocess.run([sys.executable, "benchmarks/bench_parameters.py", "--quick", "--steps", "50"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Lorenz RK4, 3 parameters" in done.stdout and "reaction-diffusion" in done.stdout
