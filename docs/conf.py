@@ -2,6 +2,7 @@
 
 Build:  pip install -e ".[docs]" && sphinx-build -b html docs docs/_build/html
 The test suite builds it with warnings as errors (tests/test_docs.py).
+docs/supported.md is generated from the registry: python docs/_ext/supported.py (checked by the tests).
 """
 import os
 import sys

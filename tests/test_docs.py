@@ -5,10 +5,12 @@ the one a reader runs, ``sphinx-build -W --keep-going -b html docs <dir>``, with
 errors. The API page must carry an entry for every name of ``duals.__all__`` and of the
 ``__all__`` of duals.extend, duals.testing, duals.jit and duals.special. Every ```python block
 of the pages runs (but the templates listed in ``TEMPLATES``), page by page in one namespace,
-as a reader would paste them.
+as a reader would paste them. The committed table of supported functions, docs/supported.md, is
+what ``python docs/_ext/supported.py`` writes from the registry today.
 """
 import functools
 import importlib
+import importlib.util
 import pathlib
 import re
 import subprocess
@@ -74,6 +76,29 @@ def test_numpy_table_lists_the_whole_namespace(built):
     ids = set(re.findall(r'id="([^"]+)"', html))
     missing = [name for name in NAMESPACE if f"duals.numpy.{name}" not in ids]
     assert not missing, f"the duals.numpy table misses {missing}"
+
+
+def _supported_module():
+    spec = importlib.util.spec_from_file_location("supported", DOCS / "_ext" / "supported.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_supported_functions_page_is_current():
+    supported = _supported_module()
+    current = (DOCS / "supported.md").read_text(encoding="utf-8")
+    assert current == supported.render(), f"docs/supported.md is not current: run {supported.COMMAND}"
+
+
+def test_supported_functions_page_lists_every_name_under_its_numpy_or_scipy_name(built):
+    proc, out = built
+    assert proc.returncode == 0
+    from duals.ops import NAMESPACE
+    html = (out / "supported.html").read_text(encoding="utf-8")
+    for name in NAMESPACE:
+        public = f"scipy.special.{name[8:]}" if name.startswith("special.") else f"numpy.{name}"
+        assert f'<span class="pre">{public}</span>' in html, public
 
 
 def _python_blocks(page):

@@ -9,13 +9,19 @@ import numpy as np
 from ..core import Tracer
 
 NAMESPACE = {}
+# names whose result is NumPy's plain answer for the values (indices, booleans, piecewise
+# constants): no derivative, in every mode (the support table in the docs reads it)
+VALUE_ONLY = set()
 
 
-def export(*names):
-    """export(*names): decorator registering a function in ``duals.numpy`` under ``names``."""
+def export(*names, value_only=False):
+    """export(*names, value_only=False): decorator registering a function in ``duals.numpy``
+    under ``names`` (``value_only``: its result is plain, a query with no derivative)."""
     def register(func):
         for name in names or (func.__name__,):
             NAMESPACE[name] = func
+            if value_only:
+                VALUE_ONLY.add(name)
         return func
     return register
 

@@ -431,11 +431,11 @@ def _on_value(np_func, doc):
 # predicates and piecewise-constant functions: derivative zero, results are plain arrays
 for _np_func in (np.isfinite, np.isnan, np.isinf, np.signbit, np.floor, np.ceil, np.trunc,
                  np.rint, np.round, np.around, np.fix, np.isreal):
-    export(_np_func.__name__)(_on_value(
+    export(_np_func.__name__, value_only=True)(_on_value(
         _np_func, "of the value; piecewise constant, so its derivative is zero and the result is plain."))
 
 
-@export()
+@export(value_only=True)
 def result_type(*arrays_and_dtypes):
     """result_type(*args): NumPy's promotion, seeing traced values as their dtype."""
     return np.result_type(*[a.dtype if isinstance(a, Tracer) else a for a in arrays_and_dtypes])
@@ -461,4 +461,4 @@ def copy(x):
 
 
 for _np_func in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
-    export(_np_func.__name__)(_on_value(_np_func, "a plain (constant) array shaped like x's value."))
+    export(_np_func.__name__, value_only=True)(_on_value(_np_func, "a plain (constant) array shaped like x's value."))

@@ -54,4 +54,4 @@ _UFUNCS = (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.no
            np.logical_and, np.logical_or, np.logical_xor, np.logical_not)
 
 for _f in _QUERIES + _UFUNCS:
-    export(_f.__name__)(on_values(_f))
+    export(_f.__name__, value_only=True)(on_values(_f))

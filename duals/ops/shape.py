@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ..core import Primitive, Tracer
-from . import NAMESPACE, all_of_copies, export, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
+from . import NAMESPACE, VALUE_ONLY, all_of_copies, export, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
 
 # ---------------------------------------------------------------- reshape / broadcast_to
 
@@ -477,3 +477,4 @@ def atleast_1d(*arys):
 NAMESPACE["shape"] = _shape
 NAMESPACE["ndim"] = ndim
 NAMESPACE["size"] = lambda x: math.prod(_shape(x))
+VALUE_ONLY.update(("shape", "ndim", "size"))

@@ -79,7 +79,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     return take_along_axis(a, np.argsort(_plain(a), axis=axis, kind="stable"), axis)
 
 
-@export()
+@export(value_only=True)
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     """argsort(a, axis=-1): NumPy's sorting indices of the plain value (value-only, no derivative).
 
@@ -89,7 +89,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     return np.argsort(_plain(a), axis=axis, kind=kind, order=order, **_stable(stable))
 
 
-@export()
+@export(value_only=True)
 def searchsorted(a, v, side="left", sorter=None):
     """searchsorted(a, v, side="left"): insertion indices of ``v`` into sorted ``a`` (value-only).
 
