@@ -22,5 +22,8 @@ from .api import compiled_jvp, compiled_jacfwd, compiled_hessian, dual_array
 
 fn = _rules.install()
 
+from . import linalg as _linalg  # noqa: E402,F401  (products and np.linalg on dual arrays)
+from . import array_functions as _array_functions  # noqa: E402,F401  (np.cumsum, np.where ...)
+
 __all__ = ["DualType", "dual_dtype", "type_of_dtype", "dtype_of_type", "compiled_jvp",
            "compiled_jacfwd", "compiled_hessian", "dual_array", "fn"]

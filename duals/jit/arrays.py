@@ -11,8 +11,8 @@ Typing compiles nothing. Numba then fuses most such expressions into one loop (i
 array-expression rewrite, whose element code is the scalar dual rules of :mod:`.rules`);
 what it leaves (in-place operators, dual scalar operands, ``operator.add(x, y)`` calls) is
 compiled from the loops here. The reductions ``np.sum``, ``np.prod``, ``np.mean`` (and their
-methods) and ``np.dot`` of two vectors reduce a whole dual array to a dual; ``np.sum`` over
-an axis is Numba's own. All are registered for the CPU target, so Numba tries them before
+methods) reduce a whole dual array to a dual; ``np.sum`` over an axis is Numba's own, the
+others over an axis are in :mod:`.array_functions`, products in :mod:`.linalg`. All are registered for the CPU target, so Numba tries them before
 its own array templates (which do not know the dual dtype); they answer None for other arrays.
 
 >>> import numba, numpy as np, duals
@@ -23,16 +23,14 @@ import builtins
 import operator
 
 import numpy as np
-from numba.core import errors, types
+from numba.core import types
 from numba.core.imputils import lower_builtin
-from numba.core.registry import cpu_target
 from numba.core.typing.templates import AbstractTemplate, infer_global, signature
 from numba.extending import overload, register_jitable
 
 from .. import derivatives
 from ._types import DualType
 from .compat import array_methods, compile_numpy_subroutine, keep_out_of_fused_loops
-from .errors import MARK
 from .rules import COMPARISONS, binary_choice, spellings
 
 
@@ -247,43 +245,19 @@ def _mean(a):
 
 def _reduction_typer(label, reduce):
     """``np.sum``, ``np.prod``, ``np.mean`` of a dual array (and ``x.sum()``): the whole array
-    here; over an axis, Numba's own ``np.sum`` (it works on duals) or an error for the others."""
+    here; over an axis, Numba's own ``np.sum`` (it works on duals) or :mod:`.array_functions`."""
     def ov(a, axis=None, dtype=None):
         if not _is_dual_array(a):
             return None
         if _is_none(axis) and _is_none(dtype):
             return lambda a, axis=None, dtype=None: reduce(a)
-        if reduce is not _sum:
-            raise errors.TypingError(
-                f"{MARK}{label}(x, axis=...) with x an array of duals: only full reductions of "
-                f"dual arrays are supported ({label}(x)); write a loop over the axis")
+        return None  # over an axis: Numba's own np.sum, the others in array_functions.py
     return ov
 
 
 def _method_typer(reduce):
     """``x.prod()``, ``x.mean()``: Numba's own methods take no arguments, so these neither."""
     return lambda a: (lambda a: reduce(a)) if _is_dual_array(a) else None
-
-
-def _dot_typer(a, b):
-    if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
-        return None
-    if _operands(cpu_target.typing_context, "mul", operator.mul, a, b) is None:
-        return None
-    if a.ndim != 1 or b.ndim != 1:
-        raise errors.TypingError(
-            f"{MARK}np.dot of dual arrays supports two 1-d arrays (an inner product), got "
-            f"{a.ndim}-d and {b.ndim}-d; write the products as a loop")
-
-    def impl(a, b):
-        if a.shape[0] != b.shape[0]:
-            raise ValueError("duals.jit: np.dot of two vectors of different lengths:",
-                             a.shape[0], b.shape[0])
-        acc = 0.0
-        for i in range(a.shape[0]):
-            acc = acc + a[i] * b[i]
-        return acc
-    return impl
 
 
 def array_spellings(name):
@@ -317,7 +291,6 @@ def _install():
         typer = _reduction_typer(f"np.{label}", reduce)
         overload(getattr(np, label), target="cpu")(typer)
         overload(method, target="cpu")(typer if reduce is _sum else _method_typer(reduce))
-    overload(np.dot, target="cpu")(_dot_typer)
 
 
 _install()

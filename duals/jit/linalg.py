@@ -1,0 +1,444 @@
+"""Linear algebra of dual arrays in @njit code: ``A @ x``, ``np.dot``, ``np.linalg.solve`` and friends.
+
+Each rule splits its dual operands into real parts and tangent lanes (:mod:`.parts`), calls
+Numba's own ``np.dot`` / ``np.linalg`` on the real parts, and gets every lane at once from
+a few more BLAS or LAPACK calls, the lanes travelling as extra columns; for nested duals
+(``hessian``) the real parts are duals of the level below and the same rules apply to them.
+
+* ``A @ B`` and ``np.dot`` (1-d and 2-d operands, duals and floats mixed):
+  ``dC = dA B + A dB``, two matrix products with the lanes folded into rows or columns;
+* ``solve(A, B)``: ``X = A⁻¹B``, ``dX = A⁻¹(dB − dA X)``, the lanes as right-hand sides of one
+  more solve (a single solve of ``[B | dB]`` when ``A`` is constant);
+* ``inv``: ``−A⁻¹ dA A⁻¹``; ``det``: ``det(A) tr(A⁻¹ dA)``; ``slogdet``: ``tr(A⁻¹ dA)``;
+* ``norm`` (``ord=None``: the vector 2-norm, the Frobenius norm of a matrix; also the vector
+  orders 1, 2, ±inf and p, and the matrix orders ±1, ±inf);
+* ``cholesky``: ``dL = L Φ(L⁻¹ dS L⁻ᵀ)``, with ``dS`` the lower triangle of ``dA`` mirrored,
+  since Numba (as NumPy) reads only the lower triangle;
+* ``lstsq`` of a full-rank matrix: ``dx = A⁺(db − dA x) + A⁺A⁺ᵀ dAᵀ r + (I − A⁺A) dAᵀ A⁺ᵀ x``
+  with ``A⁺`` from one SVD, the singular values ``ds_i = u_iᵀ dA v_i`` and the residuals
+  ``2 rᵀ(db − dA x)``.
+
+Policy (as on the NumPy path): a derivative at a singular matrix raises ``LinAlgError``
+(``det`` and ``slogdet`` say so; ``solve`` and ``inv`` fail in LAPACK as for floats),
+``cholesky`` raises it unless positive definite, ``norm`` has derivative 0 at the zero vector
+and its max/min based orders split ties evenly. ``lstsq`` raises ``LinAlgError`` for a matrix
+of deficient rank (its solution jumps there), and the derivative of a repeated singular value
+is the one in the SVD's basis, exact for functions symmetric in the repeated values.
+
+>>> import numba, numpy as np, duals
+>>> solve = numba.njit(lambda A, b: np.linalg.solve(A, b))
+>>> duals.jacfwd(solve, argnums=1)(np.diag([2.0, 4.0]), np.ones(2)).tolist()
+[[0.5, 0.0], [0.0, 0.25]]
+"""
+import operator
+
+import numpy as np
+from numba.core import errors, types
+from numba.extending import overload, register_jitable
+
+from .errors import MARK
+from .parts import (at_level, is_dual_array, join, join_scalar, lanes_left, lanes_right,
+                    level_of, minus, plus, split)
+
+
+@register_jitable
+def _solve(a, b):
+    """np.linalg.solve, C-ordered (LAPACK's result is Fortran-ordered, which reshape reads
+    in the wrong order)."""
+    return np.ascontiguousarray(np.linalg.solve(a, b))
+
+
+def _ours(name, *args):
+    """The dual type of the call when it is ours (a dual array among ``args``), else None."""
+    if not any(is_dual_array(a) for a in args):
+        return None
+    if not all(isinstance(a, types.Array) for a in args):
+        return None
+    return level_of(name, *args)
+
+
+def _refuse(message):
+    raise errors.TypingError(MARK + message)
+
+
+def _float_base(T):
+    return T.tag == 1
+
+
+# ---------------------------------------------------------------- products
+
+def _matmul_typer(name):
+    def ov(a, b):
+        T = _ours(name, a, b)
+        if T is None:
+            return None
+        if a.ndim not in (1, 2) or b.ndim not in (1, 2):
+            _refuse(f"{name} of dual arrays supports 1-d and 2-d operands, got {a.ndim}-d and "
+                    f"{b.ndim}-d; loop over the leading axes")
+        if a.ndim == 2 and b.ndim == 2:
+            def matrices(a, b):
+                c, dc = _product(a, b, T)
+                return join(c, dc, T)
+            return matrices
+        row, column = a.ndim == 1, b.ndim == 1
+        if row and column:
+            def inner(a, b):
+                c, dc = _product(a.reshape((1, a.shape[0])), b.reshape((b.shape[0], 1)), T)
+                return join_scalar(c[0, 0], dc[0, 0], T)
+            return inner
+
+        def vectors(a, b):  # a vector is a matrix of one row (left) or one column (right)
+            a2 = np.ascontiguousarray(a).reshape((1, a.shape[0]) if row else (a.shape[0], a.shape[-1]))
+            b2 = np.ascontiguousarray(b).reshape((b.shape[0], 1) if column else (b.shape[0], b.shape[-1]))
+            c, dc = _product(a2, b2, T)
+            n = c.size
+            return join(c.reshape(n), dc.reshape((n, dc.shape[2])), T)
+        return vectors
+    return ov
+
+
+def _product(a, b, T):
+    """(real part, lanes) of the product of two matrices, one of them duals of ``T``'s level."""
+
+
+@overload(_product)
+def _ov_product(a, b, T):
+    def impl(a, b, T):
+        ar, da = split(a, T)
+        br, db = split(b, T)
+        if ar.shape[1] != br.shape[0]:
+            raise ValueError("duals.jit: matrix product of dual arrays with mismatched inner "
+                             "dimensions:", ar.shape[1], br.shape[0])
+        return np.dot(ar, br), plus(lanes_left(da, br), lanes_right(ar, db))
+    return impl
+
+
+# ---------------------------------------------------------------- solve, inv, det, slogdet
+
+def _square(name, a):
+    if a.ndim != 2:
+        _refuse(f"{name} of dual arrays supports one square matrix (2-d), got a {a.ndim}-d array; "
+                f"loop over the leading axes")
+
+
+def _solve_typer(a, b):
+    T = _ours("np.linalg.solve", a, b)
+    if T is None:
+        return None
+    _square("np.linalg.solve", a)
+    if b.ndim not in (1, 2):
+        _refuse(f"np.linalg.solve of dual arrays takes a 1-d or 2-d right-hand side, got {b.ndim}-d")
+    vector = b.ndim == 1
+    if not at_level(a, T):
+        base = T.base
+
+        def impl(a, b):  # a constant matrix: one solve for the value and every lane
+            br, db = split(b, T)
+            n = br.shape[0]
+            k = 1 if vector else br.size // max(n, 1)
+            lanes = db.shape[-1]
+            columns = np.empty((n, k * (1 + lanes)), base)
+            columns[:, :k] = br.reshape((n, k))
+            columns[:, k:] = db.reshape((n, k * lanes))
+            y = _solve(a, columns)
+            x = np.ascontiguousarray(y[:, :k])
+            dx = np.ascontiguousarray(y[:, k:]).reshape((n, k, lanes))
+            if vector:
+                return join(x.reshape(n), dx.reshape((n, lanes)), T)
+            return join(x, dx, T)
+        return impl
+
+    def impl(a, b):
+        ar, da = split(a, T)
+        br, db = split(b, T)
+        n = br.shape[0]
+        b2 = br.reshape((n, 1)) if vector else br
+        x = _solve(ar, b2)
+        lanes = da.shape[-1]
+        k = x.shape[1]
+        rhs = minus(_columns(db, n, k, lanes), lanes_left(da, x))
+        dx = _solve(ar, rhs.reshape((n, k * lanes))).reshape((n, k, lanes))
+        if vector:
+            return join(x.reshape(n), dx.reshape((n, lanes)), T)
+        return join(x, dx, T)
+    return impl
+
+
+def _columns(db, n, k, lanes):
+    """The lanes ``db`` of a right-hand side as (n, k, lanes), or None for None."""
+
+
+@overload(_columns)
+def _ov_columns(db, n, k, lanes):
+    if db is None or isinstance(db, types.NoneType):
+        return lambda db, n, k, lanes: None
+    return lambda db, n, k, lanes: db.reshape((n, k, lanes))
+
+
+def _inv_typer(a):
+    T = _ours("np.linalg.inv", a)
+    if T is None:
+        return None
+    _square("np.linalg.inv", a)
+
+    def impl(a):
+        ar, da = split(a, T)
+        ai = np.linalg.inv(ar)
+        return join(ai, -lanes_left(lanes_right(ai, da), ai), T)
+    return impl
+
+
+def _trace_of_solve(ar, da):
+    """tr(A⁻¹ dA) for every lane: one solve with the lanes as columns."""
+
+
+@overload(_trace_of_solve)
+def _ov_trace_of_solve(ar, da):
+    def impl(ar, da):
+        n, _, lanes = da.shape
+        z = _solve(ar, da.reshape((n, n * lanes))).reshape((n, n, lanes))
+        tr = z[0, 0].copy()
+        for i in range(1, n):
+            tr += z[i, i]
+        return tr
+    return impl
+
+
+def _det_typer(a):
+    T = _ours("np.linalg.det", a)
+    if T is None:
+        return None
+    _square("np.linalg.det", a)
+
+    def impl(a):
+        ar, da = split(a, T)
+        d = np.linalg.det(ar)
+        if d == 0.0:
+            raise np.linalg.LinAlgError("duals.jit: np.linalg.det has no derivative at a singular "
+                                        "matrix (its value there is 0)")
+        return join_scalar(d, d * _trace_of_solve(ar, da), T)
+    return impl
+
+
+def _slogdet_typer(a):
+    T = _ours("np.linalg.slogdet", a)
+    if T is None:
+        return None
+    _square("np.linalg.slogdet", a)
+
+    def impl(a):
+        ar, da = split(a, T)
+        sign, logdet = np.linalg.slogdet(ar)
+        if sign == 0.0:
+            raise np.linalg.LinAlgError("duals.jit: np.linalg.slogdet has no derivative at a "
+                                        "singular matrix (logabsdet is -inf there)")
+        return sign, join_scalar(logdet, _trace_of_solve(ar, da), T)
+    return impl
+
+
+# ---------------------------------------------------------------- norm
+
+def _two_norm(x, T):
+    """The 2-norm of the entries of a dual array of ``T``'s level (derivative 0 at zero)."""
+
+
+@overload(_two_norm)
+def _ov_two_norm(x, T):
+    base = T.instance_type.base
+
+    def impl(x, T):
+        xr, dx = split(x, T)
+        n = xr.size
+        flat = xr.reshape(n)
+        value = np.linalg.norm(flat)
+        lanes = dx.shape[-1]
+        if value == 0.0:
+            return join_scalar(value, np.zeros(lanes, base), T)
+        return join_scalar(value, np.dot(flat, dx.reshape((n, lanes))) / value, T)
+    return impl
+
+
+def _norm_typer(x, ord=None):
+    T = _ours("np.linalg.norm", x)
+    if T is None:
+        return None
+    if x.ndim not in (1, 2):
+        _refuse(f"np.linalg.norm of dual arrays takes a 1-d or 2-d array, got {x.ndim}-d")
+    if ord is None or isinstance(ord, (types.NoneType, types.Omitted)):
+        return lambda x, ord=None: _two_norm(x, T)
+    if not isinstance(ord, (types.Integer, types.Float)):
+        _refuse(f"np.linalg.norm of dual arrays takes ord=None or a number, got {ord}")
+    if x.ndim == 1:
+        def vector(x, ord=None):
+            if ord == 2:
+                return _two_norm(x, T)
+            if ord == np.inf:
+                return np.max(np.abs(x))
+            if ord == -np.inf:
+                return np.min(np.abs(x))
+            if ord == 1:
+                return np.sum(np.abs(x))
+            if ord == 0:
+                return float(np.sum(x != 0.0))  # a count: derivative 0
+            if np.sum(x != 0.0) == 0:
+                return np.sum(np.abs(x))  # the zero vector: derivative 0, as abs'(0)
+            return np.sum(np.abs(x) ** ord) ** (1.0 / ord)
+        return vector
+
+    def matrix(x, ord=None):
+        if ord == 1:
+            return np.max(np.sum(np.abs(x), axis=0))
+        if ord == -1:
+            return np.min(np.sum(np.abs(x), axis=0))
+        if ord == np.inf:
+            return np.max(np.sum(np.abs(x), axis=1))
+        if ord == -np.inf:
+            return np.min(np.sum(np.abs(x), axis=1))
+        if ord == 2 or ord == -2:
+            raise ValueError("duals.jit: np.linalg.norm(A, 2) and norm(A, -2) of a dual matrix "
+                             "(singular values) are not supported in compiled code; use "
+                             "duals.numpy on the Python path")
+        raise ValueError("Invalid norm order for matrices.")
+    return matrix
+
+
+# ---------------------------------------------------------------- cholesky
+
+def _cholesky_typer(a):
+    T = _ours("np.linalg.cholesky", a)
+    if T is None:
+        return None
+    _square("np.linalg.cholesky", a)
+
+    def impl(a):
+        ar, da = split(a, T)
+        low = np.linalg.cholesky(ar)
+        n, _, lanes = da.shape
+        s = np.empty_like(da)  # the lower triangle of dA, mirrored: all that cholesky reads
+        for i in range(n):
+            for j in range(n):
+                s[i, j] = da[i, j] if i >= j else da[j, i]
+        y = _solve(low, s.reshape((n, n * lanes))).reshape((n, n, lanes))
+        yt = np.ascontiguousarray(y.transpose((1, 0, 2)))
+        m = _solve(low, yt.reshape((n, n * lanes))).reshape((n, n, lanes))
+        for i in range(n):  # Φ: the lower triangle, the diagonal halved
+            m[i, i] = 0.5 * m[i, i]
+            for j in range(i + 1, n):
+                m[i, j] = 0.0
+        return join(low, lanes_right(low, m), T)
+    return impl
+
+
+# ---------------------------------------------------------------- lstsq
+
+def _lstsq_typer(a, b, rcond=-1.0):
+    T = _ours("np.linalg.lstsq", a, b)
+    if T is None:
+        return None
+    if a.ndim != 2 or b.ndim not in (1, 2):
+        _refuse(f"np.linalg.lstsq of dual arrays takes a 2-d matrix and a 1-d or 2-d right-hand "
+                f"side, got {a.ndim}-d and {b.ndim}-d")
+    if not _float_base(T):
+        _refuse("np.linalg.lstsq of nested duals (hessian) is not supported in compiled code; "
+                "solve the normal equations np.linalg.solve(A.T @ A, A.T @ b) instead")
+    vector = b.ndim == 1
+    width = T.lanes
+
+    def impl(a, b, rcond=-1.0):
+        ar, da = split(a, T)
+        br, db = split(b, T)
+        m, n = ar.shape
+        b2 = np.ascontiguousarray(br).reshape((m, 1)) if vector else br
+        x, res, rank, sv = np.linalg.lstsq(ar, b2, rcond)
+        if rank < min(m, n):
+            raise np.linalg.LinAlgError("duals.jit: np.linalg.lstsq has no derivative at a matrix "
+                                        "of deficient rank (the solution jumps there)")
+        u, s, vt = np.linalg.svd(ar, full_matrices=False)
+        pinv = np.ascontiguousarray(np.dot(vt.T / s, u.T))
+        k = x.shape[1]
+        lanes = width
+        rhs = minus(_columns(db, m, k, lanes), lanes_left(da, x))
+        r = b2 - np.dot(ar, x)
+        dx = plus(lanes_right(pinv, rhs), _lstsq_matrix_terms(da, ar, pinv, x, r))
+        dres = np.zeros((res.shape[0], lanes))
+        for c in range(res.shape[0]):  # d |r|² = 2 rᵀ(db − dA x): rᵀ A dx = 0 at the optimum
+            for i in range(m):
+                dres[c] += 2.0 * r[i, c] * rhs[i, c]
+        sv_out = _singular_values(sv, da, u, vt, T)
+        if vector:
+            return join(x.reshape(n), dx.reshape((n, lanes)), T), join(res, dres, T), rank, sv_out
+        return join(x, dx, T), join(res, dres, T), rank, sv_out
+    return impl
+
+
+def _lstsq_matrix_terms(da, ar, pinv, x, r):
+    """The terms of lstsq's dx that come from dA besides A⁺ dA x (None when A is constant):
+    A⁺A⁺ᵀ dAᵀ r when m > n, (I − A⁺A) dAᵀ A⁺ᵀ x when m < n (each vanishes otherwise)."""
+
+
+@overload(_lstsq_matrix_terms)
+def _ov_lstsq_matrix_terms(da, ar, pinv, x, r):
+    if da is None or isinstance(da, types.NoneType):
+        return lambda da, ar, pinv, x, r: None
+
+    def impl(da, ar, pinv, x, r):
+        m, n = ar.shape
+        dat = np.ascontiguousarray(da.transpose((1, 0, 2)))
+        pinv_t = np.ascontiguousarray(pinv.T)
+        if m > n:
+            return lanes_right(pinv, lanes_right(pinv_t, lanes_left(dat, r)))
+        w = lanes_left(dat, np.dot(pinv_t, x))
+        if m < n:
+            return w - lanes_right(pinv, lanes_right(ar, w))
+        return w * 0.0
+    return impl
+
+
+def _singular_values(sv, da, u, vt, T):
+    """lstsq's singular values: floats for a constant matrix, else duals with ds_i = u_iᵀ dA v_i."""
+
+
+@overload(_singular_values)
+def _ov_singular_values(sv, da, u, vt, T):
+    if da is None or isinstance(da, types.NoneType):
+        return lambda sv, da, u, vt, T: sv
+
+    def impl(sv, da, u, vt, T):
+        weights = lanes_right(np.ascontiguousarray(u.T), da)  # (Uᵀ dA)[i, j, lane]
+        ds = np.zeros((sv.shape[0], da.shape[2]))
+        for i in range(sv.shape[0]):
+            for j in range(vt.shape[1]):
+                ds[i] += weights[i, j] * vt[i, j]
+        return join(sv, ds, T)
+    return impl
+
+
+# ---------------------------------------------------------------- trace
+
+def _trace_typer(a, offset=0):
+    if not is_dual_array(a) or a.ndim != 2:
+        return None
+
+    def impl(a, offset=0):
+        acc = a[0, 0] * 0.0
+        rows, cols = a.shape
+        for i in range(max(0, -offset), min(rows, cols - offset)):
+            acc = acc + a[i, i + offset]
+        return acc
+    return impl
+
+
+def _install():
+    for f, name in ((operator.matmul, "@"), (np.dot, "np.dot")):  # np.matmul: Numba has none
+        overload(f, target="cpu")(_matmul_typer(name))
+    overload(np.linalg.solve, target="cpu")(_solve_typer)
+    overload(np.linalg.inv, target="cpu")(_inv_typer)
+    overload(np.linalg.det, target="cpu")(_det_typer)
+    overload(np.linalg.slogdet, target="cpu")(_slogdet_typer)
+    overload(np.linalg.norm, target="cpu")(_norm_typer)
+    overload(np.linalg.cholesky, target="cpu")(_cholesky_typer)
+    overload(np.linalg.lstsq, target="cpu")(_lstsq_typer)
+    overload(np.trace, target="cpu")(_trace_typer)
+
+
+_install()

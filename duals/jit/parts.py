@@ -1,0 +1,215 @@
+"""Real parts and tangent lanes of dual arrays as arrays of the level below, and back.
+
+A dual array of shape ``S`` whose elements carry ``L`` lanes lies in memory as an array of
+shape ``S + (1 + L,)`` of its base type (floats, or duals of the level below for nested
+duals). :func:`split` copies out the real part (shape ``S``) and the lanes, lanes last (shape
+``S + (L,)``), so a rule can hand them to BLAS and LAPACK with the lanes as extra columns;
+:func:`join` and :func:`join_scalar` assemble a dual result from such arrays.
+
+Each function takes the dual type ``T`` of the level being differentiated (a Numba type, passed
+as a value): an operand that is not a dual of that level is a constant there, so
+``split`` returns it with ``None`` tangents, and the helpers below treat ``None`` as zero
+without doing any work for it.
+
+>>> import numba, numpy as np
+>>> from duals.jit import DualType, dual_array
+>>> T = DualType(numba.float64, 2)
+>>> f = numba.njit(lambda a: split(a, T)[1])
+>>> f(dual_array(np.array([1.0, 2.0]), np.array([[1.0, 0.0], [3.0, 4.0]]))).tolist()
+[[1.0, 3.0], [0.0, 4.0]]
+"""
+import numpy as np
+from numba.core import errors, types
+from numba.extending import intrinsic, overload
+
+from ._types import DualType
+from .rules import binary_choice
+
+__all__ = ["split", "join", "join_scalar", "plus", "minus", "lanes_left", "lanes_right",
+           "level_of", "is_dual_array", "element"]
+
+
+def element(t):
+    """The element type of an operand (an array's dtype or the scalar type itself)."""
+    return t.dtype if isinstance(t, types.Array) else t
+
+
+def is_dual_array(t):
+    return isinstance(t, types.Array) and isinstance(t.dtype, DualType)
+
+
+def level_of(name, *operands):
+    """level_of(name, *operand types) -> the dual type of the highest level among the operands'
+    elements (None when there is none); duals of one level with different lanes raise."""
+    found = None
+    for t in operands:
+        e = element(t)
+        if isinstance(e, DualType):
+            if found is None or e.tag > found.tag:
+                found = e
+            elif e.tag == found.tag and e != found:
+                binary_choice(name, found, e, None, None, None)  # raises: same level, other lanes
+    return found
+
+
+def at_level(t, T):
+    """Whether operand type ``t`` is a dual (array or scalar) of the level of ``T``."""
+    e = element(t)
+    return isinstance(e, DualType) and e.tag == T.tag
+
+
+# ---------------------------------------------------------------- the layout, seen from Numba
+
+@intrinsic
+def _base_dtype(typingctx, a):
+    """The dtype of the level below a dual array's elements (what its lanes are made of)."""
+    if not is_dual_array(a):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return context.get_dummy_value()
+    return types.DType(a.dtype.base)(a), codegen
+
+
+def split(a, T):
+    """split(a, T) -> (real part, lanes ``a.shape + (L,)``) of a dual array of ``T``'s level, both
+    C-contiguous copies; ``(a, None)`` for any other operand (a constant at that level)."""
+
+
+def join(re, du, T):
+    """join(re, du, T) -> the dual array of type ``T`` with real part ``re`` and lanes ``du``
+    (shape ``re.shape + (L,)``, or None for zero lanes)."""
+
+
+def join_scalar(re, du, T):
+    """join_scalar(re, du, T) -> the dual number of type ``T`` with real part ``re`` and lanes
+    ``du`` (an array of ``L`` entries, or None)."""
+
+
+def _level(t):
+    if not isinstance(t, types.TypeRef) or not isinstance(t.instance_type, DualType):
+        raise errors.TypingError("duals.jit: internal: expected a dual type as the level")
+    return t.instance_type
+
+
+@overload(split)
+def _ov_split(a, T):
+    level = _level(T)
+    if not (is_dual_array(a) and a.dtype.tag == level.tag):
+        return lambda a, T: (a, None)
+    width = 1 + a.dtype.lanes
+
+    def impl(a, T):
+        c = np.ascontiguousarray(a)
+        v = c.view(_base_dtype(c)).reshape(a.shape + (width,))
+        return np.ascontiguousarray(v[..., 0]), np.ascontiguousarray(v[..., 1:])
+    return impl
+
+
+@overload(join)
+def _ov_join(re, du, T):
+    level = _level(T)
+    width = 1 + level.lanes
+    if _none(du):
+        def constant(re, du, T):
+            out = np.empty(re.shape, level)
+            out[...] = re
+            return out
+        return constant
+
+    def impl(re, du, T):
+        out = np.empty(re.shape, level)
+        v = out.view(_base_dtype(out)).reshape(re.shape + (width,))
+        v[..., 0] = re
+        v[..., 1:] = du
+        return out
+    return impl
+
+
+@overload(join_scalar)
+def _ov_join_scalar(re, du, T):
+    level = _level(T)
+    width = 1 + level.lanes
+
+    if _none(du):
+        def constant(re, du, T):
+            out = np.zeros(1, level)
+            out.view(_base_dtype(out))[0] = re
+            return out[0]
+        return constant
+
+    def impl(re, du, T):
+        out = np.empty(1, level)
+        v = out.view(_base_dtype(out)).reshape((1, width))
+        v[0, 0] = re
+        v[0, 1:] = du
+        return out[0]
+    return impl
+
+
+# ---------------------------------------------------------------- tangent arithmetic, None = zero
+
+def plus(x, y):
+    """plus(x, y) -> x + y, where None is a zero that costs nothing."""
+
+
+def minus(x, y):
+    """minus(x, y) -> x - y, where None is a zero that costs nothing."""
+
+
+def lanes_left(da, b):
+    """lanes_left(da, b) -> ``out[..., l] = da[..., l] @ b``: lanes ``da`` (m, k, L) times a matrix
+    ``b`` (k, n), as one matrix product (m·L, k) @ (k, n); None for ``da`` None."""
+
+
+def lanes_right(a, db):
+    """lanes_right(a, db) -> ``out[..., l] = a @ db[..., l]``: a matrix ``a`` (m, k) times lanes
+    ``db`` (k, n, L), as one matrix product (m, k) @ (k, n·L); None for ``db`` None."""
+
+
+def _none(t):
+    return t is None or isinstance(t, (types.NoneType, types.Omitted))
+
+
+@overload(plus)
+def _ov_plus(x, y):
+    if _none(x):
+        return lambda x, y: y
+    if _none(y):
+        return lambda x, y: x
+    return lambda x, y: x + y
+
+
+@overload(minus)
+def _ov_minus(x, y):
+    if _none(y):
+        return lambda x, y: x
+    if _none(x):
+        return lambda x, y: -y
+    return lambda x, y: x - y
+
+
+@overload(lanes_left)
+def _ov_lanes_left(da, b):
+    if _none(da):
+        return lambda da, b: None
+
+    def impl(da, b):
+        m, k, lanes = da.shape
+        t = np.ascontiguousarray(da.transpose((0, 2, 1))).reshape((m * lanes, k))
+        out = np.dot(t, np.ascontiguousarray(b))
+        n = out.shape[1]
+        return np.ascontiguousarray(out.reshape((m, lanes, n)).transpose((0, 2, 1)))
+    return impl
+
+
+@overload(lanes_right)
+def _ov_lanes_right(a, db):
+    if _none(db):
+        return lambda a, db: None
+
+    def impl(a, db):
+        k, n, lanes = db.shape
+        out = np.dot(np.ascontiguousarray(a), db.reshape((k, n * lanes)))
+        return out.reshape((out.shape[0], n, lanes))
+    return impl
