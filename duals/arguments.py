@@ -79,11 +79,13 @@ _COMPILED_TYPES = set()
 
 
 def is_compiled(f):
-    """is_compiled(f) -> bool: whether ``f`` is a Numba dispatcher (compiled mode handles those)."""
+    """is_compiled(f) -> bool: whether ``f`` is a Numba dispatcher or a ``@vectorize`` /
+    ``@guvectorize`` function (compiled mode handles those)."""
     cls = type(f)
     if cls in _COMPILED_TYPES:
         return True
-    if cls.__module__.startswith("numba") and hasattr(f, "py_func"):
+    if cls.__module__.startswith("numba") and (
+            hasattr(f, "py_func") or (cls.__module__.startswith("numba.np.ufunc") and hasattr(f, "_dispatcher"))):
         _COMPILED_TYPES.add(cls)
         return True
     return False

@@ -195,3 +195,71 @@ def test_an_input_array_changed_in_place_gets_advice_that_applies():
     with pytest.raises(TypeError, match="copy") as info:
         duals.jacfwd(step_in_place, argnums=1)(np.ones(2), 2.0)
     assert len(str(info.value).splitlines()) <= 3
+
+
+# ---------------------------------------------------------------- parallel=True and @vectorize
+
+@numba.njit(parallel=True)
+def parallel_energy(x, k):
+    acc = 0.0
+    for i in numba.prange(x.size):
+        acc += k * math.sin(x[i]) ** 2
+    return acc
+
+
+@numba.njit(parallel=True)
+def parallel_map(x, k):
+    out = np.empty_like(x)
+    for i in numba.prange(x.size):
+        out[i] = k * x[i] ** 3
+    return out
+
+
+def test_parallel_loops_and_reductions_differentiate_exactly():
+    x = np.linspace(-1.0, 1.0, 9)
+    np.testing.assert_allclose(duals.jacfwd(parallel_energy)(x, 1.5),
+                               1.5 * np.sin(2 * x), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(duals.jacfwd(parallel_energy, argnums=1)(x, 1.5),
+                               np.sum(np.sin(x) ** 2), rtol=1e-13)
+    np.testing.assert_allclose(duals.jacfwd(parallel_map)(x, 1.5), np.diag(4.5 * x ** 2), atol=1e-15)
+    np.testing.assert_allclose(duals.jacfwd(parallel_map, argnums=1)(x, 1.5), x ** 3, rtol=1e-14)
+    np.testing.assert_allclose(parallel_map(x, 1.5), 1.5 * x ** 3)   # the plain call, still parallel
+    assert parallel_map.targetoptions["parallel"]
+
+
+@numba.vectorize
+def gaussian_bump(x, a):
+    return a * math.exp(-x * x)
+
+
+@numba.vectorize(["float64(float64)"])
+def softplus(x):
+    return math.log1p(math.exp(x))
+
+
+@numba.njit
+def bump_energy(x, a):
+    return np.sum(gaussian_bump(x, a)) + softplus(a)
+
+
+def test_vectorize_functions_given_to_jacfwd_and_called_inside_njit():
+    x = np.array([0.0, 0.5, 1.0])
+    np.testing.assert_allclose(duals.jacfwd(gaussian_bump)(x, 2.0), np.diag(-4 * x * np.exp(-x * x)),
+                               atol=1e-15)
+    np.testing.assert_allclose(duals.jacfwd(gaussian_bump, argnums=1)(x, 2.0), np.exp(-x * x))
+    dx, da = duals.jacfwd(bump_energy, argnums=(0, 1))(x, 2.0)
+    np.testing.assert_allclose(dx, -4 * x * np.exp(-x * x), atol=1e-15)
+    np.testing.assert_allclose(da, np.exp(-x * x).sum() + 1 / (1 + math.exp(-2.0)), rtol=1e-14)
+    s = 1 / (1 + math.exp(-0.3))
+    np.testing.assert_allclose(duals.hessian(softplus)(0.3), s * (1 - s), rtol=1e-14)
+    np.testing.assert_allclose(gaussian_bump(x, 2.0), 2 * np.exp(-x * x))
+
+
+def test_guvectorize_is_refused_with_what_to_do():
+    @numba.guvectorize(["void(float64[:], float64, float64[:])"], "(n),()->(n)")
+    def scaled(x, a, out):
+        for i in range(x.shape[0]):
+            out[i] = a * x[i]
+
+    with pytest.raises(TypeError, match="@guvectorize function 'scaled' cannot run on duals"):
+        duals.jacfwd(scaled)(np.ones(2), 2.0)

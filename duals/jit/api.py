@@ -30,6 +30,7 @@ from ..arguments import output as _output, split_aux as _split_aux
 from ._types import _typeof_dual, dtype_of_type
 from .errors import reraise
 from .promotion import promoted_call
+from .vectorized import entry, is_vectorized
 from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout_key
 
 __all__ = ["compiled_jvp", "compiled_jacfwd", "compiled_hessian", "dual_array", "MAX_LANES"]
@@ -39,10 +40,16 @@ REUSE_DIRECTIONS = 64  # up to this many directions, seeded buffers are kept bet
 
 
 def _check_dispatcher(f, who):
+    """The dispatcher to call for ``f`` (``@vectorize`` functions get one), or a clear error."""
+    if is_vectorized(f):
+        dispatcher = entry(f)
+        _PROMOTING[dispatcher] = True  # a ufunc runs on duals only through its kernel
+        return dispatcher
     if not _is_compiled(f):
         raise TypeError(f"{who}: expected a Numba dispatcher (a function decorated with "
                         f"@numba.njit), got {type(f).__name__}; decorate it with @numba.njit, or "
                         f"use duals.{who.replace('compiled_', '')} on a plain Python function")
+    return f
 
 
 def _input(x, who, what):
@@ -137,9 +144,10 @@ _PROMOTING = weakref.WeakKeyDictionary()  # dispatchers whose dual code needs pr
 
 
 def _call(f, args, who):
-    """``f(*args)``; when the dual specialisation does not type because the function stores
-    duals into arrays it makes itself, by the promoting specialisation (:mod:`.promotion`)."""
-    if f not in _PROMOTING:
+    """``f(*args)``; by the promoting specialisation (:mod:`.promotion`) when the dual one does
+    not type because the function stores duals into arrays it makes itself, and always for
+    ``parallel=True`` functions (whose promoting copy runs serially)."""
+    if f not in _PROMOTING and not f.targetoptions.get("parallel"):
         try:
             return f(*args)
         except nb_errors.TypingError:
@@ -178,7 +186,7 @@ def compiled_jvp(f, primals, tangents):
     >>> compiled_jvp(numba.njit(lambda x, n: n * math.sin(x)), (0.0, 3), (1.0, None))
     (0.0, 3.0)
     """
-    _check_dispatcher(f, "jvp")
+    f = _check_dispatcher(f, "jvp")
     args, nums, ps, ts = list(primals), [], [], []
     for i, t in enumerate(tangents):
         if t is None:
@@ -266,7 +274,7 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     >>> compiled_jacfwd(numba.njit(lambda x: x * x))(3.0)
     6.0
     """
-    _check_dispatcher(f, "jacfwd")
+    f = _check_dispatcher(f, "jacfwd")
     known, plans = {}, {}
 
     def jacobian(*args):
@@ -365,7 +373,7 @@ def compiled_hessian(f, argnums=0, chunk_size=None):
     >>> compiled_hessian(numba.njit(lambda x: x[0] ** 2 * x[1]))(np.array([1.0, 2.0])).tolist()
     [[4.0, 2.0], [2.0, 0.0]]
     """
-    _check_dispatcher(f, "hessian")
+    f = _check_dispatcher(f, "hessian")
 
     def hess(*args):
         args, nums, single = _inputs(args, argnums, "hessian")

@@ -5,7 +5,8 @@ Compiled mode extends Numba through its extension API (``@overload``, ``StructMo
 of dual arrays (:func:`install_dtype_hooks`), the array-expression rewrite
 (:func:`keep_out_of_fused_loops`), Numba's array methods (:func:`array_methods`), compiling
 a subroutine under NumPy's error model (:func:`compile_numpy_subroutine`) and the data pointer
-of NumPy's ``np.void`` (:func:`void_data_offset`). :func:`check` runs before any of it is
+of NumPy's ``np.void`` (:func:`void_data_offset`), and the pipeline of promoting
+specialisations (:func:`rewriting_compiler`). :func:`check` runs before any of it is
 installed: on a Numba outside the tested range, or one whose internals moved, compiled mode
 refuses with one clear message, and the rest of duals keeps working.
 
@@ -27,6 +28,7 @@ INTERNALS = (
     ("numba.np.arraymath", "array_prod"),
     ("numba.np.arraymath", "array_mean"),
     ("numba.core.targetconfig", "ConfigStack"),
+    ("numba.core.compiler", "DefaultPassBuilder"),
 )
 
 
@@ -262,3 +264,13 @@ class CallSites:
                 body.append(stmt)
             block.body = body
         return changed
+
+
+
+def install_new_overloads():
+    """Make overloads registered during a compilation (by a rewrite) visible to it: Numba
+    installs new registrations when a compilation starts."""
+    from numba.core.registry import cpu_target
+
+    cpu_target.typing_context.refresh()
+    cpu_target.target_context.refresh()

@@ -13,7 +13,12 @@ one rewrite before typing, by which
 * ``np.concatenate``, ``np.stack``, ``np.hstack``, ``np.vstack`` and ``np.column_stack`` of
   float and dual arrays together promote the float ones;
 * every ``@njit`` function it calls (global, closure variable or argument) is compiled the
-  same way.
+  same way, and every ``@vectorize`` function is applied element-wise by its kernel compiled
+  the same way (:mod:`duals.jit.vectorized`).
+
+A ``parallel=True`` function always gets the promoting copy, compiled without
+``parallel`` (its ``prange`` loops run serially in the dual specialisation; its plain calls
+stay parallel), since Numba's parallel loops cannot carry the dual type yet.
 
 The user's own dispatcher is not touched: its plain calls, and dual calls that type without
 promotion, are exactly Numba's. The cost of promotion is that of the zero tangents the
@@ -45,6 +50,7 @@ from numba.np import numpy_support
 from ._types import DualType, _typeof_dual, type_of_dtype
 from .compat import rewriting_compiler
 from .errors import MARK
+from .vectorized import elementwise, is_vectorized
 from ..forward import Dual
 
 
@@ -216,6 +222,7 @@ class Promotion:
     def __init__(self, dual_type):
         self.dual = dual_type
         self.clones = {}
+        self.vectorized = {}
         self.compiler = rewriting_compiler(self._rewrite)
         self.functions = {id(numpy_fn): self._make(numpy_fn, typer)
                           for numpy_fn, typer in self._typers().items()}
@@ -230,6 +237,11 @@ class Promotion:
             return found[0]
         if _is_user_dispatcher(obj):
             return self.clone(obj)
+        if is_vectorized(obj):
+            found = self.vectorized.get(obj)
+            if found is None:
+                found = self.vectorized[obj] = elementwise(obj, self.clone)
+            return found
         return None
 
     def clone(self, dispatcher):
@@ -248,7 +260,10 @@ class Promotion:
         # the cache files of the copy are its own, per dual type and library version
         key = hashlib.sha256(repr(self.dual.key).encode()).hexdigest()[:10]
         fn.__qualname__ = f"{py.__qualname__}__duals_promoted_{key}"
-        options = {k: v for k, v in dispatcher.targetoptions.items() if k not in ("nopython", "cache")}
+        # Numba's parallel loops pass scalars to their workers in memory form, which differs
+        # from a dual's register form (vector lanes): the copy runs its prange loops serially
+        options = {k: v for k, v in dispatcher.targetoptions.items()
+                   if k not in ("nopython", "cache", "parallel")}
         clone = numba.njit(pipeline_class=self.compiler, **options)(fn)
         if type(dispatcher._cache).__name__ != "NullCache":
             try:
