@@ -263,3 +263,12 @@ def test_other_bad_input_gets_a_clear_error():
     res = solve_ivp(lambda t, y, p: -p["k"] * y, (0.0, 1.0), [1.0], {"k": 1.0})
     with pytest.raises(KeyError, match="no parameter named 'q'"):
         res.sensitivity_to("q")
+
+
+def test_a_compiled_fun_that_changes_p_in_place_is_refused():
+    @numba.njit
+    def greedy(t, y, p):
+        p[0] = p[0] * 2.0
+        return -p[0] * y
+    with pytest.raises(Exception, match="read-only|readonly|changed p in place"):
+        solve_ivp(greedy, (0.0, 1.0), [1.0], np.array([0.5]))

@@ -77,6 +77,26 @@ def _observation_times(t_eval, loss, t0, t1):
     return times
 
 
+class _Checkpoints:
+    """``y(t)`` from SciPy's dense output of the forward solve; the backward solve asks for times
+    close together, so the last step's interpolant is tried first."""
+
+    def __init__(self, solution):
+        ts = np.asarray(solution.ts)
+        self.ascending = ts[-1] >= ts[0]
+        self.ts = ts if self.ascending else ts[::-1]
+        self.interpolants = list(solution.interpolants if self.ascending
+                                 else solution.interpolants[::-1])
+        self.last = len(self.interpolants) - 1
+
+    def __call__(self, t):
+        i = self.last
+        if not self.ts[i] <= t <= self.ts[i + 1]:
+            i = int(np.clip(np.searchsorted(self.ts, t) - 1, 0, len(self.interpolants) - 1))
+            self.last = i
+        return self.interpolants[i](t)
+
+
 class _Adjoint:
     """The adjoint system ``a = [λ, ∫ J_p^T λ, ∫ integrand]`` read along the forward solution."""
 
@@ -164,7 +184,7 @@ def adjoint_gradient(fun, t_span, y0, p, loss=None, *, t_eval=None, integrand=No
     if forward.status == -1:
         raise SolveFailedError(WHO + " (forward solve)", forward.status, forward.message,
                                reached(forward, t0))
-    system = _Adjoint(rhs, forward.sol, integrand)
+    system = _Adjoint(rhs, _Checkpoints(forward.sol), integrand)
     backward_jac = {"jac": system.jacobian} if implicit else {}
     tolerance = float(np.min(atol)) if adjoint_atol is None else np.asarray(adjoint_atol, dtype=float)
     loss_and_grad = None if loss is None else value_and_grad(loss, argnums=1)

@@ -10,8 +10,9 @@ forward: the exact Jacobian of the augmented system), :meth:`RightHandSide.pull`
 A Python ``fun`` goes through duals' transformations (``jacfwd`` over ``(y, p)``, ``vjp``). A
 Numba dispatcher is called on arrays of dual numbers (:func:`duals.jit.dual_dtype`) whose lanes
 carry the directions, so one compiled call gives ``f`` and ``F``; the buffers behind those
-arrays are kept per lane count and rewritten in place. Compiled reverse mode does not exist
-yet, so ``pull`` of a dispatcher is the full Jacobian by lanes, transposed.
+arrays are kept per lane count and rewritten in place. ``pull`` of a dispatcher uses
+``duals.vjp`` where compiled reverse mode handles it, and otherwise the full Jacobian by
+``n + m`` compiled lanes, transposed.
 
 >>> import numpy as np
 >>> rhs = RightHandSide(lambda t, y, k: -k * y, Parameters(0.5, "example"), 1, "example")
@@ -47,6 +48,8 @@ class RightHandSide:
                             f"entries with names=[...]")
         self._lanes = {}      # compiled: (lane count, first parameter lane) -> buffers
         self._jacobian = None  # Python: jacfwd of fun over (y, p), with f as aux
+        self._unit_seeds = None
+        self._compiled_vjp = True   # until duals.vjp of a dispatcher says it is not there
 
     # ------------------------------------------------------------------ values
 
@@ -97,9 +100,10 @@ class RightHandSide:
     def jacobians(self, t, y):
         """jacobians(t, y) -> ``(f, J_y, J_p)`` of shapes ``(n,)``, ``(n, n)``, ``(n, m)``."""
         if self.compiled:
-            seeds = np.zeros((self.n, self.n + self.m))
-            seeds[:, :self.n] = np.eye(self.n)
-            f, F = self._compiled_lanes(t, y, seeds, self.n)
+            if self._unit_seeds is None:
+                self._unit_seeds = np.zeros((self.n, self.n + self.m))
+                self._unit_seeds[:, :self.n] = np.eye(self.n)
+            f, F = self._compiled_lanes(t, y, self._unit_seeds, self.n)
             return f, F[:, :self.n], F[:, self.n:]
         return self._python_jacobians(t, y)
 
@@ -132,9 +136,13 @@ class RightHandSide:
         y_buf, y_dual, p_buf, p_seed, p_dual = found
         y_buf[:, 0] = y
         y_buf[:, 1:] = S
-        p_buf[:, 0] = self.params.flat
-        p_buf[:, 1:] = p_seed           # the user's code may have written into p
-        return self._parts(self.fun(t, y_dual, p_dual), k)
+        out = self.fun(t, y_dual, p_dual)
+        if not np.array_equal(p_buf[:, 0], self.params.flat):   # the user's code wrote into p
+            p_buf[:, 0] = self.params.flat
+            p_buf[:, 1:] = p_seed
+            raise ValueError(f"{self.who}: the compiled fun(t, y, p) changed p in place; it must "
+                             f"leave p as it is (copy it first)")
+        return self._parts(out, k)
 
     def _make_lanes(self, k, first):
         from ..jit import dual_dtype
@@ -144,6 +152,8 @@ class RightHandSide:
         p_buf = np.zeros((m, 1 + k))
         p_seed = np.zeros((m, k))
         p_seed[np.arange(self.m), first + np.arange(self.m)] = 1.0
+        p_buf[:, 0] = self.params.flat
+        p_buf[:, 1:] = p_seed
         p_view = p_buf.view(dt)[:, 0]
         shape = np.shape(self.params.value)
         p_dual = p_view[0] if shape == () else p_view.reshape(shape)
@@ -213,6 +223,14 @@ class RightHandSide:
     def pull(self, t, y, lam):
         """pull(t, y, lam) -> ``(J_y^T lam, J_p^T lam)``, shapes ``(n,)`` and ``(m,)``."""
         if self.compiled:
+            if self._compiled_vjp:
+                try:   # compiled reverse mode, where duals has it
+                    _, pullback = vjp(self.fun, t, y, self.params.value)
+                    _, gy, gp = pullback(lam)
+                    return (np.asarray(gy, dtype=np.float64).reshape(self.n),
+                            np.asarray(gp, dtype=np.float64).reshape(self.m))
+                except NotImplementedError:
+                    self._compiled_vjp = False
             _, Jy, Jp = self.jacobians(t, y)
             return Jy.T @ lam, Jp.T @ lam
         fun = self.fun

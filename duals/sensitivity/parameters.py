@@ -63,6 +63,7 @@ class Parameters:
                 raise ValueError(f"{who}: names has {len(names)} entries but p has {self.size}; "
                                  f"give one name per entry of p")
             self.labels = names
+        self.flat.setflags(write=False)   # fun must not change its parameters
         self.value = self.rebuild(self.flat)
 
     def rebuild(self, flat):
