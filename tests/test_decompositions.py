@@ -251,3 +251,14 @@ def test_polynomial_fit_by_lstsq_matches_the_normal_equations():
 
     assert_close(duals.grad(fitted_curvature)(y), duals.grad(normal_equations)(y), 1e-10, 1e-10, "fit")
     assert duals.gradcheck(fitted_curvature, y)
+
+
+def test_results_are_numpys_own_namedtuples_so_cotangents_built_from_numpy_fit():
+    a = RNG.standard_normal((4, 3))
+    d = duals.Dual(a, np.ones_like(a))
+    for call in (np.linalg.svd, np.linalg.qr, lambda a: np.linalg.eigh(a.T @ a),
+                 lambda a: np.linalg.slogdet(a.T @ a)):
+        assert type(call(d)) is type(call(a))
+    out, pullback = duals.vjp(lambda a: np.linalg.svd(a, full_matrices=False), a)
+    cotangent = type(out)(*(np.ones_like(o) for o in np.linalg.svd(a, full_matrices=False)))
+    assert pullback(cotangent)[0].shape == a.shape

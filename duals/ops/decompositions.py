@@ -57,8 +57,6 @@ Policy where these functions have no derivative (the same in every mode and orde
 >>> duals.grad(lambda a: np.linalg.svd(a, compute_uv=False)[0])(a).tolist()
 [[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]]
 """
-import collections
-
 import numpy as np
 
 from ..core import Primitive
@@ -69,8 +67,9 @@ from .linalg import _as_operand, _check_square, _float_dtype, _traced, matmul, s
 from .reductions import sum as _sum
 from .shape import concatenate, getitem, swapaxes, tril
 
-SVDResult = collections.namedtuple("SVDResult", "U S Vh")
-QRResult = collections.namedtuple("QRResult", "Q R")
+# NumPy's own result types, so that results (and cotangents built from NumPy's) have one structure
+SVDResult = type(np.linalg.svd(np.eye(1)))
+QRResult = type(np.linalg.qr(np.eye(1)))
 _abs = PRIMITIVES["abs"]
 
 
@@ -255,8 +254,7 @@ def _vectors_and_zeros(out, a):
 
 def _svdvals_jvp(t, out, a):
     U, V, zero = _vectors_and_zeros(out, a)
-    k = shape(out)[-1]
-    ds = _sum(matmul(_T(U), matmul(t, V)) * np.eye(k, dtype=_float_dtype(out)), axis=-2, keepdims=True)
+    ds = _sum(U * matmul(t, V), axis=-2, keepdims=True)    # diag(Uᵀ t V) without forming Uᵀ t V
     ds = where(zero, 0.0, ds) if zero.any() else ds
     return getitem(ds, (Ellipsis, 0, slice(None)))
 
