@@ -35,7 +35,7 @@ def test_quick_run_exits_zero_and_writes_json(quick_run):
 def test_every_workload_reports_a_duals_result(quick_run):
     _, results = quick_run
     workloads = {r["workload"] for r in results["records"]}
-    assert {"W1", "W2", "W3", "W4", "W5", "W6", "K1", "K2"} <= workloads
+    assert {"W1", "W2", "W3", "W4", "W5", "W6", "K1", "K2", "K3"} <= workloads
     for w in workloads:
         assert any(r["workload"] == w for r in _duals_records(results)), w
 
