@@ -150,12 +150,12 @@ def _call(f, args, who):
     if f not in _PROMOTING and not f.targetoptions.get("parallel"):
         try:
             return f(*args)
-        except nb_errors.TypingError:
+        except nb_errors.NumbaError:  # did not compile: the promoting copy is tried
             pass
     try:
         out = promoted_call(f, args)
-    except nb_errors.TypingError as exc:
-        reraise(exc, who)
+    except nb_errors.NumbaError as exc:  # compiling failed (errors inside the code pass through)
+        reraise(exc, who, getattr(f, "__name__", None))
     _PROMOTING[f] = True
     return out
 

@@ -111,12 +111,25 @@ _install()
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def reraise(exc, who):
-    """reraise(exc, who): raise a short TypeError if Numba's error carries a duals.jit message."""
+def reraise(exc, who, name=None):
+    """reraise(exc, who, name=None): Numba's compile error ``exc`` for the dual specialisation
+    of ``name`` as a short TypeError: the duals.jit message it carries, or else the first
+    line of Numba's own, with the user's line. Numba's full text stays on ``.numba_error``."""
     text = _ANSI.sub("", str(exc))
+    where = re.findall(r'File "([^"]+)", line (\d+):', text)
+    at = f" (in {where[-1][0]}, line {where[-1][1]})" if where else ""
     found = re.search(re.escape(MARK) + r"(.*?)(?:\n|$)", text)
     if found:
-        where = re.findall(r'File "([^"]+)", line (\d+):', text)
-        at = f" (in {where[-1][0]}, line {where[-1][1]})" if where else ""
-        raise TypeError(f"{who}: {found.group(1).strip()}{at}") from None
-    raise exc
+        message = found.group(1).strip()
+    else:
+        lines = [line.strip() for line in text.splitlines() if line.strip()
+                 and not line.startswith(("Failed in", "During:", "File ", "^"))]
+        first = lines[0] if lines else type(exc).__name__
+        if first.startswith("No implementation of function") and len(lines) > 2:
+            first = f"no implementation of {lines[2].lstrip('>').strip()}"
+        message = (f"Numba could not compile {name or 'the function'} for dual numbers: "
+                   f"{first[:300]}. If the plain call works, this construct is not supported "
+                   f"on duals; see the compiled-mode guide for what is")
+    error = TypeError(f"{who}: {message}{at}")
+    error.numba_error = exc
+    raise error from None
