@@ -206,6 +206,9 @@ def adjoint_case(name, model):
               note="adjoint_gradient, duals.numpy fun"),
         Entry("duals forward", "gradient", lambda: (lambda: gradient_from(model, forward(model))),
               rtol=1e-5, note=f"forward sensitivities ({m} lanes), @njit fun"),
+        Entry("duals forward (Python fun)", "gradient",
+              lambda: (lambda: gradient_from(model, forward(model, True))), rtol=1e-5,
+              note=f"forward sensitivities ({m} lanes), duals.numpy fun"),
         Entry("central differences", "gradient", lambda: (lambda: gradient_by_differences(model)),
               rtol=1e-3, note=f"{2 * m} solves"),
     ]

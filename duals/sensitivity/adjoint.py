@@ -142,8 +142,9 @@ def adjoint_gradient(fun, t_span, y0, p, loss=None, *, t_eval=None, integrand=No
         t_eval: the observation times of ``loss``, sorted in the direction of integration
             (default: the final time only).
         integrand: ``integrand(t, y)`` returning a float, integrated over ``t_span``.
-        method, rtol, atol, **options: SciPy's, for both solves; the implicit methods
-            (``BDF``, ``Radau``, ``LSODA``) get the exact Jacobians of both systems.
+        method, rtol, atol: SciPy's, for both solves; the implicit methods (``BDF``,
+            ``Radau``, ``LSODA``) get the exact Jacobians of both systems.
+        options: further keywords of SciPy's solver, for both solves.
         adjoint_atol: the absolute tolerance of the backward solve (default: the smallest
             entry of ``atol``).
 

@@ -204,8 +204,9 @@ def solve_ivp(fun, t_span, y0, p, *, sens_y0=False, method="RK45", t_eval=None,
             differentiates (``duals.numpy`` functions, operators; build arrays with
             ``dnp.stack`` or return a list) or a ``@numba.njit`` function, which then runs
             compiled on dual numbers (``p`` must be an array for it).
-        t_span, y0, method, t_eval, dense_output, rtol, **options: as in SciPy (``first_step``,
-            ``max_step``, ``min_step`` pass through). ``y0`` must be real; integers are promoted.
+        t_span, y0, method, t_eval, dense_output, rtol: as in SciPy. ``y0`` must be real;
+            integers are promoted.
+        options: further keywords of SciPy's solver (``first_step``, ``max_step``, ...).
         p: a float, a float array of any shape, or a dict of named floats and arrays; ``fun``
             receives it as given (floats as floats, arrays as float64 arrays).
         sens_y0: also compute ``∂y(t)/∂y0`` (columns after those of ``p``).
