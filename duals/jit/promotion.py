@@ -60,12 +60,17 @@ def dual_type_of(args):
     for a in args:
         t = None
         if isinstance(a, (np.ndarray, np.void)) and a.dtype.names is not None:
-            t = type_of_dtype(a.dtype)
+            t = _DUAL_TYPES.get(a.dtype)
+            if t is None:
+                t = _DUAL_TYPES[a.dtype] = type_of_dtype(a.dtype)
         elif isinstance(a, Dual):
             t = _typeof_dual(a, None)
         if t is not None and (found is None or t.tag > found.tag):
             found = t
     return found
+
+
+_DUAL_TYPES = {}  # dtype -> DualType: making a Numba type costs microseconds
 
 
 def promoted_call(f, args):
