@@ -144,3 +144,28 @@ class Containers:
                 groups.append(tree.unflatten(treedef, per_leaf[k:k + n]))
                 k += n
         return groups[0] if self.single else tuple(groups)
+
+
+# ---------------------------------------------------------------- how many lanes per pass
+
+LANE_BUDGET = 1 << 23  # NumPy path: tangent entries per intermediate, about 64 MB of float64
+COMPILED_LANES = 16    # compiled jacfwd: lanes per call (one specialisation; lanes fit registers)
+COMPILED_HESSIAN_LANES = 8  # compiled hessian: lanes per level (a pass carries their product)
+
+
+def chunk_lanes(chunk_size, total, who, size=1, most=None):
+    """chunk_lanes(chunk_size, total, who, size=1, most=None) -> lanes per pass of a Jacobian.
+
+    ``chunk_size`` when given (a positive integer, else ValueError), never more than
+    ``total``; by default as many as keep an intermediate of ``size`` elements per lane within
+    :data:`LANE_BUDGET`, and at most ``most`` (the compiled entry points pass theirs).
+
+    >>> chunk_lanes(None, 1000, "jacfwd", size=10 ** 6), chunk_lanes(None, 40, "jacfwd", most=16)
+    (8, 16)
+    """
+    if chunk_size is not None:
+        if isinstance(chunk_size, bool) or int(chunk_size) != chunk_size or chunk_size < 1:
+            raise ValueError(f"{who}: chunk_size must be a positive integer, got {chunk_size!r}")
+        return min(int(chunk_size), max(total, 1))
+    lanes = max(1, min(total, LANE_BUDGET // max(1, size)))
+    return lanes if most is None else min(lanes, most)

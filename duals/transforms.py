@@ -10,7 +10,7 @@ import numpy as np
 
 from . import tree
 from .arguments import Containers, argnums as _argnums, as_input as _as_input, in_dtype
-from .arguments import is_compiled as _is_compiled, output as _output, split_aux as _split_aux
+from .arguments import chunk_lanes as _chunk_lanes, is_compiled as _is_compiled, output as _output, split_aux as _split_aux
 from .core import Tracer, new_level
 from .validation import check_float_dtype
 from .forward import Dual, JVPTrace
@@ -20,8 +20,6 @@ from .reverse import ReverseTrace, Var, _own, backward
 __all__ = ["jvp", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian",
            "hvp", "value_grad_hessian"]
 
-# tangent entries per chunk of jacfwd / jacrev: about 64 MB of float64 per intermediate
-_CHUNK_BUDGET = 1 << 23
 
 
 def _shape(x):
@@ -112,10 +110,6 @@ def jvp(f, primals, tangents):
     return tree.unflatten(treedef, primals_out), tree.unflatten(treedef, tangents_out)
 
 
-def _default_chunk(total, size):
-    return int(max(1, min(total, _CHUNK_BUDGET // max(1, size))))
-
-
 def jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     """jacfwd(f, argnums=0, has_aux=False, chunk_size=None) -> function returning ∂f/∂x by forward mode.
 
@@ -155,9 +149,7 @@ def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None):
             args[i] = _as_input(args[i], "jacfwd", f"argument {i}")
         sizes = [math.prod(_shape(args[i])) for i in nums]
         total = sum(sizes)
-        chunk = int(chunk_size) if chunk_size else _default_chunk(total, max(sizes + [1]))
-        if chunk < 1:
-            raise ValueError(f"jacfwd: chunk_size must be a positive integer, got {chunk_size}")
+        chunk = _chunk_lanes(chunk_size, total, "jacfwd", size=max(sizes + [1]))
         chunks, primal_leaves, treedef, aux, aux_trace = None, None, None, None, None
         for start in range(0, max(total, 1), chunk):
             lanes = min(chunk, total - start) if total else 0
@@ -405,7 +397,7 @@ def _jacrev(f, argnums=0, has_aux=False, chunk_size=None, group=None):
             m = math.prod(out_shape)
             rows = [[] for _ in leaves]
             if type(y) is Var and y._trace is trace and m:
-                chunk = int(chunk_size) if chunk_size else _default_chunk(m, m)
+                chunk = _chunk_lanes(chunk_size, m, "jacrev", size=m)
                 eye_dtype = _dtype(value) if np.dtype(_dtype(value)).kind == "f" else np.float64
                 for start in range(0, m, chunk):
                     lanes = min(chunk, m - start)

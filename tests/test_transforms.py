@@ -139,3 +139,12 @@ def test_results_are_never_library_types():
                    duals.jacrev(np.sin)(np.ones(2)), duals.hessian(lambda x: np.sum(x ** 3))(np.ones(2)),
                    duals.jvp(np.sin, (1.0,), (1.0,))[1]):
         assert isinstance(result, (float, np.ndarray)), type(result)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+@pytest.mark.parametrize("transform", [duals.jacfwd, duals.jacrev])
+def test_one_chunk_policy_refuses_a_bad_chunk_size_on_every_path(transform, bad):
+    import numba
+    for f in (np.sin, numba.njit(lambda x: x * 2.0)):
+        with pytest.raises(ValueError, match="chunk_size must be a positive integer"):
+            transform(f, chunk_size=bad)(np.ones(3))

@@ -27,6 +27,7 @@ from .. import tree
 from ..forward import Dual
 from ..arguments import argnums as _argnums, as_input as _as_input, is_compiled as _is_compiled
 from ..arguments import output as _output, split_aux as _split_aux
+from ..arguments import COMPILED_HESSIAN_LANES, COMPILED_LANES, chunk_lanes as _chunk_lanes
 from ._types import _typeof_dual, dtype_of_type
 from .errors import reraise
 from .promotion import promoted_call
@@ -35,7 +36,7 @@ from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout
 
 __all__ = ["compiled_jvp", "compiled_jacfwd", "compiled_hessian", "dual_array", "MAX_LANES"]
 
-MAX_LANES = 16  # default lanes per pass of jacfwd; wider inputs are chunked
+MAX_LANES = COMPILED_LANES  # default lanes per pass of jacfwd; wider inputs are chunked
 REUSE_DIRECTIONS = 64  # up to this many directions, seeded buffers are kept between calls
 
 
@@ -255,14 +256,6 @@ def _size(x):
     return x.size if isinstance(x, np.ndarray) else 1
 
 
-def _chunk(chunk_size, total, default, who):
-    if chunk_size is None:
-        return min(max(total, 1), default)
-    if int(chunk_size) != chunk_size or chunk_size < 1:
-        raise ValueError(f"{who}: chunk_size must be a positive integer, got {chunk_size!r}")
-    return min(int(chunk_size), max(total, 1))
-
-
 def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     """compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None) -> function returning ∂f/∂x.
 
@@ -327,7 +320,7 @@ class _JacobianPlan:
         primals = [args[i] for i in nums]
         sizes = [_size(p) for p in primals]
         self.total = sum(sizes)
-        self.chunk = _chunk(chunk_size, self.total, MAX_LANES, "jacfwd")
+        self.chunk = _chunk_lanes(chunk_size, self.total, "jacfwd", most=MAX_LANES)
         self.lanes = (self.chunk,)
         self.starts = list(range(0, max(self.total, 1), self.chunk))
         self.seeded = None
@@ -379,7 +372,7 @@ def compiled_hessian(f, argnums=0, chunk_size=None):
         args, nums, single = _inputs(args, argnums, "hessian")
         sizes = [_size(args[i]) for i in nums]
         total = sum(sizes)
-        chunk = _chunk(chunk_size, total, 8, "hessian")
+        chunk = _chunk_lanes(chunk_size, total, "hessian", most=COMPILED_HESSIAN_LANES)
         lanes = (chunk, chunk)  # (outer, inner)
         rows, first = {}, None
         for a in range(0, max(total, 1), chunk):
