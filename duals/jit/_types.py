@@ -42,7 +42,7 @@ def _source_digest():
     h.update(repr((derivatives.UNARY, derivatives.BINARY, derivatives.CONSTANTS)).encode())
     here = os.path.dirname(__file__)
     paths = [os.path.join(here, name) for name in sorted(os.listdir(here)) if name.endswith(".py")]
-    paths += [os.path.join(os.path.dirname(here), name) for name in ("_scalar.py", "_python_scalar.py")]
+    paths += [os.path.join(os.path.dirname(here), name) for name in ("_vocabulary_njit.py", "_vocabulary.py")]
     for path in paths:
         with open(path, "rb") as handle:
             h.update(handle.read())

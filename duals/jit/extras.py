@@ -58,7 +58,7 @@ def mod(x, y):
     return x % y
 
 
-# The generated rules use these instead of duals._scalar's: there ``mod`` of nested duals would
+# The generated rules use these instead of duals._vocabulary_njit's: there ``mod`` of nested duals would
 # call the rule that calls ``mod`` again, a recursion through one dispatcher that fails to link.
 @overload(floor_divide)
 def _ov_floor_divide(x, y):

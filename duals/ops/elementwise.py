@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .. import _python_scalar, derivatives, kernels
+from .. import _vocabulary, derivatives, kernels
 from ..core import Primitive, Tracer
 from . import NAMESPACE, export, innermost, lead_of, ndim_of as ndim, shape_of as shape
 from .reductions import unbroadcast
@@ -19,7 +19,7 @@ from .shape import broadcast_to, reshape
 # the formula vocabulary, spelled with primitives; filled in at the bottom of this module
 TRACED = dict(derivatives.CONSTANTS)
 # ... and with Python's math module, for 0-d float64 operands
-SCALAR = dict(derivatives.CONSTANTS, **{k: getattr(_python_scalar, k) for k in derivatives.VOCABULARY})
+SCALAR = dict(derivatives.CONSTANTS, **{k: getattr(_vocabulary, k) for k in derivatives.VOCABULARY})
 _FLOAT64 = (float, np.float64)
 
 
@@ -145,7 +145,7 @@ def _make_unary(name, value, deriv):
             try:
                 out = scalar_value(x)
                 return np.float64(out), t * scalar_deriv(x, out)
-            except _python_scalar.FALLBACK:
+            except _vocabulary.FALLBACK:
                 pass
         x = np.asarray(x)
         n = x.size
@@ -171,7 +171,7 @@ def _scalar_first(numpy_impl, scalar_value):
                 return numpy_impl(*args)
         try:
             out = scalar_value(*args)
-        except _python_scalar.FALLBACK:
+        except _vocabulary.FALLBACK:
             return numpy_impl(*args)
         return np.float64(out) if isinstance(out, float) else numpy_impl(*args)
     impl.__name__ = numpy_impl.__name__
@@ -226,7 +226,7 @@ def _make_binary(name, value, dx, dy):
                         c = scalar_chain(scalar_dy(x, y, out), ty)
                         tout = c if tout is None else tout + c
                     return np.float64(out), tout
-            except _python_scalar.FALLBACK:
+            except _vocabulary.FALLBACK:
                 pass
         out_shape = np.broadcast_shapes(np.shape(x), np.shape(y))
         n = math.prod(out_shape)

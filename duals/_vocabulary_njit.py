@@ -1,14 +1,14 @@
 """The formula vocabulary compiled for Numba (used by the generated kernels and dual rules).
 
 ``duals.derivatives`` writes its formulas with NumPy's names. The words are written once, in
-plain Python, in :mod:`duals._python_scalar`; this module compiles each of them with
+plain Python, in :mod:`duals._vocabulary`; this module compiles each of them with
 ``numba.njit`` so that the same formula string also compiles into a kernel.
 """
 import numba
 import numpy as np
 
-from . import _python_scalar
-from ._python_scalar import MATH_SPELLINGS
+from . import _vocabulary
+from ._vocabulary import MATH_SPELLINGS
 
 _jit = numba.njit(cache=True, error_model="numpy")
 
@@ -16,7 +16,7 @@ globals().update(MATH_SPELLINGS)  # sqrt, exp, arcsin -> math.asin, ... (Numba k
 
 for _name in ("exp2", "sign", "floor_divide", "mod", "where", "maximum", "minimum", "expit",
               "logaddexp"):
-    globals()[_name] = _jit(getattr(_python_scalar, _name))
+    globals()[_name] = _jit(getattr(_vocabulary, _name))
 
 
 @_jit
