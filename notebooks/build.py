@@ -47,6 +47,7 @@ NOTEBOOKS = {
     "sensitivity_analysis": "_nb_sensitivity",
     "how_autodiff_works": "_nb_how",
     "local_derivatives": "_nb_local",
+    "ode_sensitivities": "_nb_ode_sensitivities",
 }
 
 

@@ -21,7 +21,8 @@ IDS = [os.path.basename(p) for p in NOTEBOOKS]
 def test_notebooks_exist():
     names = set(IDS)
     for expected in ("forward_vs_reverse.ipynb", "sensitivity_analysis.ipynb",
-                     "how_autodiff_works.ipynb", "local_derivatives.ipynb"):
+                     "how_autodiff_works.ipynb", "local_derivatives.ipynb",
+                     "ode_sensitivities.ipynb"):
         assert expected in names
 
 
