@@ -16,6 +16,7 @@ import numpy as np
 
 from . import core as _core
 from .core import Trace, Tracer, bind
+from .float_warnings import call_at_user_line
 from .ops import all_of_copies, innermost
 
 _no_grad_depth = 0
@@ -325,8 +326,9 @@ def backward(seeds, retain_graph=False, accumulate=False):
     they are returned keyed by ``id(leaf)``.
     """
     if _core.ANOMALY is not None:
-        return _core.ANOMALY.within("walk", None, None, _walk, seeds, retain_graph, accumulate)
-    return _walk(seeds, retain_graph, accumulate)
+        return _core.ANOMALY.within("walk", None, None, call_at_user_line, _walk, seeds,
+                                    retain_graph, accumulate)
+    return call_at_user_line(_walk, seeds, retain_graph, accumulate)
 
 
 def _walk(seeds, retain_graph, accumulate):

@@ -12,6 +12,7 @@ from . import tree
 from .arguments import Containers, argnums as _argnums, as_input as _as_input, in_dtype
 from .arguments import chunk_lanes as _chunk_lanes, is_compiled as _is_compiled, output as _output, split_aux as _split_aux
 from .core import Tracer, new_level
+from .float_warnings import call_at_user_line, reported_at_user_line
 from .validation import check_float_dtype
 from .forward import Dual, JVPTrace
 from .ops.shape import concatenate, getitem, moveaxis, reshape
@@ -95,7 +96,7 @@ def jvp(f, primals, tangents):
                              f"{_shape(p)}; they must match")
         t = reshape(t, (1,) + _shape(p)) if isinstance(t, Tracer) else np.asarray(t)[None]
         args.append(Dual._new(p, t, trace))
-    out = f(*args)
+    out = call_at_user_line(f, *args)
     leaves, treedef = tree.flatten(out)
     primals_out, tangents_out = [], []
     for y in leaves:
@@ -142,6 +143,7 @@ def _on_containers(transform, f, argnums, who, **options):
 
 
 def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None):
+    @reported_at_user_line
     def jacobian(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "jacfwd")
         args = list(args)
@@ -222,7 +224,7 @@ def _reverse_call(f, args, nums, who, kwargs, keep_inputs=False):
         v = Var._leaf(_own(p) if keep_inputs else p, trace)
         args[i] = v
         leaves.append(v)
-    return trace, leaves, f(*args, **kwargs)
+    return trace, leaves, call_at_user_line(f, *args, **kwargs)
 
 
 def _value_of(y, trace):
@@ -317,6 +319,7 @@ def _compiled_value_and_grad(f, argnums, has_aux):
 
 
 def _value_and_grad(f, argnums=0, has_aux=False, group=None):
+    @reported_at_user_line
     def value_and_gradient(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "grad")
         trace, leaves, out = _reverse_call(f, args, nums, "grad", kwargs)
@@ -382,6 +385,7 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
 
 
 def _jacrev(f, argnums=0, has_aux=False, chunk_size=None, group=None):
+    @reported_at_user_line
     def jacobian(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "jacrev")
         trace, leaves, out = _reverse_call(f, args, nums, "jacrev", kwargs)

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import _vocabulary, derivatives, kernels
+from ..float_warnings import RULE_FILE
 from ..core import Primitive, Tracer
 from . import NAMESPACE, export, innermost, lead_of, ndim_of as ndim, shape_of as shape
 from .reductions import unbroadcast
@@ -24,8 +25,10 @@ _FLOAT64 = (float, np.float64)
 
 
 def _formula(expr, argnames, namespace=TRACED):
-    """A Python function evaluating a formula with the library's primitives (or ``namespace``)."""
-    return eval(f"lambda {', '.join(argnames)}: {expr}", namespace)  # noqa: S307 - table is ours
+    """A Python function evaluating a formula with the library's primitives (or ``namespace``),
+    compiled under the file name ``<duals rule EXPR>``: a NumPy warning it raises names it."""
+    source = f"lambda {', '.join(argnames)}: {expr}"
+    return eval(compile(source, f"{RULE_FILE}{expr}>", "eval"), namespace)  # noqa: S307 - table is ours
 
 
 def _times(d, t):

@@ -1,0 +1,135 @@
+"""NumPy's floating-point warnings reported at the user's line, not inside duals.
+
+NumPy attributes a ``RuntimeWarning`` such as "divide by zero encountered in divide" to the
+Python frame that called the ufunc. Inside a transformation that frame is one of duals' own: a
+derivative formula of :mod:`duals.derivatives` (compiled as ``<duals rule FORMULA>``) or the
+interpreter running it, so the warning would name a line nobody wrote. While a transformation
+runs the user's function or walks the tape, :func:`call_at_user_line` asks NumPy to call
+:func:`_report` for the categories it would have warned about; ``_report`` issues the warning
+with :func:`warnings.warn_explicit` at the first frame outside duals and NumPy, and names the
+primitive (and the formula) whose rule divided by zero.
+
+Only ``"warn"`` changes: ``"ignore"``, ``"raise"`` and ``"print"`` act as before, and when the
+caller installed a callback of its own (``"call"``, ``"log"``) nothing changes at all. The cost is
+one ``np.geterr`` and one ``np.errstate`` per outermost transformation call (a few microseconds);
+operations on ``duals.Dual`` / ``duals.Var`` values outside any transformation are not covered
+and keep NumPy's location (the formula, at least, names itself).
+
+>>> import numpy as np, warnings
+>>> with warnings.catch_warnings(record=True) as caught:
+...     warnings.simplefilter("always")
+...     call_at_user_line(np.divide, 1.0, np.zeros(1))
+array([inf])
+>>> caught[0].filename.startswith("<doctest")   # the caller's line, not this module's
+True
+"""
+import contextvars
+import functools
+import os
+import sys
+import warnings
+
+import numpy as np
+
+RULE_FILE = "<duals rule "   # prefix of the file name a derivative formula is compiled under
+_INSIDE = (os.path.dirname(os.path.abspath(__file__)) + os.sep,
+           os.path.dirname(os.path.abspath(np.__file__)) + os.sep)
+_REPORTING = contextvars.ContextVar("duals_float_warnings_reporting", default=False)
+
+
+def call_at_user_line(f, *args, **kwargs):
+    """call_at_user_line(f, *args, **kwargs) -> f(*args, **kwargs), NumPy's warnings at the user's line.
+
+    >>> import numpy as np
+    >>> float(call_at_user_line(np.add, 1.0, 2.0))
+    3.0
+    """
+    if _REPORTING.get():   # an outer transformation already reports
+        return f(*args, **kwargs)
+    modes = np.geterr()
+    key = (modes["divide"], modes["over"], modes["under"], modes["invalid"])
+    settings = _SETTINGS.get(key)
+    if settings is None:
+        settings = _SETTINGS[key] = _settings_for(modes)
+    if not settings:
+        return f(*args, **kwargs)
+    token = _REPORTING.set(True)
+    try:
+        with np.errstate(**settings):
+            return f(*args, **kwargs)
+    finally:
+        _REPORTING.reset(token)
+
+
+
+def reported_at_user_line(function):
+    """reported_at_user_line(function) -> function whose calls run through :func:`call_at_user_line`.
+
+    >>> import numpy as np
+    >>> float(reported_at_user_line(np.add)(1.0, 2.0))
+    3.0
+    """
+    @functools.wraps(function)
+    def reported(*args, **kwargs):
+        return call_at_user_line(function, *args, **kwargs)
+    return reported
+
+
+_SETTINGS = {}   # NumPy's error modes -> the np.errstate arguments that report them (cached)
+
+
+def _settings_for(modes):
+    """``{"call": _report, "divide": "call", ...}`` for the ``"warn"`` modes; ``{}`` to change nothing."""
+    if "call" in modes.values() or "log" in modes.values():
+        return {}   # the caller's own callback stays in charge
+    calls = {category: "call" for category, mode in modes.items() if mode == "warn"}
+    return dict(calls, call=_report) if calls else {}
+
+
+def _report(error, flag):
+    """NumPy's callback: the warning NumPy would give, at the user's line, naming the rule."""
+    innermost = sys._getframe(1)
+    where = _rule_of(innermost)
+    message = f"{error} encountered" + (f" in {where}" if where else "")
+    frame = _user_frame(innermost)
+    if frame is None:
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        return
+    namespace = frame.f_globals
+    warnings.warn_explicit(message, RuntimeWarning, frame.f_code.co_filename, frame.f_lineno,
+                           module=namespace.get("__name__", "<string>"),
+                           registry=namespace.setdefault("__warningregistry__", {}),
+                           module_globals=namespace)
+
+
+def _inside(frame):
+    filename = frame.f_code.co_filename
+    return filename.startswith(RULE_FILE) or os.path.abspath(filename).startswith(_INSIDE)
+
+
+def _user_frame(frame):
+    """The first frame, from ``frame`` outwards, outside duals and NumPy (None if there is none)."""
+    while frame is not None and _inside(frame):
+        frame = frame.f_back
+    return frame
+
+
+def _rule_of(frame):
+    """``"sqrt (reverse mode, formula 0.5 / out)"``: the primitive running at ``frame``, in which
+    step (the value: nothing; a rule: the mode) and the formula, as far as they are known."""
+    if not _inside(frame):
+        return None   # the user's own NumPy call: NumPy's message had no more than the error
+    filename = frame.f_code.co_filename
+    details = [f"formula {filename[len(RULE_FILE):-1]}"] if filename.startswith(RULE_FILE) else []
+    while frame is not None and _inside(frame):
+        prim = frame.f_locals.get("prim")
+        if prim is not None and isinstance(getattr(prim, "name", None), str):
+            mode = _STEPS.get(frame.f_code.co_name)
+            return f"{prim.name} ({', '.join(([mode] if mode else []) + details)})" \
+                if mode or details else prim.name
+        frame = frame.f_back
+    return f"the duals {details[0]}" if details else None
+
+
+# the interpreter functions that hold the running primitive as ``prim``: bind computes a value
+_STEPS = {"bind": None, "process": "forward mode", "_walk": "reverse mode"}
