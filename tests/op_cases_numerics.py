@@ -37,10 +37,13 @@ CASES = [
     # NumPy does not look for traced values inside a list: a list of traced coefficients with a plain
     # x needs duals.numpy.polyval
     Case("polyval-list-of-traced", lambda a: dnp.polyval([a, 2.0, a * a], 0.7), ((),), ("mul",)),
-    Case("convolve-full", lambda a, v: np.convolve(a, v), ((5,), (3,)), ("matmul",) + G),
-    Case("convolve-same-swapped", lambda a, v: np.convolve(a, v, "same"), ((2,), (4,)), ("matmul",) + G),
+    Case("convolve-full", lambda a, v: np.convolve(a, v), ((5,), (3,)), ("convolve",)),
+    Case("convolve-same-swapped", lambda a, v: np.convolve(a, v, "same"), ((2,), (4,)), ("convolve",)),
     Case("convolve-valid", lambda a: np.convolve(a, np.array([0.25, 0.5, 0.25], dtype=a.dtype), "valid"),
-         ((5,),), ("matmul",)),
+         ((5,),), ("convolve",)),
+    # an even shorter sequence: 'same' starts off-centre, so the correlation of the reverse rule does too
+    Case("convolve-same-even", lambda a, v: np.convolve(a, v, "same"), ((6,), (4,)), ("convolve",)),
+    Case("convolve-valid-swapped", lambda a, v: np.convolve(a, v, "valid"), ((3,), (5,)), ("convolve",)),
     Case("cross", lambda a, b: np.cross(a, b), ((2, 3), (3,)), G + ("mul", "sub", "concatenate")),
     Case("cross-axes", lambda a, b: np.cross(a, b, axisa=0, axisb=0, axisc=0), ((3, 2), (3, 2)),
          G + ("transpose",)),

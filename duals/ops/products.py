@@ -7,13 +7,16 @@ traced values, with exact derivatives of every order).
 [4.0, 2.0, 1.0]
 """
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 
-from ..core import Tracer
+from ..core import Primitive, Tracer
 from . import export, innermost, ndim_of as ndim, shape_of as shape
 from .assembly import interleave, operand
-from .shape import broadcast_to, concatenate, getitem, moveaxis, reshape, stack
+from .elementwise import align
+from .reductions import unbroadcast
+from .shape import broadcast_to, flip, getitem, moveaxis, reshape, stack
 
 
 def _traced(*xs):
@@ -75,40 +78,88 @@ def kron(a, b):
     return reshape(blocks, tuple(m * n for m, n in zip(sa, sb)))
 
 
+def _convolve_impl(a, v, *, start, length):
+    """Entries ``start .. start + length`` of the full convolution along the last axis (zero
+    outside it); leading axes of ``a`` and ``v`` broadcast."""
+    if a.ndim == 1 and v.ndim == 1:
+        return _convolve_1d(a, v, start, length)
+    n, m = a.shape[-1], v.shape[-1]
+    batch = np.broadcast_shapes(a.shape[:-1], v.shape[:-1])
+    a = np.broadcast_to(a, batch + (n,)).reshape(-1, n)
+    v = np.broadcast_to(v, batch + (m,)).reshape(-1, m)
+    if a.shape[0] == 1:
+        return _convolve_1d(a[0], v[0], start, length).reshape(batch + (length,))
+    out = np.empty((a.shape[0], length), np.result_type(a, v))
+    for row, p, q in zip(out, a, v):
+        row[...] = _convolve_1d(p, q, start, length)
+    return out.reshape(batch + (length,))
+
+
+def _convolve_1d(a, v, start, length):
+    n, m = a.shape[0], v.shape[0]
+    for mode, window in _modes(n, m).items():
+        if (start, length) == window:
+            return np.convolve(a, v, mode)   # NumPy's own value, bit for bit
+    full = np.convolve(a, v)
+    stop = start + length
+    if 0 <= start and stop <= full.shape[0]:
+        return full[start:stop]
+    out = np.zeros(length, full.dtype)
+    lo, hi = max(start, 0), min(stop, full.shape[0])
+    if lo < hi:
+        out[lo - start:hi - start] = full[lo:hi]
+    return out
+
+
+def _modes(n, m):
+    """{mode: (first entry of the full convolution, length)} of NumPy's three modes."""
+    short, long = min(n, m), max(n, m)
+    return {"full": (0, n + m - 1), "same": ((short - 1) // 2, long), "valid": (short - 1, long - short + 1)}
+
+
+convolve_p = Primitive("convolve", _convolve_impl)
+
+
+def _convolve_vjp(g, out, x, other, start):
+    """Cotangent of ``x`` in ``conv(x, other)`` (or ``conv(other, x)``): a correlation of ``g`` with
+    ``other``, itself a convolution with ``other`` reversed."""
+    n, m = shape(x)[-1], shape(other)[-1]
+    c = convolve_p(g, flip(other, -1), start=m - 1 - start, length=n)
+    # c has the shape of ``out`` with ``n`` entries on the last axis; sum away the batch axes x lacks
+    return unbroadcast(c, SimpleNamespace(shape=shape(out)[:-1] + (n,)), shape(x))
+
+
+convolve_p.def_jvp(0, lambda t, out, a, v, *, start, length: convolve_p(
+    align(t, a, out), v, start=start, length=length))
+convolve_p.def_jvp(1, lambda t, out, a, v, *, start, length: convolve_p(
+    a, align(t, v, out), start=start, length=length))
+convolve_p.def_vjp(0, lambda g, out, a, v, *, start, length: _convolve_vjp(g, out, a, v, start))
+convolve_p.def_vjp(1, lambda g, out, a, v, *, start, length: _convolve_vjp(g, out, v, a, start))
+
+
 @export()
 def convolve(a, v, mode="full"):
     """convolve(a, v, mode="full"): the discrete linear convolution of two 1-D sequences.
 
-    One matrix-vector product: the sliding windows of the zero-padded longer sequence times the
-    shorter one. Modes ``full``, ``same`` and ``valid`` as in NumPy.
+    One primitive: NumPy's ``convolve`` for the value; the derivative in each sequence is a
+    convolution with the other, and the transpose a correlation. Modes ``full``, ``same`` and
+    ``valid`` as in NumPy.
 
     >>> convolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5])).tolist()
     [0.0, 1.0, 2.5, 4.0, 1.5]
     """
     if not _traced(a, v):
         return np.convolve(a, v, mode)
-    from .linalg import matmul
     a = reshape(operand(a), (-1,)) if ndim(a) != 1 else operand(a)
     v = reshape(operand(v), (-1,)) if ndim(v) != 1 else operand(v)
-    if shape(v)[0] > shape(a)[0]:
-        a, v = v, a
     n, m = shape(a)[0], shape(v)[0]
-    if m == 0:
+    if min(n, m) == 0:
         raise ValueError("v cannot be empty" if n else "a cannot be empty")
-    dtype = np.result_type(innermost(a), innermost(v), 1.0)
-    zeros = np.zeros(m - 1, dtype)
-    padded = concatenate([zeros, a, zeros]) if m > 1 else a
-    length = n + m - 1
-    windows = getitem(padded, (np.arange(length)[:, None] - np.arange(m)[None, :] + (m - 1),))
-    full = matmul(windows, v)
-    if mode == "full":
-        return full
-    if mode == "same":
-        start = (m - 1) // 2
-        return getitem(full, (slice(start, start + n),))
-    if mode == "valid":
-        return getitem(full, (slice(m - 1, n),))
-    raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    modes = _modes(n, m)
+    if mode not in modes:
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    start, length = modes[mode]
+    return convolve_p(a, v, start=start, length=length)
 
 
 @export()
