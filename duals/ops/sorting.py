@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ..core import Tracer
+from ..core import Primitive, Tracer
 from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
 from .assembly import operand, take_along_axis
 from .elementwise import where
@@ -61,6 +61,79 @@ def _no_out(name, out):
 # ---------------------------------------------------------------- sort and the value-only queries
 
 
+class Permutation:
+    """A plain reordering along one axis (counted from the right): the gather by ``order`` (what
+    NumPy's ``take_along_axis`` does) or, ``inverse=True``, the scatter to ``order`` that undoes it."""
+
+    __slots__ = ("order", "axis", "inverse")
+
+    def __init__(self, order, axis, inverse=False):
+        self.order, self.axis, self.inverse = order, axis, inverse
+
+    def inverted(self):
+        return Permutation(self.order, self.axis, not self.inverse)
+
+    def apply(self, x):
+        """``x`` (lane axes in front allowed) reordered along the axis."""
+        order = self.order
+        lead = x.ndim - order.ndim
+        if order.ndim == 1:
+            index = (Ellipsis, order) + (slice(None),) * (-self.axis - 1)
+            if not self.inverse:
+                return x[index]
+            out = np.empty_like(x)
+            out[index] = x
+            return out
+        order = order.reshape((1,) * lead + order.shape) if lead else order
+        if not self.inverse:
+            return np.take_along_axis(x, order, self.axis)
+        out = np.empty_like(x)
+        np.put_along_axis(out, order, x, self.axis)
+        return out
+
+
+def _permute_impl(x, *, perm):
+    return perm.apply(x)
+
+
+# entries reordered by a plain Permutation (axis counted from the right); its transpose is the
+# inverse permutation, so the primitive is closed under differentiation
+permute_p = Primitive("permute", _permute_impl)
+permute_p.def_jvp(0, lambda t, out, x, *, perm: permute_p(t, perm=perm))
+permute_p.def_vjp(0, lambda g, out, x, *, perm: permute_p(g, perm=perm.inverted()))
+
+
+def _sort_impl(x, *, axis):
+    return np.sort(x, axis=axis)
+
+
+sort_p = Primitive("sort", _sort_impl)
+
+
+def _sorting_permutation(out, x, axis):
+    """The Permutation of NumPy's stable sort of the plain ``x`` along ``axis``: from the faster
+    default sort when the sorted entries ``out`` have no ties (the permutation is then unique)."""
+    v, s = _plain(x), _plain(out)
+    n = v.shape[axis]
+    first, rest = (s[(slice(None),) * axis + (k,)] for k in (slice(0, n - 1), slice(1, n)))
+    # NaN sorts last, so two NaNs in a slice are neighbours (and compare unequal)
+    tied = np.any(first == rest) or np.any(np.isnan(first) & np.isnan(rest))
+    order = np.argsort(v, axis=axis, kind="stable" if tied else None)
+    return Permutation(order, axis - v.ndim)
+
+
+def _sort_jvp(t, out, x, *, axis):
+    return permute_p(t, perm=_sorting_permutation(out, x, axis))
+
+
+def _sort_vjp(g, out, x, *, axis):
+    return permute_p(g, perm=_sorting_permutation(out, x, axis).inverted())
+
+
+sort_p.def_jvp(0, _sort_jvp)
+sort_p.def_vjp(0, _sort_vjp)
+
+
 @export()
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     """sort(a, axis=-1): the entries in increasing order; each derivative follows its entry.
@@ -75,8 +148,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
         return np.sort(a, axis=axis, kind=kind, **_stable(stable))
     if axis is None:
         a, axis = reshape(a, (-1,)), 0
-    axis = normalize_axis(axis, ndim(a))[0]
-    return take_along_axis(a, np.argsort(_plain(a), axis=axis, kind="stable"), axis)
+    return sort_p(a, axis=normalize_axis(axis, ndim(a))[0])
 
 
 @export(value_only=True)
@@ -129,13 +201,35 @@ def _nan_slices(y):
     return mask if mask.any() else None
 
 
+def _sorted_entries(y, positions):
+    """The entries of ``y`` at ``positions`` (plain ints) of its stable sort along the last axis,
+    shaped ``kept + (len(positions),)``.
+
+    Selected with ``np.argpartition`` when none of them is tied with another entry (the entry at
+    each sorted position is then the only candidate); otherwise read from :func:`sort`, whose
+    stable order decides among the tied entries.
+    """
+    v = _plain(y)
+    positions = np.asarray(positions, dtype=np.intp)
+    if positions.size <= _FEW_POSITIONS:
+        picked = np.take(np.argpartition(v, np.unique(positions), axis=-1), positions, axis=-1)
+        values = np.take_along_axis(v, picked, -1)
+        if not any(np.any(np.count_nonzero(v == values[..., k:k + 1], axis=-1) > 1)
+                   for k in range(positions.size)):
+            return take_along_axis(y, picked, -1)
+    return getitem(sort(y, axis=-1), (Ellipsis, positions))
+
+
+# above this many sorted positions, counting the ties of each costs more than a sort
+_FEW_POSITIONS = 8
+
+
 def _order_statistic(a, q, axis, keepdims):
     q_plain = _plain(q).astype(np.float64)
     if not (np.all(q_plain >= 0) and np.all(q_plain <= 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
     a = operand(a)
     y, kept, n, axes = _to_last(a, axis)
-    s = sort(y, axis=-1)
     dtype = _float_dtype(a)
     qs = q_plain.shape
     # NumPy's virtual index for the linear method: n q + (1 - q) - 1 (alpha = beta = 1)
@@ -147,8 +241,10 @@ def _order_statistic(a, q, axis, keepdims):
     else:
         t = (virtual - lo).astype(dtype)
     # the entries below and above each virtual index, shaped q's shape + the kept shape
-    below, above = (reshape(moveaxis(getitem(s, (Ellipsis, i.reshape(-1))), -1, 0), qs + kept)
-                    for i in (lo, hi))
+    count = lo.size
+    entries = _sorted_entries(y, np.concatenate([lo.reshape(-1), hi.reshape(-1)]))
+    below, above = (reshape(moveaxis(getitem(entries, (Ellipsis, part)), -1, 0), qs + kept)
+                    for part in (slice(0, count), slice(count, 2 * count)))
     if kept and ndim(t):
         t = reshape(t, qs + (1,) * len(kept))
     diff = above - below
@@ -219,10 +315,12 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     if not _traced(a):
         return np.median(a, axis=axis, keepdims=keepdims)
     y, kept, n, axes = _to_last(a, axis)
-    s = sort(y, axis=-1)
     k = n // 2
-    mid = getitem(s, (Ellipsis, k))
-    out = mid if n % 2 else (getitem(s, (Ellipsis, k - 1)) + mid) / 2.0
+    if n % 2:
+        out = getitem(_sorted_entries(y, [k]), (Ellipsis, 0))
+    else:
+        pair = _sorted_entries(y, [k - 1, k])
+        out = (getitem(pair, (Ellipsis, 0)) + getitem(pair, (Ellipsis, 1))) / 2.0
     nan = _nan_slices(y)
     if nan is not None:
         out = where(nan, np.asarray(np.nan, _float_dtype(a)), out)
