@@ -32,6 +32,7 @@ from numba.extending import intrinsic, overload, register_jitable
 from . import extras, rules
 from ._types import DualType
 from .arrays import _at, _binary_impl, _register, _unary_impl
+from . import errors as _errors
 from .errors import MARK
 from .parts import is_dual_array, level_of
 
@@ -433,6 +434,7 @@ def _round(a, decimals=0, out=None):
 
 # ---------------------------------------------------------------- clear errors for the rest
 
+MARK_MODULE = _errors.__name__
 UNSUPPORTED = {
     "sort it first (np.sort follows the derivative policy) and index the middle entries":
         ("median", "percentile", "quantile"),
@@ -452,6 +454,7 @@ def _refuse(label, advice):
         if any(_dual(t) for t in list(args) + list(kws.values())):
             raise errors.TypingError(f"{MARK}{label} of dual numbers is not supported in compiled "
                                      f"code; {advice}")
+    ov.__module__ = MARK_MODULE  # a refusal, like those of duals.jit.errors (docs/supported.md reads it)
     return ov
 
 

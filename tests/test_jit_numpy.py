@@ -1,0 +1,350 @@
+"""NumPy functions on dual arrays inside @numba.njit code (duals/jit/array_functions.py).
+
+Realistic kernels (a trapezoid integral, an ODE driven by an interpolated table, a softmax, a
+robust loss, order statistics), each run plain and under duals.jacfwd, are checked against
+central differences of the plain function, closed forms, and the NumPy path (``f.py_func``
+under duals.jacrev) for plain-NumPy kernels; at ties and kinks the NumPy path's policy. The
+table test applies every entry of duals.derivatives to 2-d dual arrays. Every jacfwd uses
+CHUNK lanes, so the dual rules compile once for all.
+"""
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import duals
+import duals.numpy as dnp
+from duals import derivatives
+from duals.jit import dual_array, fn
+
+njit = numba.njit(cache=True)
+CHUNK = 4
+
+
+def jacfwd(f, argnums=0):
+    return duals.jacfwd(f, argnums=argnums, chunk_size=CHUNK)
+
+
+def central_differences(f, args, argnum, h=1e-6):
+    """∂f/∂args[argnum] by central differences, shape out.shape + in.shape."""
+    x = np.asarray(args[argnum], dtype=float)
+    columns = []
+    for k in range(x.size):
+        step = np.zeros(x.size)
+        step[k] = h
+        up, down = list(args), list(args)
+        up[argnum], down[argnum] = x + step.reshape(x.shape), x - step.reshape(x.shape)
+        columns.append((np.asarray(f(*up)) - np.asarray(f(*down))) / (2 * h))
+    out = np.moveaxis(np.array(columns), 0, -1)
+    return out.reshape(np.shape(f(*args)) + x.shape)
+
+
+def matches_numpy_path(f, *args, argnums=0, rtol=1e-12):
+    got = jacfwd(f, argnums=argnums)(*args)
+    want = duals.jacrev(f.py_func, argnums=argnums)(*args)
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        assert np.shape(g) == np.shape(w)
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=1e-13)
+
+
+# ---------------------------------------------------------------- user code, unchanged
+
+@njit
+def cumulative_trapezoid(y, t):
+    return np.cumsum(0.5 * (y[1:] + y[:-1]) * np.diff(t))
+
+
+@njit
+def decay_integral(k, t):
+    return cumulative_trapezoid(np.exp(-k * t), t)[-1]
+
+
+@njit
+def forced_decay(k, times, forcing, y0, dt, steps):
+    """Euler steps of y' = -k y + f(t), the forcing f interpolated from a table."""
+    y = y0
+    for i in range(steps):
+        f = np.interp(i * dt, times, forcing)
+        y = y + dt * (-k * y + f)
+    return y
+
+
+@njit
+def softmax_rows(X):
+    m = np.max(X, axis=1)
+    E = np.exp(X - m.reshape((-1, 1)))
+    return E / np.sum(E, axis=1).reshape((-1, 1))
+
+
+@njit
+def statistics(X):
+    return (np.mean(X, axis=0), np.var(X[:, 0]), np.std(X[1]), np.prod(X, axis=1),
+            np.cumprod(X[0]), np.min(X, axis=0), np.max(X), X.min())
+
+
+@njit
+def standardized(x):
+    return (x - np.mean(x)) / np.std(x)
+
+
+@njit
+def robust_loss(w, A, y):
+    r = A @ w - y
+    a = np.abs(r)
+    huber = np.where(a <= 0.5, 0.5 * r ** 2, 0.5 * (a - 0.25))
+    margins = np.maximum(0.0, 1.0 - y.reshape((-1, 1)) * (A * w.reshape((1, -1))))
+    return np.sum(huber) + np.mean(margins) + np.sum(np.clip(w, -0.5, 0.5)) + np.sum(np.minimum(A, w))
+
+
+@njit
+def safe_root(x):
+    return np.where(x > 0.0, np.sqrt(x), 0.0)
+
+
+@njit
+def trimmed_mean(x):
+    s = np.sort(x)
+    return np.mean(s[1:-1])
+
+
+@njit
+def ranked(x, w):
+    order = np.argsort(x)
+    return x[order] * w + x[np.argmax(x)]
+
+
+@njit
+def largest(X):
+    return np.max(X), np.max(X, axis=0), np.ptp(X)
+
+
+@njit
+def value_only(x):
+    return x * np.floor(x) + np.round(x, 1) + np.isnan(x) * x + np.rint(x)
+
+
+@njit
+def special_functions(x):
+    return fn.erf(x) * fn.expit(x) + fn.erfc(x)
+
+
+@njit
+def uses_median(x):
+    return np.median(x)
+
+
+@njit
+def uses_nansum(x):
+    return np.nansum(x)
+
+
+# ---------------------------------------------------------------- integrals and ODEs
+
+T = np.array([0.0, 0.3, 0.5, 1.1, 1.6, 2.4])
+
+
+def test_trapezoid_integral_with_cumsum_matches_the_numpy_path():
+    y = np.sin(T)
+    matches_numpy_path(cumulative_trapezoid, y, T, argnums=(0, 1))
+    np.testing.assert_allclose(cumulative_trapezoid(y, T), dnp.cumsum(0.5 * (y[1:] + y[:-1]) * np.diff(T)))
+
+
+def test_decay_integral_has_the_closed_form_of_the_trapezoid_rule():
+    k = 0.8
+    got = jacfwd(decay_integral)(k, T)
+    e = -T * np.exp(-k * T)
+    assert got == pytest.approx(np.sum(0.5 * (e[1:] + e[:-1]) * np.diff(T)), rel=1e-13)
+    assert got == pytest.approx(central_differences(decay_integral, (k, T), 0), rel=1e-7)
+
+
+TABLE_T = np.array([-0.1, 0.33, 0.71, 1.37, 2.05])  # no step lands on a knot
+TABLE_F = np.array([1.0, 0.4, -0.6, 0.2, 0.9])
+ODE = (0.7, TABLE_T, TABLE_F, 1.5, 0.05, 40)
+
+
+def test_ode_with_an_interpolated_forcing_table_matches_central_differences():
+    got = jacfwd(forced_decay, argnums=(0, 1, 2))(*ODE)
+    for argnum, g in zip((0, 1, 2), got):
+        np.testing.assert_allclose(g, central_differences(forced_decay, ODE, argnum), rtol=1e-6, atol=1e-8)
+
+
+def test_ode_is_linear_in_the_forcing_table_with_interpolation_weights():
+    k, times, forcing, y0, dt, steps = ODE
+    got = jacfwd(forced_decay, argnums=2)(*ODE)
+    weights = np.array([[np.interp(i * dt, times, e) for e in np.eye(5)] for i in range(steps)])
+    decay = (1.0 - dt * k) ** (steps - 1 - np.arange(steps))
+    np.testing.assert_allclose(got, dt * decay @ weights, rtol=1e-12)
+
+
+def test_interp_at_the_knots_takes_the_right_segment_as_the_numpy_path():
+    @njit
+    def table(x):
+        return np.interp(x, TABLE_T, TABLE_F)
+    x = np.array([-0.5, -0.1, 0.33, 1.0, 2.05, 3.0])  # outside, knots, inside, the last knot
+    np.testing.assert_allclose(table(x), np.interp(x, TABLE_T, TABLE_F), rtol=1e-15)
+    matches_numpy_path(table, x)
+
+
+# ---------------------------------------------------------------- axis reductions
+
+X = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5], [0.9, 2.0, -0.1]])
+
+
+def test_softmax_over_rows_with_max_over_an_axis_has_the_closed_form():
+    s = softmax_rows(X)
+    np.testing.assert_allclose(s, np.exp(X) / np.exp(X).sum(axis=1, keepdims=True), rtol=1e-14)
+    got = jacfwd(softmax_rows)(X)
+    for i in range(3):
+        np.testing.assert_allclose(got[i, :, i, :], np.diag(s[i]) - np.outer(s[i], s[i]), atol=1e-15)
+        np.testing.assert_array_equal(np.delete(got[i], i, axis=1), 0.0)  # rows do not mix
+
+
+def test_mean_var_std_prod_cumprod_min_max_ptp_match_the_numpy_path():
+    plain = statistics(X)
+    want = statistics.py_func(X)
+    for p, w in zip(plain, want):
+        np.testing.assert_allclose(p, w, rtol=1e-14)
+    matches_numpy_path(statistics, X)
+
+
+def test_standardized_vector_matches_central_differences():
+    x = np.array([0.5, -1.0, 2.0, 0.25])
+    np.testing.assert_allclose(jacfwd(standardized)(x), central_differences(standardized, (x,), 0),
+                               rtol=1e-7, atol=1e-9)
+
+
+def test_max_splits_ties_evenly_over_the_whole_array_and_along_an_axis():
+    tied = np.array([[2.0, 1.0], [2.0, 2.0]])
+    whole, columns, spread = jacfwd(largest)(tied)
+    np.testing.assert_allclose(whole, [[1 / 3, 0.0], [1 / 3, 1 / 3]], rtol=1e-15)
+    np.testing.assert_allclose(spread, whole - [[0.0, 1.0], [0.0, 0.0]], rtol=1e-15)
+    np.testing.assert_array_equal(columns[1], [[0.0, 0.0], [0.0, 1.0]])
+    np.testing.assert_array_equal(columns[0], [[0.5, 0.0], [0.5, 0.0]])
+    assert largest(tied)[0] == 2.0
+
+
+# ---------------------------------------------------------------- where, abs, maximum, clip
+
+def test_robust_loss_with_where_abs_maximum_clip_matches_the_numpy_path():
+    rng = np.random.default_rng(3)
+    A, y = rng.normal(size=(5, 3)), np.sign(rng.normal(size=5))
+    w = np.array([0.2, -0.9, 0.45])
+    matches_numpy_path(robust_loss, w, A, y, argnums=(0, 1))
+
+
+def test_where_gives_the_branch_not_taken_exactly_zero():
+    x = np.array([0.0, 1.0, 4.0])
+    np.testing.assert_array_equal(jacfwd(safe_root)(x), np.diag([0.0, 0.5, 0.25]))
+
+
+def test_clip_and_maximum_split_ties_at_the_bounds():
+    @njit
+    def bounded(x):
+        return np.clip(x, 0.0, 1.0) + np.maximum(x, 0.5)
+    x = np.array([0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(jacfwd(bounded)(x), np.diag([0.5, 1.5, 1.5]))
+
+
+# ---------------------------------------------------------------- sorting
+
+def test_sort_and_argsort_based_code_matches_the_numpy_path_at_ties_too():
+    for x in (np.array([0.4, -1.0, 2.5, 0.1, 1.7]), np.array([1.0, 2.0, 1.0, 2.0, 1.0])):
+        matches_numpy_path(trimmed_mean, x)
+    x, w = np.array([0.4, -1.0, 2.5, 0.1]), np.array([1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_allclose(ranked(x, w), np.sort(x) * w + 2.5)
+    got = jacfwd(ranked)(x, w)
+    want = np.eye(4)[np.argsort(x)] * w[:, None]
+    want[:, 2] += 1.0
+    np.testing.assert_array_equal(got, want)
+
+
+def test_sort_at_ties_passes_derivatives_in_stable_order():
+    @njit
+    def sort(x):
+        return np.sort(x)
+    x = np.array([2.0, 1.0, 2.0, 1.0, 2.0])
+    np.testing.assert_array_equal(jacfwd(sort)(x), np.eye(5)[np.argsort(x, kind="stable")])
+
+
+# ---------------------------------------------------------------- value-only functions
+
+def test_floor_round_rint_isnan_of_dual_arrays_are_plain_values():
+    x = np.array([0.4, 1.7, -2.2])
+    np.testing.assert_allclose(value_only(x), value_only.py_func(x))
+    np.testing.assert_array_equal(jacfwd(value_only)(x), np.diag(np.floor(x)))
+
+
+# ---------------------------------------------------------------- every entry of the table
+
+def _table_module():
+    """unary(X) and binary(X, Y): every table entry through duals.jit.fn on 2-d arrays (one
+    transposed, not contiguous); the NumPy ufunc spellings are the same element rules, tested
+    on 1-d arrays in test_jit_arrays.py (and on 2-d ones by the kernels above)."""
+    from duals.kernels import load_generated
+    unary, binary = [], []
+    for table, calls, args in ((derivatives.UNARY, unary, "X.T"), (derivatives.BINARY, binary, "X.T, Y")):
+        for name in table:
+            calls.append((name, f"fn.{name}({args})"))
+    source = "import numba\nimport numpy as np\nfrom duals.jit import fn\n"
+    for function, params, calls in (("unary", "X", unary), ("binary", "X, Y", binary)):
+        source += (f"\n\n@numba.njit(cache=True)\ndef {function}({params}):\n"
+                   f"    return ({', '.join(call for _, call in calls)},)\n")
+    return load_generated("test_jit_numpy_table", source), unary, binary
+
+
+@pytest.fixture(scope="module")
+def table():
+    return _table_module()
+
+
+def _mismatches(calls, results, primals, lanes):
+    from duals.ops.elementwise import PRIMITIVES
+    bad = []
+    for (name, call), got in zip(calls, results):
+        with np.errstate(all="ignore"):
+            value = PRIMITIVES[name](*primals)
+            tangent = sum(duals.jvp(PRIMITIVES[name], primals, tuple(
+                t[k] if t is not None else np.zeros_like(p) for p, t in zip(primals, lanes)))[1][..., None]
+                * np.eye(len(lanes[0]))[k] for k in range(len(lanes[0])))
+        plain = isinstance(got, np.ndarray) and got.dtype.names is None
+        if plain or not (np.allclose(got["primal"], value, rtol=1e-12, equal_nan=True)
+                         and np.allclose(got["tangent"], tangent, rtol=1e-12, equal_nan=True)):
+            bad.append(call)
+    return bad
+
+
+def test_every_table_entry_applies_to_2d_dual_arrays_and_plain_float_arrays(table):
+    module, unary, binary = table
+    X = np.array([[-0.4, 0.6, 1.7], [0.3, 1.2, -0.9]])
+    Y = np.array([[1.3, 0.5], [0.8, 1.9], [0.4, 0.7]])
+    lanes = np.stack([np.sin(X + k) for k in range(3)])  # three lanes of direction
+    dual_x = dual_array(X, lanes)
+    with np.errstate(all="ignore"):
+        bad = _mismatches(unary, module.unary(dual_x), (X.T,), (lanes.transpose(0, 2, 1),))
+        bad += _mismatches(binary, module.binary(dual_x, Y), (X.T, Y), (lanes.transpose(0, 2, 1), None))
+        plain = module.unary(X) + module.binary(X, Y)
+    assert not bad, bad
+    from duals.ops.elementwise import PRIMITIVES
+    with np.errstate(all="ignore"):
+        want = [PRIMITIVES[n](X.T) for n, _ in unary] + [PRIMITIVES[n](X.T, Y) for n, _ in binary]
+    for (name, call), got, w in zip(unary + binary, plain, want):
+        np.testing.assert_allclose(got, w, rtol=1e-13, equal_nan=True, err_msg=call)
+    assert {"erf", "erfc", "expit"} <= {name for name, _ in unary}
+
+
+def test_fn_special_functions_on_arrays_match_central_differences():
+    x = np.array([[-0.4, 0.6], [1.7, 0.1]])
+    np.testing.assert_allclose(jacfwd(special_functions)(x), central_differences(special_functions, (x,), 0),
+                               rtol=1e-7, atol=1e-9)
+    assert special_functions(x)[0, 0] == pytest.approx(
+        math.erf(-0.4) / (1 + math.exp(0.4)) + math.erfc(-0.4), rel=1e-14)
+
+
+# ---------------------------------------------------------------- clear errors
+
+def test_functions_without_a_compiled_rule_give_one_line_naming_them():
+    for f, label in ((uses_median, "np.median"), (uses_nansum, "np.nansum")):
+        with pytest.raises(TypeError, match=rf"^jacfwd: {label} of dual numbers is not supported") as info:
+            jacfwd(f)(np.array([1.0, 2.0, 3.0]))
+        assert "\n" not in str(info.value)
