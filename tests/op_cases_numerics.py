@@ -19,13 +19,17 @@ def _with_nans(x):
 
 
 CASES = [
-    Case("diff", lambda x: np.diff(x), ((5,),), G + ("sub",)),
-    Case("diff-n2-axis0", lambda x: np.diff(x, n=2, axis=0), ((4, 2),), G + ("sub",)),
+    Case("diff", lambda x: np.diff(x), ((5,),), ("difference", "difference_transpose")),
+    Case("diff-n2-axis0", lambda x: np.diff(x, n=2, axis=0), ((4, 2),), ("difference", "difference_transpose")),
+    Case("diff-of-one-entry", lambda x: np.sum(np.diff(x, axis=1)) + x, ((3, 1),), ("difference",)),
     Case("diff-prepend-append", lambda x: np.diff(x ** 2, prepend=0.0, append=x[-1:]), ((4,),),
          ("concatenate", "broadcast_to")),
-    Case("cumprod", lambda x: np.cumprod(x), ((5,),), ("mul", "concatenate") + G),
-    Case("cumprod-axis", lambda x: np.cumprod(x, axis=1), ((2, 4),), ("mul", "concatenate")),
-    Case("cumprod-accumulate", lambda x: np.multiply.accumulate(x), ((3, 2),), ("mul",)),
+    Case("cumprod", lambda x: np.cumprod(x), ((5,),), ("cumprod", "linear_recurrence")),
+    Case("cumprod-axis", lambda x: np.cumprod(x, axis=1), ((2, 4),), ("cumprod", "linear_recurrence")),
+    Case("cumprod-accumulate", lambda x: np.multiply.accumulate(x), ((3, 2),), ("cumprod",)),
+    # a zero among the factors: the products after it are zero, their derivatives are not
+    Case("cumprod-through-a-zero", lambda x: np.cumprod(x * np.array([1.0, 0.0, 1.0, 1.0], dtype=x.dtype)),
+         ((4,),), ("cumprod", "linear_recurrence")),
     Case("cumsum-accumulate", lambda x: np.add.accumulate(x ** 2, axis=1), ((2, 3),), ("cumsum",)),
     Case("trapezoid-dx", lambda y: np.trapezoid(y, dx=0.5), ((5,),), G + ("sum",)),
     Case("trapezoid-x", lambda y, x: np.trapezoid(y, x), ((5,), (5,)), G + ("sum", "sub")),
@@ -74,9 +78,10 @@ CASES = [
     # frexp: inputs away from the powers of two where the mantissa jumps (the sampled points are not)
     Case("frexp-mantissa", lambda x: np.frexp(x)[0] * np.frexp(x)[1], ((2, 3),), ("mul",)),
     Case("ldexp-of-frexp", lambda x: np.ldexp(*np.frexp(x)) ** 2, ((4,),), ("mul", "square")),
-    Case("gradient-1d", lambda x: np.gradient(x), ((5,),), G + ("sub", "div", "concatenate")),
-    Case("gradient-1d-scalar-spacing", lambda x: np.gradient(x ** 2, 0.25), ((4,),), G + ("div",)),
-    Case("gradient-2d-default", lambda x: np.stack(np.gradient(x)), ((3, 4),), G + ("concatenate",)),
+    Case("gradient-1d", lambda x: np.gradient(x), ((5,),), ("edge_first_gradient", "edge_first_gradient_transpose")),
+    Case("gradient-1d-scalar-spacing", lambda x: np.gradient(x ** 2, 0.25), ((4,),), ("edge_first_gradient",)),
+    Case("gradient-2d-default", lambda x: np.stack(np.gradient(x)), ((3, 4),), ("edge_first_gradient",)),
+    Case("gradient-two-entries", lambda x: np.gradient(x, 0.5, axis=0), ((2, 3),), ("edge_first_gradient",)),
     Case("gradient-2d-spacing-per-axis", lambda x: np.stack(np.gradient(x, 0.5, 2.0)), ((4, 3),), G),
     Case("gradient-axis-edge-order-2", lambda x: np.gradient(x, 0.3, axis=1, edge_order=2), ((2, 4),), G),
     Case("gradient-coordinates", lambda x: np.gradient(x, np.array([0.0, 0.5, 1.5, 1.75, 3.0], dtype=x.dtype)),

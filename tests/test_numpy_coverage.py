@@ -354,6 +354,21 @@ def test_interp_at_a_knot_takes_the_right_segment_and_outside_is_flat():
     np.testing.assert_allclose(g(np.array([-1.0, 4.0])), [0.0, 0.0])
 
 
+def test_cumprod_derivatives_are_exact_at_a_zero_entry():
+    x = np.array([2.0, 0.0, 3.0, 4.0])
+
+    def products_without(k, skip):   # prod_{l <= k, l not in skip} x_l
+        return np.prod([x[l] for l in range(k + 1) if l not in skip])
+
+    J = np.array([[products_without(k, {i}) if i <= k else 0.0 for i in range(4)] for k in range(4)])
+    np.testing.assert_array_equal(duals.jacfwd(np.cumprod)(x), J)
+    np.testing.assert_array_equal(duals.jacrev(np.cumprod)(x), J)
+    H = np.array([[sum(products_without(k, {i, j}) for k in range(max(i, j), 4)) if i != j else 0.0
+                   for j in range(4)] for i in range(4)])
+    np.testing.assert_array_equal(duals.hessian(lambda v: np.sum(np.cumprod(v)))(x), H)
+    np.testing.assert_array_equal(duals.jacfwd(duals.jacrev(lambda v: np.sum(np.cumprod(v))))(x), H)
+
+
 def test_median_of_a_slice_with_nan_is_nan():
     d = Dual(np.array([1.0, np.nan, 3.0]), np.ones(3))
     assert np.isnan(np.median(d).primal) and np.isnan(np.percentile(d, 50).primal)

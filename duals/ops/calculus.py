@@ -2,28 +2,58 @@
 differences, one-sided at the edges), ``cumprod`` and trapezoidal integration (``trapezoid``, and
 ``trapz`` where NumPy still has it).
 
-All are composed from ``getitem``, ``concatenate``, ``sum`` and multiplication, so every
-derivative is exact, zeros included: ``cumprod`` is a prefix product by doubling (``log2 n``
-rounds of ``y * shifted(y)``), exact where an entry is zero, where a quotient ``cumprod / x``
-would divide by it.
+``diff``, ``gradient`` and ``trapezoid`` are composed from ``getitem``, ``concatenate``, ``sum``
+and multiplication. ``cumprod`` is a primitive (NumPy's value) whose derivatives are linear
+recurrences, ``dp_k = x_k dp_{k-1} + p_{k-1} dx_k`` forward and its transpose backward (one
+pass each, a primitive of its own): exact, zeros included, where a quotient ``cumprod / x``
+would divide by an entry.
 
 >>> import duals
 >>> duals.grad(lambda x: np.trapezoid(x ** 2))(np.array([0.0, 1.0, 2.0])).tolist()
 [0.0, 2.0, 2.0]
 """
+from types import SimpleNamespace
+
+import numba
 import numpy as np
 
-from ..core import Tracer
+from ..core import Primitive, Tracer
 from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
-from .reductions import sum as _sum
+from .reductions import sum as _sum, unbroadcast
 from .assembly import operand
-from .shape import broadcast_to, concatenate, getitem, reshape
+from .elementwise import align
+from .shape import broadcast_to, concatenate, getitem, moveaxis, reshape
 
 _ABSENT = object()
 
 
 def _along(axis, nd, index):
     return (slice(None),) * axis + (index,) + (slice(None),) * (nd - axis - 1)
+
+
+def _difference_impl(x, *, axis):
+    return np.diff(x, axis=axis)
+
+
+def _difference_transpose_impl(g, *, axis):
+    """``-g[0], g[0] - g[1], ..., g[-2] - g[-1], g[-1]`` along ``axis``: the transpose of ``diff``."""
+    g = np.moveaxis(g, axis, -1)
+    out = np.empty(g.shape[:-1] + (g.shape[-1] + 1,), g.dtype)
+    np.negative(g[..., :1], out=out[..., :1])
+    np.subtract(g[..., :-1], g[..., 1:], out=out[..., 1:-1])
+    out[..., -1:] = g[..., -1:]
+    return np.moveaxis(out, -1, axis)
+
+
+# the first difference along ``axis`` (counted from the right, so lanes sit in front) and its
+# transpose: each is the other's reverse rule and its own forward rule
+difference_p = Primitive("difference", _difference_impl)
+difference_transpose_p = Primitive("difference_transpose", _difference_transpose_impl)
+difference_p.def_jvp(0, lambda t, out, x, *, axis: difference_p(t, axis=axis))
+difference_p.def_vjp(0, lambda g, out, x, *, axis: difference_transpose_p(g, axis=axis)
+                     if shape(x)[axis] > 1 else None)   # no differences: nothing depends on x
+difference_transpose_p.def_jvp(0, lambda t, out, g, *, axis: difference_transpose_p(t, axis=axis))
+difference_transpose_p.def_vjp(0, lambda h, out, g, *, axis: difference_p(h, axis=axis))
 
 
 @export()
@@ -55,8 +85,79 @@ def diff(a, n=1, axis=-1, prepend=_ABSENT, append=_ABSENT):
     if parts[0] is not None or parts[1] is not None:
         a = concatenate([p for p in (parts[0], a, parts[1]) if p is not None], axis=axis)
     for _ in range(n):
-        a = getitem(a, _along(axis, nd, slice(1, None))) - getitem(a, _along(axis, nd, slice(None, -1)))
+        a = difference_p(a, axis=axis - nd)
     return a
+
+
+@numba.njit(cache=True, nogil=True)
+def _linear_recurrence_rows(a, b, out, reverse):
+    n = out.shape[1]
+    for r in range(out.shape[0]):
+        y = 0.0
+        for i in range(n):
+            k = n - 1 - i if reverse else i
+            y = a[r, k] * y + b[r, k]
+            out[r, k] = y
+
+
+def _linear_recurrence_impl(a, b, *, reverse):
+    dtype = np.result_type(a, b)
+    batch = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    n = a.shape[-1]
+    a2, b2 = (np.ascontiguousarray(np.broadcast_to(v, batch + (n,)), dtype).reshape(-1, n) for v in (a, b))
+    out = np.empty(a2.shape, dtype)
+    _linear_recurrence_rows(a2, b2, out, reverse)
+    return out.reshape(batch + (n,))
+
+
+# y_k = a_k y_{k-1} + b_k along the last axis from y_{-1} = 0, or with ``reverse`` y_k = a_k y_{k+1}
+# + b_k from y_n = 0 (leading axes of a and b broadcast): the tangent and the cotangent of a
+# running product, and of itself, without dividing by an entry
+linear_recurrence_p = Primitive("linear_recurrence", _linear_recurrence_impl)
+
+
+def _shifted(y, fill, reverse=False):
+    """``y`` moved one entry along the last axis, towards the end (``reverse``: towards the front),
+    with ``fill`` in the entry left empty."""
+    s = shape(y)
+    gap = np.full(s[:-1] + (1,), fill, dtype=innermost(y).dtype)
+    if reverse:
+        return concatenate([getitem(y, (Ellipsis, slice(1, s[-1]))), gap], axis=-1)
+    return concatenate([gap, getitem(y, (Ellipsis, slice(0, s[-1] - 1)))], axis=-1)
+
+
+def _transposed_recurrence(a, g, reverse):
+    """The transpose of the recurrence with factors ``a``: z_k = g_k + a_{k+1} z_{k+1} (from the
+    end), or for a ``reverse`` one z_k = g_k + a_{k-1} z_{k-1}."""
+    return linear_recurrence_p(_shifted(a, 0.0, not reverse), g, reverse=not reverse)
+
+
+def _recurrence_jvp_factors(t, out, a, b, *, reverse):
+    return linear_recurrence_p(a, align(t, a, out) * _shifted(out, 0.0, reverse), reverse=reverse)
+
+
+def _recurrence_vjp(g, wanted, out, a, b, *, reverse):
+    z = _transposed_recurrence(a, g, reverse)
+    full = SimpleNamespace(shape=shape(out))
+    return [unbroadcast(z * _shifted(out, 0.0, reverse), full, shape(a)) if wanted[0] else None,
+            unbroadcast(z, full, shape(b)) if wanted[1] else None]
+
+
+linear_recurrence_p.def_jvp(0, _recurrence_jvp_factors)
+linear_recurrence_p.def_jvp(1, lambda t, out, a, b, *, reverse: linear_recurrence_p(
+    a, align(t, b, out), reverse=reverse))
+linear_recurrence_p.vjp_all = _recurrence_vjp
+
+
+def _cumprod_impl(x):
+    return np.cumprod(x, axis=-1)
+
+
+# running products along the last axis (NumPy's value); the derivatives are linear recurrences
+# (dp_k = x_k dp_{k-1} + p_{k-1} dx_k), exact where an entry is zero
+cumprod_p = Primitive("cumprod", _cumprod_impl)
+cumprod_p.def_jvp(0, lambda t, out, x: linear_recurrence_p(x, t * _shifted(out, 1.0), reverse=False))
+cumprod_p.def_vjp(0, lambda g, out, x: _transposed_recurrence(x, g, False) * _shifted(out, 1.0))
 
 
 @export()
@@ -76,16 +177,11 @@ def cumprod(a, axis=None, dtype=None, out=None):
         a, axis = reshape(a, (-1,)), 0
     nd = ndim(a)
     axis = normalize_axis(axis, nd)[0]
-    n = shape(a)[axis]
-    v = np.asarray(innermost(a))
-    dtype = v.dtype if v.dtype.kind == "f" else np.float64
-    step = 1
-    while step < n:
-        ones = np.ones(shape(a)[:axis] + (step,) + shape(a)[axis + 1:], dtype=dtype)
-        shifted = concatenate([ones, getitem(a, _along(axis, nd, slice(0, n - step)))], axis=axis)
-        a = a * shifted
-        step *= 2
-    return a
+    if shape(a)[axis] == 0:
+        return a
+    if axis == nd - 1:
+        return cumprod_p(a)
+    return moveaxis(cumprod_p(moveaxis(a, axis, -1)), -1, axis)
 
 
 @export()
@@ -115,6 +211,39 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 
 
 
+def _edge_first_gradient_impl(f, *, h, axis):
+    f = np.moveaxis(f, axis, -1)
+    first = (f[..., 1:2] - f[..., 0:1]) / h
+    interior = (f[..., 2:] - f[..., :-2]) / (2.0 * h)
+    last = (f[..., -1:] - f[..., -2:-1]) / h
+    return np.moveaxis(np.concatenate([first, interior, last], axis=-1), -1, axis)
+
+
+def _edge_first_gradient_transpose_impl(g, *, h, axis):
+    g = np.moveaxis(g, axis, -1)
+    half = g[..., 1:-1] / (2.0 * h)
+    first, last = g[..., :1] / h, g[..., -1:] / h
+    out = np.zeros(g.shape, np.result_type(half, first))
+    out[..., 2:] += half
+    out[..., :-2] -= half
+    out[..., 1:2] += first
+    out[..., :1] -= first
+    out[..., -1:] += last
+    out[..., -2:-1] -= last
+    return np.moveaxis(out, -1, axis)
+
+
+# NumPy's gradient along ``axis`` (counted from the right) for a plain uniform step ``h`` and
+# first-order edges, and its transpose: each is the other's reverse rule and its own forward rule
+edge_first_gradient_p = Primitive("edge_first_gradient", _edge_first_gradient_impl)
+edge_first_gradient_transpose_p = Primitive("edge_first_gradient_transpose", _edge_first_gradient_transpose_impl)
+edge_first_gradient_p.def_jvp(0, lambda t, out, f, *, h, axis: edge_first_gradient_p(t, h=h, axis=axis))
+edge_first_gradient_p.def_vjp(0, lambda g, out, f, *, h, axis: edge_first_gradient_transpose_p(g, h=h, axis=axis))
+edge_first_gradient_transpose_p.def_jvp(0, lambda t, out, g, *, h, axis: edge_first_gradient_transpose_p(
+    t, h=h, axis=axis))
+edge_first_gradient_transpose_p.def_vjp(0, lambda k, out, g, *, h, axis: edge_first_gradient_p(k, h=h, axis=axis))
+
+
 def _spacing(h, n, who):
     """A scalar step, or (for coordinates) the steps between them; uniform coordinates -> a scalar."""
     h = operand(h)
@@ -140,6 +269,8 @@ def _one_axis(f, h, uniform, axis, nd, edge_order):
         s[axis] = shape(x)[0]
         return reshape(x, tuple(s))
 
+    if uniform and edge_order == 1 and not isinstance(h, Tracer):
+        return edge_first_gradient_p(f, h=h, axis=axis - nd)
     if uniform:
         interior = (at(slice(2, None)) - at(slice(None, -2))) / (2.0 * h)
         if edge_order == 1:
