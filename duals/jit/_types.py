@@ -23,6 +23,7 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.typeconv import Conversion
+from numba.core.imputils import lower_constant
 from numba.extending import (NativeValue, box, intrinsic, lower_cast, make_attribute_wrapper,
                              models, overload, overload_attribute, register_model, typeof_impl, unbox)
 from numba.np import numpy_support
@@ -81,6 +82,10 @@ class DualType(types.Type):
         if isinstance(other, DualType) and other.tag < self.tag:
             return self
         return None
+
+    def cast_python_value(self, value):
+        """A Python number as a constant of this type (lowered with zero lanes)."""
+        return float(value)
 
     def can_convert_from(self, typingctx, other):
         if isinstance(other, (types.Number, types.Boolean)):
@@ -161,6 +166,15 @@ def _cast_to_dual(context, builder, fromty, toty, val):
     st = cgutils.create_struct_proxy(toty)(context, builder)
     st.re = context.cast(builder, val, fromty, toty.base)
     st.du = _zero_lanes(context, toty)
+    return st._getvalue()
+
+
+@lower_constant(DualType)
+def _constant_dual(context, builder, ty, pyval):
+    """A number as a dual constant with zero lanes (Numba's reductions start from one)."""
+    st = cgutils.create_struct_proxy(ty)(context, builder)
+    st.re = context.get_constant_generic(builder, ty.base, pyval)
+    st.du = _zero_lanes(context, ty)
     return st._getvalue()
 
 

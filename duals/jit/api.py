@@ -151,8 +151,8 @@ def _call(f, args, who):
     if f not in _PROMOTING and not f.targetoptions.get("parallel"):
         try:
             return f(*args)
-        except nb_errors.NumbaError:  # did not compile: the promoting copy is tried
-            pass
+        except (nb_errors.NumbaError, TypeError):  # did not compile (older Numba raise TypeError
+            pass                                   # for some): the promoting copy is tried
     try:
         out = promoted_call(f, args)
     except nb_errors.NumbaError as exc:  # compiling failed (errors inside the code pass through)
