@@ -53,6 +53,8 @@ for k, fn in activations.items():
     axs[0].plot(xs, fn(xs), label=k)
     axs[1].plot(xs, slopes[k], label=k)
 axs[0].set_title("activation"); axs[1].set_title("slope, computed by duals.jvp")
+axs[0].set_xlabel("x"); axs[0].set_ylabel("activation(x)")
+axs[1].set_xlabel("x"); axs[1].set_ylabel("slope d activation / dx")
 i0 = np.flatnonzero(xs == 0.0)[0]
 axs[1].plot([0.0], [slopes["relu"][i0]], "ko", label="relu'(0) (library policy)")
 for ax in axs:
@@ -91,6 +93,7 @@ def draw_tangent(name="sigmoid", x0=0.0, ax=None):
     ax.plot(xs, y0 + k * (xs - x0), "--", label=f"tangent, slope {k:.4f}")
     ax.plot([x0], [y0], "ro")
     ax.set_ylim(-1.5, 3); ax.set_title(f"{name} at x = {x0:.2f}"); ax.legend(fontsize=8)
+    ax.set_xlabel("x"); ax.set_ylabel(f"{name}(x) and its tangent")
     if show:
         plt.show()
 
@@ -245,7 +248,8 @@ axs[0].set_title("quadratic, L = λmax(A)"); axs[0].set_xlabel("step"); axs[0].s
 axs[0].set_ylim(1e-30, 1e6)
 for lr, losses in runs_r.items():
     axs[1].semilogy(np.maximum(losses, 1e-300), label=f"lr = {lr:.1e}")
-axs[1].set_title("Rosenbrock from (-1.2, 1)"); axs[1].set_xlabel("step"); axs[1].set_ylim(1e-12, 1e8)
+axs[1].set_title("Rosenbrock from (-1.2, 1)"); axs[1].set_xlabel("step"); axs[1].set_ylabel("loss")
+axs[1].set_ylim(1e-12, 1e8)
 for ax in axs:
     ax.legend(fontsize=8)
 plt.tight_layout(); plt.show()

@@ -70,11 +70,12 @@ print(f"first call (compiles for duals) {t_first:.2f} s; next call {t_again * 1e
 ("code", r'''
 fig, axs = plt.subplots(1, 3, figsize=(14, 3.8))
 axs[0].plot(t, Y[:, 0], label="prey"); axs[0].plot(t, Y[:, 1], label="predators")
-axs[0].set_title("trajectory"); axs[0].set_xlabel("t"); axs[0].legend()
+axs[0].set_title("trajectory"); axs[0].set_xlabel("t"); axs[0].set_ylabel("population"); axs[0].legend()
 for j, name in enumerate(names):
     axs[1].plot(t, S[:, 0, j], label=name)
     axs[2].plot(t, S[:, 1, j], label=name)
 axs[1].set_title("∂ prey(t) / ∂p"); axs[2].set_title("∂ predators(t) / ∂p")
+axs[1].set_ylabel("sensitivity ∂ prey(t) / ∂p"); axs[2].set_ylabel("sensitivity ∂ predators(t) / ∂p")
 for ax in axs[1:]:
     ax.set_xlabel("t"); ax.axhline(0, color="k", lw=0.5); ax.legend(fontsize=8)
 plt.tight_layout(); plt.show()

@@ -7,7 +7,9 @@
 Each notebook is a list of markdown / code cells defined below; the executed
 notebooks (with outputs and figures) are committed next to this script.
 Every number quoted in a markdown cell is printed by a code cell: the markdown
-refers to the printed value, it never types one.
+refers to the printed value, it never types one. The kernel runs with
+DUALS_NOTEBOOK_BUILD=1, which turns the notebooks' progress bars off, so that no bar
+is saved in a committed notebook.
 """
 import os
 import sys
@@ -41,6 +43,8 @@ plt.rcParams["figure.dpi"] = 80
 
 import importlib  # noqa: E402
 
+QUIET = {"DUALS_NOTEBOOK_BUILD": "1"}   # the notebooks' progress() shows no bar under it
+
 # notebook name -> module (next to this script) whose cells(common) returns [(kind, source), ...]
 NOTEBOOKS = {
     "forward_vs_reverse": "_nb_forward_vs_reverse",
@@ -60,7 +64,7 @@ def build(name, execute=True, timeout=120):
     if execute:
         t = time.perf_counter()
         NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                       resources={"metadata": {"path": HERE}}).execute()
+                       resources={"metadata": {"path": HERE}}).execute(env=dict(os.environ, **QUIET))
         print(f"{name}: executed in {time.perf_counter() - t:.1f} s")
     nbformat.write(nb, path)
     return path
