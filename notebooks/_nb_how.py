@@ -212,36 +212,44 @@ Some functions have kinks or infinite slopes. `duals` returns a fixed, documente
 """),
 ("code", r'''
 relu = lambda x: dnp.maximum(x, 0.0)
-np.seterr(divide="ignore", invalid="ignore")   # sqrt'(0) = 1/(2*0) = inf is the point here, not a warning
-policy = {
-    "abs'(0)": duals.grad(abs)(0.0),
-    "relu'(0) via dnp.maximum(x, 0)": duals.grad(relu)(0.0),
-    "sqrt'(0)": duals.grad(np.sqrt)(0.0),
-}
-policy_fwd = {
-    "abs'(0)": duals.jvp(abs, (0.0,), (1.0,))[1],
-    "relu'(0) via dnp.maximum(x, 0)": duals.jvp(relu, (0.0,), (1.0,))[1],
-    "sqrt'(0)": duals.jvp(np.sqrt, (0.0,), (1.0,))[1],
-}
+with np.errstate(divide="ignore"):   # sqrt'(0) = 1/(2*0) = inf is the point here, not a warning
+    policy = {
+        "abs'(0)": duals.grad(abs)(0.0),
+        "relu'(0) via dnp.maximum(x, 0)": duals.grad(relu)(0.0),
+        "sqrt'(0)": duals.grad(np.sqrt)(0.0),
+    }
+    policy_fwd = {
+        "abs'(0)": duals.jvp(abs, (0.0,), (1.0,))[1],
+        "relu'(0) via dnp.maximum(x, 0)": duals.jvp(relu, (0.0,), (1.0,))[1],
+        "sqrt'(0)": duals.jvp(np.sqrt, (0.0,), (1.0,))[1],
+    }
 for k in policy:
     print(f"{k:32s} reverse: {policy[k]:<5}  forward: {policy_fwd[k]}")
 '''),
 ("code", r'''
-xs = np.linspace(-1.0, 1.0, 201)                 # contains 0 exactly
-ones = np.ones_like(xs)
-fig, axs = plt.subplots(1, 3, figsize=(12, 3.2))
-for ax, (name, fn) in zip(axs, [("abs", np.abs), ("relu = maximum(x, 0)", relu),
-                                ("sqrt", lambda x: np.sqrt(np.abs(x)))]):
-    val, slope = duals.jvp(fn, (xs,), (ones,))
+CLIP = 3.0                                        # slopes are drawn clipped to [-CLIP, CLIP]
+panels = [("abs", np.abs, np.linspace(-1.0, 1.0, 201)),          # each grid contains 0 exactly
+          ("relu = maximum(x, 0)", relu, np.linspace(-1.0, 1.0, 201)),
+          ("sqrt (defined for x >= 0)", np.sqrt, np.linspace(0.0, 1.0, 101))]
+fig, axs = plt.subplots(1, 3, figsize=(12, 4.4))
+for ax, (name, fn, xs) in zip(axs, panels):
+    with np.errstate(divide="ignore"):
+        val, slope = duals.jvp(fn, (xs,), (np.ones_like(xs),))
+        at_zero = float(duals.grad(fn)(0.0))
     ax.plot(xs, val, label=name)
-    ax.plot(xs, np.clip(slope, -3, 3), ".", ms=2, label="slope (duals, clipped to ±3)")
-    ax.plot([0], [np.clip(duals.grad(fn)(0.0), -3, 3)], "ro", label="value at 0")
-    ax.set_title(name); ax.legend(fontsize=7)
+    ax.plot(xs, np.clip(slope, -CLIP, CLIP), ".", ms=2, label=f"slope by duals (clipped to ±{CLIP:g})")
+    off_scale = abs(at_zero) > CLIP
+    ax.plot([0.0], [np.clip(at_zero, -CLIP, CLIP)], "r^" if off_scale else "ro",
+            label=f"slope at 0 = {at_zero:g}" + (" (off the scale: drawn at the clip)" if off_scale else ""))
+    ax.set_xlabel("x"); ax.set_ylabel("value, and slope d/dx")
+    ax.set_title(name); ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2))
 plt.tight_layout(); plt.show()
 '''),
 ("md", r"""
+The red marker is the slope `duals.grad` returns at exactly $0$ (its value is in the legend).
 `abs` takes $0$ at $0$ (a valid subgradient). `maximum(x, 0)` splits ties evenly, $0.5$ to each
-argument. `sqrt` gives `inf` at 0: the true one-sided slope. That `inf` becomes a NaN as soon as
+argument. `sqrt`, drawn where it is defined, gives `inf` at 0: the true one-sided slope, drawn as
+a triangle at the top of the clipped scale. That `inf` becomes a NaN as soon as
 it is multiplied by a zero — see `local_derivatives.ipynb` for `sqrt(sum(x**2))` at 0, and
 `duals.detect_anomaly()`, which names the operation.
 
