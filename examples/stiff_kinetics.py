@@ -10,6 +10,8 @@ Jacobian is ``duals.jacfwd`` of the very same right-hand side (no hand derivatio
 report compares, for each method: right-hand-side calls (nfev), Jacobian evaluations
 (njev), LU factorisations, wall time and the global error at the final time against a tight
 reference solution, in units of the requested tolerance (err/tol); and checks the duals Jacobian against the hand-written one.
+With ``--plot`` it also sweeps the requested tolerance and draws err/tol against it, next to
+the concentrations.
 
 Run:  python examples/stiff_kinetics.py [--small] [--plot robertson.png]
 """
@@ -22,6 +24,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:                # run as a script it is there; loaded by path it is not
     sys.path.append(_HERE)
 import _blas_threads  # noqa: E402  (one BLAS thread, as in benchmarks/: before NumPy loads)
+from _progress import progress  # noqa: E402  (a tqdm bar on a terminal, nothing otherwise)
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -51,6 +54,12 @@ _jac = duals.jacfwd(lambda y: rhs(0.0, y))
 
 def jac_duals(t, y):
     return _jac(np.asarray(y, dtype=float))
+
+
+def error_over_tolerance(sol, y_ref, rtol, atol):
+    """The largest over the species of |y(t_end) - y_ref| / (atol + rtol |y_ref|): the final
+    state's error in units of the tolerance the solver was asked for."""
+    return float(np.max(np.abs(sol.y[:, -1] - y_ref) / (atol + rtol * np.abs(y_ref))))
 
 
 class Counter:
@@ -105,13 +114,16 @@ def main(argv=None):
             el = time.perf_counter() - t0
             if not sol.success:
                 raise RuntimeError(f"{method} with {label} Jacobian failed: {sol.message}")
-            # global error at t_end in units of the requested tolerance atol + rtol |y|
-            err = np.max(np.abs(sol.y[:, -1] - y_ref) / (atol + rtol * np.abs(y_ref)))
+            err = error_over_tolerance(sol, y_ref, rtol, atol)
             results[method, label] = (sol, f.n, err)
             print(f"{method:6s} {label:16s} {sol.nfev:6d} {f.n:9d} {sol.njev:5d} {sol.nlu:5d} "
                   f"{sol.t.size - 1:6d} {el:9.3f} {err:8.2g}")
     print("(SciPy's nfev leaves out the calls its finite-difference Jacobian makes; "
           "'rhs calls' counts every call)")
+    print("err/tol: the largest over y1, y2, y3 of |y(t_end) - y_ref| / (atol + rtol |y_ref|), the "
+          "final state's error against a\n  tight reference solve, in units of the requested "
+          "tolerance; below 1 is within it (the solvers control each\n  step's local error, so "
+          "the global error can exceed the tolerance)")
     for method in ("BDF", "Radau"):
         fd, ad = results[method, "finite diff."], results[method, "duals.jacfwd"]
         print(f"{method}: the duals Jacobian saves {fd[1] - ad[1]} right-hand-side calls "
@@ -130,14 +142,30 @@ def main(argv=None):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        rtols = 10.0 ** -np.arange(3, 10)
+        sweep = {}
+        for method, r in progress([(m, r) for m in ("BDF", "Radau") for r in rtols], "tolerances"):
+            a = r * atol / rtol                      # the same atol / rtol ratio as above
+            run = solve_ivp(rhs, (0.0, t_end), y0, method=method, jac=jac_duals, rtol=r, atol=a)
+            sweep.setdefault(method, []).append(error_over_tolerance(run, y_ref, r, a))
+        print("err/tol against the requested rtol (duals.jacfwd Jacobian):")
+        for method, errs in sweep.items():
+            print(f"  {method:6s} " + "  ".join(f"{r:.0e}: {e:.2g}" for r, e in zip(rtols, errs)))
         sol = results["BDF", "duals.jacfwd"][0]
-        fig, ax = plt.subplots(figsize=(7, 4))
+        fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4))
         for i, (lab, s) in enumerate((("y1", 1), ("y2 x 1e4", 1e4), ("y3", 1))):
             ax.semilogx(sol.t[1:], s * sol.y[i, 1:], label=lab)
         ax.set_xlabel("time t (model time units, log scale)")
         ax.set_ylabel("concentration (fraction of the total, dimensionless)")
         ax.set_title("Robertson kinetics, BDF with a duals.jacfwd Jacobian")
         ax.legend()
+        for method, marker in (("BDF", "o-"), ("Radau", "s-")):
+            bx.loglog(rtols, sweep[method], marker, label=f"{method}, duals.jacfwd Jacobian")
+        bx.axhline(1.0, color="k", lw=0.8, ls="--", label="error = requested tolerance")
+        bx.set_xlabel(f"requested rtol (atol = rtol x {atol / rtol:g})")
+        bx.set_ylabel("final-state error / (atol + rtol |y|)  (err/tol)")
+        bx.set_title(f"global error at t = {t_end:.0e} against the tolerance")
+        bx.legend()
         fig.tight_layout()
         fig.savefig(args.plot)
         plt.close(fig)
