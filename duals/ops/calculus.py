@@ -2,8 +2,11 @@
 differences, one-sided at the edges), ``cumprod`` and trapezoidal integration (``trapezoid``, and
 ``trapz`` where NumPy still has it).
 
-``diff``, ``gradient`` and ``trapezoid`` are composed from ``getitem``, ``concatenate``, ``sum``
-and multiplication. ``cumprod`` is a primitive (NumPy's value) whose derivatives are linear
+The linear ones on the common path are primitives paired with their transposes: the first
+difference, the uniform-step gradient with first-order edges, the trapezoidal rule with a
+plain scalar step (each a NumPy expression, so the reverse rule is one pass, not slices and
+scatters). Traced or non-uniform spacings, second-order edges and sample points ``x`` are
+composed from ``getitem``, ``concatenate``, ``sum`` and multiplication. ``cumprod`` is a primitive (NumPy's value) whose derivatives are linear
 recurrences, ``dp_k = x_k dp_{k-1} + p_{k-1} dx_k`` forward and its transpose backward (one
 pass each, a primitive of its own): exact, zeros included, where a quotient ``cumprod / x``
 would divide by an entry.
@@ -184,6 +187,30 @@ def cumprod(a, axis=None, dtype=None, out=None):
     return moveaxis(cumprod_p(moveaxis(a, axis, -1)), -1, axis)
 
 
+def _trapezoid_impl(y, *, dx, axis):
+    n = y.shape[axis]
+    upper = y[(Ellipsis, slice(1, n)) + (slice(None),) * (-axis - 1)]
+    lower = y[(Ellipsis, slice(0, n - 1)) + (slice(None),) * (-axis - 1)]
+    return np.sum(dx * (upper + lower) / 2.0, axis=axis)
+
+
+def _trapezoid_vjp(g, out, y, *, dx, axis):
+    """``g`` times the weights ``dx/2, dx, ..., dx, dx/2`` along the axis: bit for bit the
+    cotangent of the composition (a halving is exact, and so is the sum of two equal halves)."""
+    n = shape(y)[axis]
+    weights = np.full(n, dx, dtype=np.result_type(innermost(y).dtype, dx))
+    weights[[0, -1]] = weights[[0, -1]] / 2.0 if n > 1 else 0.0
+    gs = shape(g)
+    k = len(gs) + 1 + axis
+    return reshape(g, gs[:k] + (1,) + gs[k:]) * weights.reshape((n,) + (1,) * (-axis - 1))
+
+
+# the trapezoidal rule with a plain scalar step along ``axis`` (counted from the right)
+trapezoid_p = Primitive("trapezoid", _trapezoid_impl)
+trapezoid_p.def_jvp(0, lambda t, out, y, *, dx, axis: trapezoid_p(t, dx=dx, axis=axis))
+trapezoid_p.def_vjp(0, _trapezoid_vjp)
+
+
 @export()
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """trapezoid(y, x=None, dx=1.0, axis=-1): the integral of samples ``y`` by the trapezoidal rule.
@@ -196,6 +223,8 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     y = operand(y)
     nd = ndim(y)
     axis = normalize_axis(axis, nd)[0]
+    if x is None and not isinstance(dx, Tracer) and np.ndim(dx) == 0:
+        return trapezoid_p(y, dx=dx, axis=axis - nd)
     if x is None:
         d = dx
     elif ndim(operand(x)) == 1:
