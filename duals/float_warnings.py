@@ -96,10 +96,11 @@ def _report(error, flag):
         warnings.warn(message, RuntimeWarning, stacklevel=2)
         return
     namespace = frame.f_globals
+    # as warnings.warn does, but without module_globals: asking the module's loader for its
+    # source fails for code that has none on disk (python -c); the line is read from the file
     warnings.warn_explicit(message, RuntimeWarning, frame.f_code.co_filename, frame.f_lineno,
                            module=namespace.get("__name__", "<string>"),
-                           registry=namespace.setdefault("__warningregistry__", {}),
-                           module_globals=namespace)
+                           registry=namespace.setdefault("__warningregistry__", {}))
 
 
 def _inside(frame):

@@ -91,3 +91,21 @@ def test_no_warning_where_nothing_goes_wrong():
         warnings.simplefilter("error")
         assert duals.grad(np.sqrt)(4.0) == 0.25
         np.testing.assert_allclose(duals.jacfwd(np.log)(np.ones(3)), np.eye(3))
+
+
+def test_a_warnings_filter_of_error_raises_the_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning, match="sqrt"):
+            duals.grad(np.sqrt)(0.0)
+
+
+def test_code_without_a_source_file_gets_the_warning_too():
+    # python -c: the caller's module has no source a loader could give (warnings.warn_explicit
+    # with module_globals would fail there); the report names <string> and the line
+    import subprocess
+    import sys
+    code = "import numpy as np, duals\nduals.grad(np.sqrt)(0.0)\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "<string>:2: RuntimeWarning: divide by zero encountered in sqrt" in done.stderr
