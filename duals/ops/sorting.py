@@ -110,16 +110,31 @@ def _sort_impl(x, *, axis):
 sort_p = Primitive("sort", _sort_impl)
 
 
+def _tied(s, axis):
+    """Whether sorted entries ``s`` hold a tie along ``axis`` (equal neighbours, or two NaNs,
+    which sort last and compare unequal)."""
+    n = s.shape[axis]
+    first, rest = (s[(slice(None),) * axis + (k,)] for k in (slice(0, n - 1), slice(1, n)))
+    return bool(np.any(first == rest) or np.any(np.isnan(first) & np.isnan(rest)))
+
+
 def _sorting_permutation(out, x, axis):
     """The Permutation of NumPy's stable sort of the plain ``x`` along ``axis``: from the faster
     default sort when the sorted entries ``out`` have no ties (the permutation is then unique)."""
-    v, s = _plain(x), _plain(out)
-    n = v.shape[axis]
-    first, rest = (s[(slice(None),) * axis + (k,)] for k in (slice(0, n - 1), slice(1, n)))
-    # NaN sorts last, so two NaNs in a slice are neighbours (and compare unequal)
-    tied = np.any(first == rest) or np.any(np.isnan(first) & np.isnan(rest))
-    order = np.argsort(v, axis=axis, kind="stable" if tied else None)
+    v = _plain(x)
+    order = np.argsort(v, axis=axis, kind="stable" if _tied(_plain(out), axis) else None)
     return Permutation(order, axis - v.ndim)
+
+
+def _sort_fused_jvp(primals, tangents, *, axis):
+    """One default argsort for the value and the tangent, where no entries tie (the sorted
+    entries are then NumPy's sort bit for bit); at a tie, decline (the rules use the stable sort)."""
+    x, t = np.asarray(primals[0]), tangents[0]
+    perm = Permutation(np.argsort(x, axis=axis), axis - x.ndim)
+    out = perm.apply(x)
+    if _tied(out, axis):
+        return None
+    return out, perm.apply(t)
 
 
 def _sort_jvp(t, out, x, *, axis):
@@ -132,6 +147,7 @@ def _sort_vjp(g, out, x, *, axis):
 
 sort_p.def_jvp(0, _sort_jvp)
 sort_p.def_vjp(0, _sort_vjp)
+sort_p.fused_jvp = _sort_fused_jvp
 
 
 @export()
