@@ -16,7 +16,7 @@ True
 import numba
 
 # the range tested (see the README's development section); the upper end is exclusive
-SUPPORTED = ((0, 59), (0, 69))
+SUPPORTED = ((0, 60), (0, 69))
 
 # (module, attribute) pairs that compiled mode uses and public Numba does not promise
 INTERNALS = (
