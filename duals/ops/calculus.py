@@ -17,7 +17,6 @@ would divide by an entry.
 """
 from types import SimpleNamespace
 
-import numba
 import numpy as np
 
 from ..core import Primitive, Tracer
@@ -92,7 +91,6 @@ def diff(a, n=1, axis=-1, prepend=_ABSENT, append=_ABSENT):
     return a
 
 
-@numba.njit(cache=True, nogil=True)
 def _linear_recurrence_rows(a, b, out, reverse):
     n = out.shape[1]
     for r in range(out.shape[0]):
@@ -103,13 +101,24 @@ def _linear_recurrence_rows(a, b, out, reverse):
             out[r, k] = y
 
 
+_COMPILED = []
+
+
+def _compiled_rows():
+    """_linear_recurrence_rows compiled by Numba on first use (``import duals`` imports no Numba)."""
+    if not _COMPILED:
+        import numba
+        _COMPILED.append(numba.njit(cache=True, nogil=True)(_linear_recurrence_rows))
+    return _COMPILED[0]
+
+
 def _linear_recurrence_impl(a, b, *, reverse):
     dtype = np.result_type(a, b)
     batch = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
     n = a.shape[-1]
     a2, b2 = (np.ascontiguousarray(np.broadcast_to(v, batch + (n,)), dtype).reshape(-1, n) for v in (a, b))
     out = np.empty(a2.shape, dtype)
-    _linear_recurrence_rows(a2, b2, out, reverse)
+    _compiled_rows()(a2, b2, out, reverse)
     return out.reshape(batch + (n,))
 
 
