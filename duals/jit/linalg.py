@@ -383,14 +383,14 @@ def _ov_lstsq_matrix_terms(da, ar, pinv, x, r):
 
     def impl(da, ar, pinv, x, r):
         m, n = ar.shape
+        if m == n:  # A⁺A = I and r = 0: both vanish
+            return np.zeros((n, x.shape[1], da.shape[2]))
         dat = np.ascontiguousarray(da.transpose((1, 0, 2)))
         pinv_t = np.ascontiguousarray(pinv.T)
         if m > n:
             return lanes_right(pinv, lanes_right(pinv_t, lanes_left(dat, r)))
         w = lanes_left(dat, np.dot(pinv_t, x))
-        if m < n:
-            return w - lanes_right(pinv, lanes_right(ar, w))
-        return w * 0.0
+        return w - lanes_right(pinv, lanes_right(ar, w))
     return impl
 
 
