@@ -57,7 +57,8 @@ CASES = [
          ((5, 2), (5, 2)), Q),
     Case("lstsq-wide-minimum-norm", lambda a, b: np.linalg.lstsq(a, b)[0], ((2, 3), (2,)), Q),
     # ------------------------------------------------------------ pinv
-    Case("pinv-tall", np.linalg.pinv, ((4, 2),), Q),
+    Case("pinv-tall", np.linalg.pinv, ((4, 2),), ("pinv",)),
+    Case("pinv-square", np.linalg.pinv, ((3, 3),), ("pinv",)),
     Case("pinv-wide-stack", np.linalg.pinv, ((2, 2, 3),), Q),
     # NumPy reads the lower triangle only: the upper one has derivative zero, as finite differences say
     Case("pinv-hermitian", lambda a: np.linalg.pinv(a, hermitian=True), ((3, 3),), Q),

@@ -1,5 +1,5 @@
 """Singular value and QR decompositions: ``linalg.svd`` (and ``svdvals``) and ``linalg.qr`` are
-primitives; ``linalg.lstsq`` and ``linalg.pinv`` of full-rank matrices are composed from ``qr``.
+primitives, and so is ``linalg.pinv`` of a full-rank matrix; ``linalg.lstsq`` is composed from ``qr``.
 
 ``svd`` is one primitive whose output packs the singular values as a first row above ``U``
 and ``V = Vhᵀ`` (shape ``(..., 1 + m + n, k)``, ``k = min(m, n)``; with ``full_matrices`` the
@@ -13,8 +13,9 @@ columns are padded with zeros to ``max(m, n)``). With ``P = Uᵀ dA V``, ``S = d
 ``qr`` (``m ≥ n``) packs ``Q`` above ``R``. With ``C = Qᵀ dA R⁻¹`` and ``Ω = L − Lᵀ``
 (``L`` the strict lower triangle of ``C``): ``dR = (C − Ω) R`` and
 ``dQ = Q Ω + (I − Q Qᵀ) dA R⁻¹``. A wide ``a = [X Y]`` is ``Q R_X = X`` and ``R = [R_X, Qᵀ Y]``.
-``lstsq`` and ``pinv`` are ``R⁻¹ Qᵀ b`` (tall) or ``Q R⁻ᵀ b`` with ``aᵀ = Q R`` (wide); their
-values are NumPy's own (the composition gives the derivative).
+``lstsq`` is ``R⁻¹ Qᵀ b`` (tall) or ``Q R⁻ᵀ b`` with ``aᵀ = Q R`` (wide), with NumPy's value (the
+composition gives the derivative). ``pinv`` (``P``, NumPy's value) has ``dP = −P dA P`` plus
+``P Pᵀ dAᵀ (I − A P)`` (tall) or ``(I − P A) dAᵀ Pᵀ P`` (wide).
 
 Policy where these functions have no derivative (the same in every mode and order):
 
@@ -493,8 +494,8 @@ _DEFAULT = object()
 def pinv(a, rcond=None, hermitian=False, *, rtol=_DEFAULT):
     """pinv(a, rcond=None, hermitian=False, *, rtol): the Moore-Penrose pseudo-inverse (of each matrix).
 
-    The value is NumPy's; a full-rank matrix is differentiated (as ``R⁻¹ Qᵀ``, or ``Q R⁻ᵀ`` for a
-    wide one); a rank-deficient one (singular values at or below NumPy's cutoff) raises
+    The value is NumPy's; a full-rank matrix is differentiated (the derivative of the pseudo-inverse
+    of constant rank, see the module docstring); a rank-deficient one (singular values at or below NumPy's cutoff) raises
     ``LinAlgError`` on a derivative. ``hermitian=True`` reads the lower triangle, as NumPy does.
 
     >>> np.round(pinv(np.array([[1.0], [1.0]])), 12).tolist()
@@ -502,11 +503,11 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_DEFAULT):
     """
     a = _as_operand(a)
     extra = {} if rtol is _DEFAULT else {"rtol": rtol}
-    exact = np.linalg.pinv(_plain(a), rcond=rcond, hermitian=hermitian, **extra)
     if not _traced(a):
-        return exact
+        return np.linalg.pinv(a, rcond=rcond, hermitian=hermitian, **extra)
     _at_least_2d(a, "pinv")
     m, n = shape(a)[-2:]
+    given = rcond
     if hermitian:
         _check_square(a, "pinv(hermitian=True)")
         a = _symmetric_from_lower(a)
@@ -518,5 +519,41 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_DEFAULT):
         raise _rank_deficient("pinv", int(np.min(kept)), min(m, n),
                               "regularize (np.linalg.solve(a.T @ a + lam * I, a.T)) or remove the "
                               "dependent rows or columns")
-    identity = np.broadcast_to(np.eye(m, dtype=_float_dtype(a)), shape(a)[:-2] + (m, m))
-    return _with_value(_full_rank_pseudo_solve(a, identity), exact)
+    # hermitian: NumPy reads the lower triangle, which the mirrored ``a`` shares
+    return pinv_p(a, rcond=given, hermitian=hermitian, extra=tuple(extra.items()))
+
+
+def _pinv_impl(a, *, rcond, hermitian, extra):
+    return np.linalg.pinv(a, rcond=rcond, hermitian=hermitian, **dict(extra))
+
+
+# the pseudo-inverse P of a full-rank matrix (NumPy's value): dP = -P dA P, plus
+# P Pᵀ dAᵀ (I - A P) for a tall one, or (I - P A) dAᵀ Pᵀ P for a wide one (the other projector
+# is the identity); the reverse rule is the transpose
+pinv_p = Primitive("pinv", _pinv_impl)
+
+
+def _pinv_jvp(t, out, a, **params):
+    m, n = shape(a)[-2:]
+    P, tT = out, _T(t)
+    dP = -matmul(matmul(P, t), P)
+    if m > n:
+        dP = dP + matmul(matmul(P, _T(P)), tT - matmul(matmul(tT, a), P))
+    elif m < n:
+        dP = dP + matmul(tT - matmul(P, matmul(a, tT)), matmul(_T(P), P))
+    return dP
+
+
+def _pinv_vjp(g, out, a, **params):
+    m, n = shape(a)[-2:]
+    P, gT = out, _T(g)
+    ga = -matmul(matmul(_T(P), g), _T(P))
+    if m > n:
+        ga = ga + matmul(gT - matmul(a, matmul(P, gT)), matmul(P, _T(P)))
+    elif m < n:
+        ga = ga + matmul(matmul(_T(P), P), gT - matmul(matmul(gT, P), a))
+    return ga
+
+
+pinv_p.def_jvp(0, _pinv_jvp)
+pinv_p.def_vjp(0, _pinv_vjp)
