@@ -33,6 +33,7 @@ from . import extras, rules
 from ._types import DualType
 from .arrays import _at, _binary_impl, _register, _unary_impl
 from . import errors as _errors
+from .compat import array_method
 from .errors import MARK
 from .parts import is_dual_array, level_of
 
@@ -460,7 +461,6 @@ def _refuse(label, advice):
 
 def _install():
     fn = rules.install()
-    from numba.np import arraymath  # the functions Numba resolves x.max(), x.var() ... to
     for label, kernel, numpy_functions, method in (
             ("max", _largest, (np.max, np.amax), "npy_max"),
             ("min", _smallest, (np.min, np.amin), "npy_min"),
@@ -468,18 +468,18 @@ def _install():
             ("prod", _product, (np.prod,), None)):
         for f in numpy_functions:
             overload(f, target="cpu")(_reduction(label, kernel))
-        if method is not None and hasattr(arraymath, method):
-            overload(getattr(arraymath, method), target="cpu")(_whole(kernel))
+        if method is not None and array_method(method) is not None:
+            overload(array_method(method), target="cpu")(_whole(kernel))
     for f, kernel, method in ((np.var, _variance, "array_var"), (np.std, _deviation, "array_std")):
         overload(f, target="cpu")(_whole(kernel))
-        if hasattr(arraymath, method):
-            overload(getattr(arraymath, method), target="cpu")(_whole(kernel))
+        if array_method(method) is not None:
+            overload(array_method(method), target="cpu")(_whole(kernel))
     overload(np.ptp, target="cpu")(_whole(_spread))
     for f, typer, method in ((np.cumsum, _running_sum, "array_cumsum"),
                              (np.cumprod, _running_product, "array_cumprod")):
         overload(f, target="cpu")(typer)
-        if hasattr(arraymath, method):
-            overload(getattr(arraymath, method), target="cpu")(typer)
+        if array_method(method) is not None:
+            overload(array_method(method), target="cpu")(typer)
     overload(np.where, target="cpu")(_where)
     overload(np.sort, target="cpu")(_sort)
     overload(np.argsort, target="cpu")(_argsort)

@@ -136,6 +136,13 @@ def array_methods():
     return {"sum": arraymath.array_sum, "prod": arraymath.array_prod, "mean": arraymath.array_mean}
 
 
+def array_method(internal_name):
+    """array_method(internal_name) -> Numba's implementation of an array method by its name in
+    ``numba.np.arraymath`` (``"npy_max"`` for ``x.max()``, ``"array_var"``...), None if absent."""
+    from numba.np import arraymath
+    return getattr(arraymath, internal_name, None)
+
+
 def compile_numpy_subroutine(context, builder, impl, sig, args):
     """Compile ``impl`` for ``sig`` under NumPy's error model (``x / 0.0`` is inf, as in Numba's
     fused loops) with the caller's other flags, and call it."""
