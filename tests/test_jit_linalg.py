@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import duals
+from finite_differences import central_differences
 
 njit = numba.njit(cache=True)
 CHUNK = 4
@@ -25,20 +26,6 @@ def jacfwd(f, argnums=0):
 
 def hessian(f, argnums=0):  # duals.hessian of a dispatcher, with a fixed lane count
     return duals.jit.compiled_hessian(f, argnums=argnums, chunk_size=HESSIAN_CHUNK)
-
-
-def central_differences(f, args, argnum, h=1e-6):
-    """∂f/∂args[argnum] by central differences, shape out.shape + in.shape."""
-    x = np.asarray(args[argnum], dtype=float)
-    columns = []
-    for k in range(x.size):
-        step = np.zeros(x.size)
-        step[k] = h
-        up, down = list(args), list(args)
-        up[argnum], down[argnum] = x + step.reshape(x.shape), x - step.reshape(x.shape)
-        columns.append((np.asarray(f(*up)) - np.asarray(f(*down))) / (2 * h))
-    out = np.moveaxis(np.array(columns), 0, -1)
-    return out.reshape(np.shape(f(*args)) + x.shape)
 
 
 # ---------------------------------------------------------------- user code, unchanged

@@ -17,6 +17,7 @@ import duals
 import duals.numpy as dnp
 from duals import derivatives
 from duals.jit import dual_array, fn
+from finite_differences import central_differences
 
 njit = numba.njit(cache=True)
 CHUNK = 4
@@ -24,20 +25,6 @@ CHUNK = 4
 
 def jacfwd(f, argnums=0):
     return duals.jacfwd(f, argnums=argnums, chunk_size=CHUNK)
-
-
-def central_differences(f, args, argnum, h=1e-6):
-    """∂f/∂args[argnum] by central differences, shape out.shape + in.shape."""
-    x = np.asarray(args[argnum], dtype=float)
-    columns = []
-    for k in range(x.size):
-        step = np.zeros(x.size)
-        step[k] = h
-        up, down = list(args), list(args)
-        up[argnum], down[argnum] = x + step.reshape(x.shape), x - step.reshape(x.shape)
-        columns.append((np.asarray(f(*up)) - np.asarray(f(*down))) / (2 * h))
-    out = np.moveaxis(np.array(columns), 0, -1)
-    return out.reshape(np.shape(f(*args)) + x.shape)
 
 
 def matches_numpy_path(f, *args, argnums=0, rtol=1e-12):
