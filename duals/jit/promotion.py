@@ -48,6 +48,7 @@ from numba.extending import overload
 from numba.np import numpy_support
 
 from ._types import DualType, _typeof_dual, type_of_dtype
+from .arrays import _is_none
 from .compat import rewriting_compiler
 from .errors import MARK
 from .vectorized import elementwise, is_vectorized
@@ -421,10 +422,6 @@ def _converter(element):
         copy = _copier(element)
         return lambda a: copy(a)
     return convert
-
-
-def _is_none(t):
-    return t is None or isinstance(t, (types.NoneType, types.Omitted))
 
 
 def _stub_like(numpy_fn, name=None):
