@@ -1,8 +1,10 @@
-"""duals.jit: forward mode of unchanged ``@numba.njit`` code, with a dual number type Numba understands.
+"""duals.jit: forward and reverse mode of unchanged ``@numba.njit`` code, with types Numba understands.
 
-``duals.jvp``, ``duals.jacfwd`` and ``duals.hessian`` hand a Numba dispatcher to
-:func:`compiled_jvp`, :func:`compiled_jacfwd` and :func:`compiled_hessian`; Numba then
-compiles the user's own code for :class:`DualType` scalars and arrays of :func:`dual_dtype`.
+``duals.jvp``, ``duals.jacfwd`` hand a Numba dispatcher to :func:`compiled_jvp` and
+:func:`compiled_jacfwd`; Numba then compiles the user's own code for :class:`DualType` scalars
+and arrays of :func:`dual_dtype`. ``duals.grad``, ``value_and_grad``, ``vjp``, ``jacrev``,
+``hvp`` and ``hessian`` hand it to the reverse-mode entry points (:mod:`duals.jit.reverse`),
+which run it on adjoints that record a tape in compiled memory (:mod:`duals.jit.tape`).
 Every operation of the dual type is generated from ``duals/derivatives.py``; ``fn`` holds
 each table entry under its table name (``fn.expit(x)``) for @njit code.
 
@@ -18,7 +20,10 @@ from ._types import DualType, dual_dtype, type_of_dtype, dtype_of_type  # noqa: 
 from . import rules as _rules
 from . import errors as _errors  # noqa: F401  (registers the error overloads)
 from . import arrays as _arrays  # noqa: F401  (registers the whole-array overloads)
+from . import tape as _tape, adjoint as _adjoint  # noqa: F401  (compiled reverse mode's types)
 from .api import compiled_jvp, compiled_jacfwd, compiled_hessian, dual_array
+from .reverse import (compiled_vjp, compiled_grad, compiled_value_and_grad,  # noqa: E402
+                      compiled_jacrev, compiled_hvp, compiled_hessian_rev)
 
 fn = _rules.install()
 
@@ -26,4 +31,5 @@ from . import linalg as _linalg  # noqa: E402,F401  (products and np.linalg on d
 from . import array_functions as _array_functions  # noqa: E402,F401  (np.cumsum, np.where ...)
 
 __all__ = ["DualType", "dual_dtype", "type_of_dtype", "dtype_of_type", "compiled_jvp",
-           "compiled_jacfwd", "compiled_hessian", "dual_array", "fn"]
+           "compiled_jacfwd", "compiled_hessian", "dual_array", "fn", "compiled_vjp", "compiled_grad",
+           "compiled_value_and_grad", "compiled_jacrev", "compiled_hvp", "compiled_hessian_rev"]

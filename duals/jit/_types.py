@@ -76,6 +76,10 @@ class DualType(types.Type):
     def lanes_type(self):
         return lanes_type(self.base, self.lanes)
 
+    def with_base(self, base):
+        """The same kind of dual (lanes, or a tape) over another ``base``."""
+        return DualType(base, self.lanes)
+
     def unify(self, typingctx, other):
         if isinstance(other, (types.Number, types.Boolean)):
             return self
@@ -123,11 +127,16 @@ def _tangent(d):
 def make(typingctx, re, du):
     """make(re, du) -> dual with real part ``re`` and lanes ``du`` (``re`` cast to the base).
 
-    ``du`` is a LaneVector over a float base, a tuple of duals over a dual base."""
+    ``du`` is a LaneVector over a float base, a tuple of duals over a dual base, or a tape
+    reference (:mod:`duals.jit.tape`), which makes an adjoint."""
     if isinstance(du, LaneVector) or (isinstance(du, types.UniTuple) and isinstance(du.dtype, DualType)):
         ret = DualType(du.dtype, du.count)
     else:
-        return None
+        from .adjoint import AdjointType
+        from .tape import TapeRef
+        if not isinstance(du, TapeRef):
+            return None
+        ret = AdjointType(du.base)  # the tangent is a tape node: compiled reverse mode
 
     def codegen(context, builder, sig, args):
         st = cgutils.create_struct_proxy(ret)(context, builder)
@@ -197,9 +206,9 @@ def _dual_dtype(lanes, base):
 
 
 def type_of_dtype(dt):
-    """type_of_dtype(dtype) -> DualType or None when ``dt`` is not a dual dtype."""
+    """type_of_dtype(dtype) -> DualType (or AdjointType) or None when ``dt`` is not a dual dtype."""
     if dt.names != ("primal", "tangent"):
-        return None
+        return _adjoint_type_of_dtype(dt) if dt.names == ("primal", "node", "tape") else None
     p = dt.fields["primal"][0]
     t = dt.fields["tangent"][0]
     if t.subdtype is None or t.subdtype[0] != p or len(t.shape) != 1:
@@ -220,7 +229,20 @@ def type_of_dtype(dt):
 def dtype_of_type(t):
     """dtype_of_type(DualType) -> the matching structured dtype."""
     base = dtype_of_type(t.base) if isinstance(t.base, DualType) else numpy_support.as_dtype(t.base)
+    if t.lanes is None:
+        from .adjoint import adjoint_dtype
+        return adjoint_dtype(base)
     return dual_dtype(t.lanes, base)
+
+
+def _adjoint_type_of_dtype(dt):
+    from .adjoint import AdjointType, adjoint_dtype
+    p = dt.fields["primal"][0]
+    base = type_of_dtype(p) if p.names is not None else (
+        numpy_support.from_dtype(p) if p.kind == "f" else None)
+    if base is None or dt != adjoint_dtype(p):
+        return None
+    return AdjointType(base)
 
 
 install_dtype_hooks(type_of_dtype, dtype_of_type, lambda t: isinstance(t, DualType))

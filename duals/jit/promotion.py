@@ -107,7 +107,7 @@ def _float_of(dtype):
 def _over(dual, float_type):
     """``dual`` with its innermost float replaced by ``float_type``."""
     inner = _over(dual.base, float_type) if isinstance(dual.base, DualType) else float_type
-    return DualType(inner, dual.lanes)
+    return dual.with_base(inner)
 
 
 def _highest(element, *others):

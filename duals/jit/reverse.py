@@ -1,0 +1,365 @@
+"""Reverse mode of compiled code: vjp, grad, jacrev, hvp and hessian of a Numba dispatcher.
+
+The differentiated float arguments become adjoints (:mod:`duals.jit.adjoint`): input ``k``
+(counting entries of every differentiated argument in order) is node ``k + 1`` of a tape
+(:mod:`duals.jit.tape`). The user's own dispatcher runs on them, compiled by Numba for the
+adjoint type (with ``cache=True``, cached), and records every operation's partial derivatives
+on the tape; a compiled sweep then pulls cotangents back to the inputs. One recording serves
+any number of sweeps: ``jacrev`` pulls back ``chunk_size`` output directions per sweep.
+
+Second order is forward over reverse: the adjoints are taken over dual numbers
+(``AdjointType(DualType)``), so the recorded partials and the swept adjoints carry tangent
+lanes, and one recording plus one sweep gives ``H·v`` for every lane ``v``.
+
+Arguments that are not differentiated pass through unchanged; so do integer arguments of
+``vjp`` (step counts), whose cotangent is ``0.0``. Values are computed in float64 (a float32
+input's derivative comes back as float32).
+
+>>> import numba, numpy as np
+>>> f = numba.njit(lambda x: x[0] * x[1] ** 2)
+>>> compiled_grad(f)(np.array([1.0, 2.0])).tolist()
+[4.0, 4.0]
+"""
+import threading
+
+import numpy as np
+
+from .. import tree
+from ..arguments import COMPILED_HESSIAN_LANES, chunk_lanes, in_dtype, output, split_aux
+from ..forward import Dual
+from ._types import dual_dtype
+from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
+from .api import _call, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
+from .tape import Tape
+
+__all__ = ["compiled_vjp", "compiled_grad", "compiled_value_and_grad", "compiled_jacrev",
+           "compiled_hvp", "compiled_hessian_rev", "REVERSE_HESSIAN_LANES"]
+
+REVERSE_HESSIAN_LANES = 8  # directions per forward-over-reverse pass of hessian
+KEEP_TAPE_BYTES = 1 << 26  # a thread keeps its tape's memory between calls up to this size
+
+_TAPES = threading.local()
+
+
+def _thread_tape(base):
+    """The calling thread's tape over ``base`` (reused from call to call)."""
+    tapes = getattr(_TAPES, "tapes", None)
+    if tapes is None:
+        tapes = _TAPES.tapes = {}
+    tape = tapes.get(base)
+    if tape is None:
+        tape = tapes[base] = Tape(base)
+    return tape
+
+
+def _release(tape):
+    if tape.nbytes > KEEP_TAPE_BYTES:
+        tape.close()
+
+
+class _Recording:
+    """One run of ``f`` on adjoints: the outputs' values and nodes, and where the inputs lie.
+
+    ``seeds`` (for a dual ``base``) holds the tangent lanes of the inputs, one row per entry.
+    """
+
+    def __init__(self, f, args, nums, who, tape, base=np.float64, seeds=None):
+        self.shapes = [_shape(args[i]) for i in nums]
+        self.sizes = [_size(args[i]) for i in nums]
+        self.total = total = sum(self.sizes)
+        self.tape = tape
+        tape.start(total)
+        buf = np.zeros(max(total, 1), adjoint_dtype(base))
+        buf["node"][:total] = np.arange(1, total + 1)
+        buf["tape"] = tape.pointer
+        values = np.concatenate([np.ravel(args[i]) for i in nums]) if nums else np.zeros(0)
+        if seeds is None:
+            buf["primal"][:total] = values
+        else:
+            buf["primal"]["primal"][:total] = values
+            buf["primal"]["tangent"][:total] = seeds
+        call, offset = list(args), 0
+        for i, n in zip(nums, self.sizes):
+            call[i] = (buf[offset:offset + n].reshape(args[i].shape) if isinstance(args[i], np.ndarray)
+                       else buf[offset])
+            offset += n
+        self.result = _call(f, call, who)
+        tape.check(who)
+
+    def outputs(self, result, who):
+        """(values, nodes, treedef) of ``result``'s leaves: nodes 0 where a leaf is a constant."""
+        leaves, treedef = _leaves(result)
+        values, nodes = [], []
+        for y in leaves:
+            if isinstance(y, AdjointScalar):
+                values.append(_innermost(y.primal))
+                nodes.append(np.array(y.node))
+            elif type(y) is np.ndarray and is_adjoint_dtype(y.dtype):
+                values.append(_innermost(y["primal"]))
+                nodes.append(y["node"].copy())
+            elif isinstance(y, (float, int, np.number, bool, np.bool_)) or (
+                    type(y) is np.ndarray and y.dtype.kind in "fiub"):
+                values.append(y)
+                nodes.append(np.zeros(np.shape(y), np.int64))
+            else:
+                raise TypeError(f"{who}: the compiled function returned a {type(y).__name__}; "
+                                f"return floats, arrays or tuples of them")
+        return values, nodes, treedef
+
+    def sweep(self, adj):
+        """Pull ``adj`` (one adjoint per node; ``(nodes, lanes)`` for lanes) back to the inputs."""
+        self.tape.sweep(self.total + 1, adj)
+        return adj[1:self.total + 1]
+
+    def split(self, flat, args, nums, lead=()):
+        """Cut ``flat`` (``lead + (total,)``) into one block per argument, shaped ``lead + in.shape``."""
+        blocks, offset = [], 0
+        for i, shape, n in zip(nums, self.shapes, self.sizes):
+            part = np.ascontiguousarray(flat[..., offset:offset + n]).reshape(lead + shape)
+            blocks.append(output(in_dtype(part, args[i])))
+            offset += n
+        return blocks
+
+
+def _innermost(v):
+    """The plain value under any dual layer (forward over reverse records duals)."""
+    if isinstance(v, Dual):
+        return _innermost(v.primal)
+    if isinstance(v, np.ndarray) and v.dtype.names is not None:
+        return _innermost(v["primal"])
+    return v.copy() if isinstance(v, np.ndarray) else v
+
+
+def _strip_aux(aux):
+    leaves, treedef = tree.flatten(aux)
+    out = []
+    for a in leaves:
+        if isinstance(a, AdjointScalar):
+            a = _innermost(a.primal)
+        elif type(a) is np.ndarray and a.dtype.names is not None:
+            a = _innermost(a)
+        out.append(output(a))
+    return tree.unflatten(treedef, out)
+
+
+def _scalar_node(values, nodes, who):
+    if len(values) != 1 or np.shape(values[0]) != ():
+        shape = np.shape(values[0]) if len(values) == 1 else f"a tuple of {len(values)}"
+        raise TypeError(f"{who} requires a scalar output, got shape {shape}; use jacrev or vjp for "
+                        f"vector outputs (has_aux=True returns (value, aux))")
+    return int(nodes[0]), output(values[0])
+
+
+# ---------------------------------------------------------------- first order
+
+def compiled_value_and_grad(f, argnums=0, has_aux=False):
+    """compiled_value_and_grad(f, argnums=0, has_aux=False) -> function returning ``(f(x), ∇f(x))``.
+
+    One recording and one compiled sweep, whatever the number of inputs.
+
+    >>> import numba, math
+    >>> compiled_value_and_grad(numba.njit(lambda x: math.sin(x) * x))(0.0)
+    (0.0, 0.0)
+    """
+    f = _check_dispatcher(f, "grad")
+    known = {}
+
+    def value_and_gradient(*args):
+        args, nums, single = _inputs(args, argnums, "grad", known)
+        tape = _thread_tape(np.float64)
+        try:
+            rec = _Recording(f, args, nums, "grad", tape)
+            result = rec.result
+            if has_aux:
+                result, aux = split_aux(result, "grad")
+                aux = _strip_aux(aux)
+            values, nodes, _ = rec.outputs(result, "grad")
+            node, value = _scalar_node(values, nodes, "grad")
+            adj = np.zeros(tape.recorded)
+            adj[node] = 1.0
+            grads = rec.split(rec.sweep(adj), args, nums)
+        finally:
+            _release(tape)
+        g = grads[0] if single else tuple(grads)
+        return ((value, aux), g) if has_aux else (value, g)
+
+    return value_and_gradient
+
+
+def compiled_grad(f, argnums=0, has_aux=False):
+    """compiled_grad(f, argnums=0, has_aux=False) -> function returning ∂f/∂x (``f`` scalar).
+
+    >>> import numba
+    >>> compiled_grad(numba.njit(lambda x, y: x * y), argnums=(0, 1))(2.0, 3.0)
+    (3.0, 2.0)
+    """
+    vg = compiled_value_and_grad(f, argnums, has_aux)
+
+    def gradient(*args):
+        res, g = vg(*args)
+        return (g, res[1]) if has_aux else g
+
+    return gradient
+
+
+def compiled_vjp(f, *primals, has_aux=False):
+    """compiled_vjp(f, *primals, has_aux=False) -> ``(f(*primals), vjp_fn)``; with ``has_aux`` also ``aux``.
+
+    ``vjp_fn(cotangent)`` returns one cotangent per primal (``0.0`` for an integer argument,
+    which passes through unchanged) and may be called any number of times: the recording is
+    kept, on a tape of its own, until ``vjp_fn`` is dropped.
+
+    >>> import numba, numpy as np
+    >>> y, pullback = compiled_vjp(numba.njit(lambda x, n: x * n), np.array([1.0, 2.0]), 3)
+    >>> pullback(np.array([1.0, 10.0]))
+    (array([ 3., 30.]), 0.0)
+    """
+    f = _check_dispatcher(f, "vjp")
+    args = list(primals)
+    nums = [i for i, a in enumerate(args) if not _is_integer(a)]
+    for i in nums:
+        args[i] = _input(args[i], "vjp", f"primal {i}")
+    tape = Tape(np.float64)
+    rec = _Recording(f, args, nums, "vjp", tape)
+    result = rec.result
+    if has_aux:
+        result, aux = split_aux(result, "vjp")
+        aux = _strip_aux(aux)
+    values, nodes, treedef = rec.outputs(result, "vjp")
+    value = _rebuild(treedef, [output(v) for v in values])
+
+    def vjp_fn(cotangent):
+        cots = [cotangent] if treedef is None else tree.flatten(cotangent)[0]
+        if len(cots) != len(nodes):
+            raise ValueError(f"vjp: the cotangent has {len(cots)} leaves but the output has {len(nodes)}")
+        adj = np.zeros(tape.recorded)
+        for k, (c, node) in enumerate(zip(cots, nodes)):
+            c = np.asarray(c, dtype=np.float64)
+            if c.shape != node.shape:
+                raise ValueError(f"vjp: cotangent {k} has shape {c.shape} but the output has shape "
+                                 f"{node.shape}; they must match")
+            np.add.at(adj, node.ravel(), c.ravel())
+        grads = iter(rec.split(rec.sweep(adj), args, nums))
+        return tuple(next(grads) if i in nums else 0.0 for i in range(len(args)))
+
+    return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
+
+
+def _is_integer(a):
+    return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+
+
+def compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None):
+    """compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None) -> function returning ∂f/∂x.
+
+    One recording; the output's entries are pulled back ``chunk_size`` at a time (by default
+    as many as keep the sweep's adjoints within the lane budget). Shape ``out.shape + in.shape``.
+
+    >>> import numba, numpy as np
+    >>> compiled_jacrev(numba.njit(lambda x: x * x[0]))(np.array([1.0, 2.0])).tolist()
+    [[2.0, 0.0], [2.0, 1.0]]
+    """
+    f = _check_dispatcher(f, "jacrev")
+    known = {}
+
+    def jacobian(*args):
+        args, nums, single = _inputs(args, argnums, "jacrev", known)
+        tape = _thread_tape(np.float64)
+        try:
+            rec = _Recording(f, args, nums, "jacrev", tape)
+            result = rec.result
+            if has_aux:
+                result, aux = split_aux(result, "jacrev")
+                aux = _strip_aux(aux)
+            values, nodes, treedef = rec.outputs(result, "jacrev")
+            flat = np.concatenate([n.ravel() for n in nodes]) if nodes else np.zeros(0, np.int64)
+            rows = np.empty((flat.size, rec.total))
+            lanes = chunk_lanes(chunk_size, flat.size, "jacrev", size=tape.recorded)
+            for start in range(0, flat.size, lanes):
+                count = min(lanes, flat.size - start)
+                adj = np.zeros((tape.recorded, count))
+                np.add.at(adj, (flat[start:start + count], np.arange(count)), 1.0)
+                rows[start:start + count] = rec.sweep(adj).T
+        finally:
+            _release(tape)
+        blocks, offset = [], 0
+        for n in nodes:
+            part = rows[offset:offset + n.size].reshape(n.shape + (rec.total,))
+            offset += n.size
+            split = rec.split(part, args, nums, lead=n.shape)
+            blocks.append(split[0] if single else tuple(split))
+        jac = _rebuild(treedef, blocks)
+        return (jac, aux) if has_aux else jac
+
+    return jacobian
+
+
+# ---------------------------------------------------------------- second order: forward over reverse
+
+def _dual_sweep(f, args, nums, who, seeds):
+    """Record ``f`` on adjoints over duals whose lanes are ``seeds`` (entries × lanes) and sweep
+    from its scalar output: (value, gradient, directional derivatives of the gradient (entries × lanes))."""
+    lanes = seeds.shape[1]
+    base = dual_dtype(lanes)
+    tape = _thread_tape(base)
+    try:
+        rec = _Recording(f, args, nums, who, tape, base=base, seeds=seeds)
+        values, nodes, _ = rec.outputs(rec.result, who)
+        node, value = _scalar_node(values, nodes, who)
+        adj = np.zeros(tape.recorded, base)
+        adj["primal"][node] = 1.0
+        swept = rec.sweep(adj)
+        return rec, value, swept["primal"].copy(), swept["tangent"].copy()
+    finally:
+        _release(tape)
+
+
+def compiled_hvp(f, x, v):
+    """compiled_hvp(f, x, v) -> ``H(x)·v`` of a scalar compiled ``f``: one recording over duals
+    of one lane (seeded with ``v``) and one sweep.
+
+    >>> import numba, numpy as np
+    >>> compiled_hvp(numba.njit(lambda x: x[0] ** 2 * x[1]), np.array([1.0, 2.0]), np.array([1.0, 0.0])).tolist()
+    [4.0, 2.0]
+    """
+    f = _check_dispatcher(f, "hvp")
+    x = _input(x, "hvp", "x")
+    v = np.asarray(v, dtype=np.float64)
+    if v.shape != _shape(x):
+        raise ValueError(f"hvp: v has shape {v.shape} but x has shape {_shape(x)}; they must match")
+    rec, _, _, tangents = _dual_sweep(f, [x], [0], "hvp", v.reshape(-1, 1))
+    return rec.split(tangents[:, 0], [x], [0])[0]
+
+
+def compiled_hessian_rev(f, argnums=0, chunk_size=None):
+    """compiled_hessian_rev(f, argnums=0, chunk_size=None) -> function returning the Hessian of a
+    scalar compiled ``f``, forward over reverse: ``chunk_size`` columns (default
+    :data:`REVERSE_HESSIAN_LANES`) per recording and sweep, so ``n`` inputs cost about ``n /
+    chunk_size`` gradients. Nested tuples of blocks when ``argnums`` is a tuple.
+
+    >>> import numba, numpy as np
+    >>> compiled_hessian_rev(numba.njit(lambda x: x[0] ** 2 * x[1]))(np.array([1.0, 2.0])).tolist()
+    [[4.0, 2.0], [2.0, 0.0]]
+    """
+    f = _check_dispatcher(f, "hessian")
+    known = {}
+
+    def hess(*args):
+        args, nums, single = _inputs(args, argnums, "hessian", known)
+        total = sum(_size(args[i]) for i in nums)
+        lanes = chunk_lanes(chunk_size, total, "hessian", most=REVERSE_HESSIAN_LANES)
+        full, rec = np.zeros((total, total)), None
+        for start in range(0, max(total, 1), lanes):
+            count = min(lanes, total - start)
+            seeds = np.zeros((total, lanes))
+            seeds[start + np.arange(count), np.arange(count)] = 1.0
+            rec, _, _, tangents = _dual_sweep(f, args, nums, "hessian", seeds)
+            full[:, start:start + count] = tangents[:, :count]
+        grid, offset = [], 0
+        for i, shape, n in zip(nums, rec.shapes, rec.sizes):
+            grid.append(tuple(rec.split(full[offset:offset + n].reshape(shape + (total,)), args, nums,
+                                        lead=shape)))
+            offset += n
+        return grid[0][0] if single else tuple(grid)
+
+    return hess

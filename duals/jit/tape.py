@@ -1,0 +1,366 @@
+"""The tape of compiled reverse mode: a linear "lanes" type whose arithmetic records nodes.
+
+Compiled forward mode computes ``make(f(x), lscale(x.du, f'(x)))`` for every operation (the
+rules generated from :mod:`duals.derivatives`); the tangent ``du`` only has to support the six
+linear operations of :mod:`duals.jit.lanes`. A :class:`TapeRef` is such a tangent that stands
+for *a node of a tape*: ``lscale(t, s)`` appends the node ``(t, s)``, ``laxpy(t1, s1, t2, s2)``
+the node ``(t1, t2, s1, s2)``, and returns a reference to it. So the very same generated rules
+record the linearised computation (JAX's "linearize, then transpose"), and the reverse sweep
+(:func:`sweep`) walks the nodes backwards accumulating ``adj[parent] += partial * adj[node]``.
+
+Node 0 is the constant: a reference to it (the all-zero ``TapeRef``, what a float promoted to
+an adjoint gets) records nothing, and the sweep's writes to it are ignored. Nodes ``1..n`` are
+the inputs. A node is ``(p1, p2, d1, d2)``: two parents and two partials of the base type
+(floats, or duals for forward over reverse), 32 bytes over floats; unary nodes have ``p2 = 0``.
+
+The nodes live in one buffer from the C allocator (``malloc``/``realloc``), grown by doubling
+from compiled code; its header (count, capacity, buffer, a failure flag) is a small int64
+NumPy array that every :class:`TapeRef` points to, so threads and nested calls each record on
+their own tape, and nothing holds a Python object.
+
+>>> tape = Tape(np.float64)
+>>> tape.start(2); tape.recorded
+3
+"""
+import ctypes
+import ctypes.util
+import weakref
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.datamodel import models
+from numba.extending import intrinsic, make_attribute_wrapper, overload, register_model
+
+from .lanes import ladd, laxpy, lneg, lscale, lsub, lzero
+
+__all__ = ["TapeRef", "Tape", "node_dtype"]
+
+# header slots (int64)
+COUNT, CAPACITY, BUFFER, FAILED = 0, 1, 2, 3
+FIRST_CAPACITY = 1 << 12
+
+
+class TapeRef(types.Type):
+    """TapeRef(base): the tangent of an adjoint of ``base``: a node index and the tape's header."""
+
+    def __init__(self, base):
+        self.base = base
+        super().__init__(name=f"TapeRef[{base}]")
+
+    @property
+    def key(self):
+        return self.base
+
+
+@register_model(TapeRef)
+class TapeRefModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, [("node", types.int64), ("tape", types.voidptr)])
+
+
+make_attribute_wrapper(TapeRef, "node", "node")
+
+
+# ---------------------------------------------------------------- recording a node
+
+def _node_type(context, base):
+    """The LLVM layout of one node: parents, then partials (packed, as :func:`node_dtype`)."""
+    data = context.data_model_manager[base].get_data_type()
+    i64 = ir.IntType(64)
+    return ir.LiteralStructType([i64, i64, data, data], packed=True)
+
+
+def _grow_function(module):
+    """``void duals_tape_grow(i64* header, i64 node_bytes)``: doubles the buffer, or sets the
+    failure flag when the allocator refuses (the pushes then record nothing)."""
+    i64, i8p = ir.IntType(64), ir.IntType(8).as_pointer()
+    fn = cgutils.get_or_insert_function(module, ir.FunctionType(ir.VoidType(), [i64.as_pointer(), i64]),
+                                        "duals_tape_grow")
+    if not fn.is_declaration:
+        return fn
+    fn.linkage = "linkonce_odr"
+    fn.attributes.add("noinline")
+    header, size = fn.args
+    builder = ir.IRBuilder(fn.append_basic_block())
+    realloc = cgutils.get_or_insert_function(module, ir.FunctionType(i8p, [i8p, i64]), "realloc")
+    cap_ptr = builder.gep(header, [i64(CAPACITY)])
+    buf_ptr = builder.bitcast(builder.gep(header, [i64(BUFFER)]), i8p.as_pointer())
+    new_cap = builder.mul(builder.load(cap_ptr), i64(2))
+    grown = builder.call(realloc, [builder.load(buf_ptr), builder.mul(new_cap, size)])
+    with builder.if_else(cgutils.is_null(builder, grown), likely=False) as (refused, done):
+        with refused:
+            builder.store(i64(1), builder.gep(header, [i64(FAILED)]))
+        with done:
+            builder.store(grown, buf_ptr)
+            builder.store(new_cap, cap_ptr)
+    builder.ret_void()
+    return fn
+
+
+def _emit_push(context, builder, ref_type, tape, p1, p2, d1, d2):
+    """Append node ``(p1, p2, d1, d2)`` to ``tape``; the TapeRef of the new node (node 0, the
+    constant, when the allocator refused)."""
+    i64 = ir.IntType(64)
+    node_ty = _node_type(context, ref_type.base)
+    size = context.get_abi_sizeof(node_ty)
+    header = builder.bitcast(tape, i64.as_pointer())
+    count_ptr = builder.gep(header, [i64(COUNT)])
+    cap_ptr = builder.gep(header, [i64(CAPACITY)])
+    n = builder.load(count_ptr)
+    with builder.if_then(builder.icmp_signed(">=", n, builder.load(cap_ptr)), likely=False):
+        builder.call(_grow_function(builder.module), [header, i64(size)])
+    node = cgutils.alloca_once_value(builder, i64(0))
+    with builder.if_then(builder.icmp_signed("<", n, builder.load(cap_ptr)), likely=True):
+        buf_ptr = builder.bitcast(builder.gep(header, [i64(BUFFER)]), node_ty.as_pointer().as_pointer())
+        slot = builder.gep(builder.load(buf_ptr), [n])
+        model = context.data_model_manager[ref_type.base]
+        for k, value in enumerate((p1, p2, model.as_data(builder, d1), model.as_data(builder, d2))):
+            builder.store(value, builder.gep(slot, [ir.Constant(ir.IntType(32), 0),
+                                                    ir.Constant(ir.IntType(32), k)]))
+        builder.store(builder.add(n, i64(1)), count_ptr)
+        builder.store(n, node)
+    ref = cgutils.create_struct_proxy(ref_type)(context, builder)
+    ref.node = builder.load(node)
+    ref.tape = tape
+    return ref._getvalue()
+
+
+@intrinsic
+def _push1(typingctx, t, s):
+    """_push1(t, s) -> a reference to the new node ``s · t``."""
+    if not isinstance(t, TapeRef):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ref = cgutils.create_struct_proxy(t)(context, builder, value=args[0])
+        d1 = context.cast(builder, args[1], s, t.base)
+        zero = context.get_constant_null(t.base)
+        return _emit_push(context, builder, t, ref.tape, ref.node, ir.IntType(64)(0), d1, zero)
+    return t(t, s), codegen
+
+
+@intrinsic
+def _push2(typingctx, t1, s1, t2, s2):
+    """_push2(t1, s1, t2, s2) -> a reference to the new node ``s1 · t1 + s2 · t2``."""
+    if not isinstance(t1, TapeRef) or t1 != t2:
+        return None
+
+    def codegen(context, builder, sig, args):
+        r1 = cgutils.create_struct_proxy(t1)(context, builder, value=args[0])
+        r2 = cgutils.create_struct_proxy(t1)(context, builder, value=args[2])
+        d1 = context.cast(builder, args[1], s1, t1.base)
+        d2 = context.cast(builder, args[3], s2, t1.base)
+        return _emit_push(context, builder, t1, r1.tape, r1.node, r2.node, d1, d2)
+    return t1(t1, s1, t2, s2), codegen
+
+
+@intrinsic
+def _constant_ref(typingctx, t):
+    """_constant_ref(t) -> the reference to node 0 (no derivative)."""
+    def codegen(context, builder, sig, args):
+        return context.get_constant_null(t)
+    return t(t), codegen
+
+
+# ---------------------------------------------------------------- the six lane operations
+
+def _is_ref(*ts):
+    return isinstance(ts[0], TapeRef)
+
+
+@overload(lscale)
+def _ov_lscale(t, s):
+    if _is_ref(t):
+        def impl(t, s):
+            if t.node == 0:
+                return t
+            return _push1(t, s)
+        return impl
+
+
+@overload(laxpy)
+def _ov_laxpy(t1, s1, t2, s2):
+    if _is_ref(t1):
+        def impl(t1, s1, t2, s2):
+            if t1.node == 0:
+                return t2 if t2.node == 0 else _push1(t2, s2)
+            if t2.node == 0:
+                return _push1(t1, s1)
+            return _push2(t1, s1, t2, s2)
+        return impl
+
+
+@overload(ladd)
+def _ov_ladd(t1, t2):
+    if _is_ref(t1):
+        def impl(t1, t2):
+            if t1.node == 0:
+                return t2
+            if t2.node == 0:
+                return t1
+            return _push2(t1, 1.0, t2, 1.0)
+        return impl
+
+
+@overload(lsub)
+def _ov_lsub(t1, t2):
+    if _is_ref(t1):
+        def impl(t1, t2):
+            if t2.node == 0:
+                return t1
+            if t1.node == 0:
+                return _push1(t2, -1.0)
+            return _push2(t1, 1.0, t2, -1.0)
+        return impl
+
+
+@overload(lneg)
+def _ov_lneg(t):
+    if _is_ref(t):
+        def impl(t):
+            if t.node == 0:
+                return t
+            return _push1(t, -1.0)
+        return impl
+
+
+@overload(lzero)
+def _ov_lzero(t):
+    if _is_ref(t):
+        return lambda t: _constant_ref(t)
+
+
+# ---------------------------------------------------------------- the tape's memory, from Python
+
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c") or None)
+_LIBC.malloc.restype = ctypes.c_void_p
+_LIBC.malloc.argtypes = [ctypes.c_size_t]
+_LIBC.free.restype = None
+_LIBC.free.argtypes = [ctypes.c_void_p]
+
+
+def node_dtype(base_dtype):
+    """node_dtype(base_dtype) -> the NumPy layout of one node: ``p1, p2, d1, d2`` (packed)."""
+    base = np.dtype(base_dtype)
+    return np.dtype([("p1", np.int64), ("p2", np.int64), ("d1", base), ("d2", base)])
+
+
+class Tape:
+    """Tape(base_dtype): a node buffer and its header, for recordings over ``base_dtype``.
+
+    ``start(inputs)`` empties it for a recording with ``inputs`` input nodes; ``pointer`` is
+    what each input's TapeRef holds; ``nodes()`` views the recorded nodes (valid until the next
+    recording). The buffer is freed when the tape is garbage-collected (or by ``close``).
+    """
+
+    def __init__(self, base_dtype):
+        self.dtype = node_dtype(base_dtype)
+        self.header = np.zeros(4, np.int64)
+        self.pointer = self.header.ctypes.data
+        self._reserve(FIRST_CAPACITY)
+        weakref.finalize(self, _free_buffer, self.header)
+
+    def _reserve(self, capacity):
+        old = int(self.header[BUFFER])
+        if old and capacity <= self.header[CAPACITY]:
+            return
+        buf = _LIBC.malloc(capacity * self.dtype.itemsize)
+        if not buf:
+            raise MemoryError(f"compiled reverse mode: could not allocate a tape of {capacity} nodes")
+        if old:
+            _LIBC.free(old)
+        self.header[CAPACITY] = capacity
+        self.header[BUFFER] = buf
+
+    def start(self, inputs, expected=0):
+        """Empty the tape for a recording with ``inputs`` input nodes (room for ``expected``)."""
+        self._reserve(max(inputs + 1, expected))
+        self.header[COUNT] = inputs + 1
+        self.header[FAILED] = 0
+        self.inputs = inputs
+
+    @property
+    def recorded(self):
+        """The number of nodes, the constant and the inputs included."""
+        return int(self.header[COUNT])
+
+    @property
+    def nbytes(self):
+        """Bytes of node memory held (the capacity, not only what is recorded)."""
+        return int(self.header[CAPACITY]) * self.dtype.itemsize
+
+    def check(self, who):
+        if self.header[FAILED]:
+            raise MemoryError(f"{who}: the tape of compiled reverse mode outgrew memory at "
+                              f"{self.recorded} recorded operations ({self.nbytes / 2**30:.2f} GiB); "
+                              f"differentiate a shorter segment, or use duals.jacfwd (no tape)")
+
+    def nodes(self):
+        """The recorded nodes as a structured array (a view of the tape's buffer, valid until
+        the next recording)."""
+        n = self.recorded
+        raw = (ctypes.c_char * (n * self.dtype.itemsize)).from_address(int(self.header[BUFFER]))
+        return np.frombuffer(raw, dtype=self.dtype, count=n)
+
+    def sweep(self, first, adj):
+        """Pull ``adj`` (one adjoint per node, ``(nodes, lanes)`` for lanes, duals for forward
+        over reverse) back through the nodes from the last down to ``first``, in place."""
+        nodes = self.nodes()
+        if adj.dtype.names is not None:
+            sweep_duals(nodes["p1"], nodes["p2"], nodes["d1"], nodes["d2"], first, adj)
+            return
+        parents = nodes.view(np.int64).reshape(-1, 4)  # float nodes: four 8-byte words each
+        partials = nodes.view(np.float64).reshape(-1, 4)
+        (sweep_lanes if adj.ndim == 2 else sweep)(parents, partials, first, adj)
+
+    def close(self):
+        """Free the node buffer now (a later ``start`` allocates a new one)."""
+        _free_buffer(self.header)
+
+
+def _free_buffer(header, free=_LIBC.free):
+    buf = int(header[2])
+    header[1:3] = 0
+    if buf:
+        free(buf)
+
+
+# ---------------------------------------------------------------- the reverse sweep
+
+@numba.njit(cache=True)
+def sweep(parents, partials, first, adj):
+    """sweep(parents, partials, first, adj): ``adj[parent] += partial * adj[node]`` for every
+    node from the last down to ``first``, over floats; ``parents`` and ``partials`` are the
+    node buffer seen as ``(nodes, 4)`` int64 and float64 (columns 0-1 and 2-3). Zero adjoints
+    are skipped."""
+    for k in range(parents.shape[0] - 1, first - 1, -1):
+        a = adj[k]
+        if a != 0.0:
+            adj[parents[k, 0]] += partials[k, 2] * a
+            adj[parents[k, 1]] += partials[k, 3] * a
+
+
+@numba.njit(cache=True)
+def sweep_lanes(parents, partials, first, adj):
+    """sweep_lanes(parents, partials, first, adj): :func:`sweep` for ``adj`` of shape
+    ``(nodes, lanes)``, one cotangent per lane (rows of a Jacobian)."""
+    lanes = adj.shape[1]
+    for k in range(parents.shape[0] - 1, first - 1, -1):
+        a1, a2 = parents[k, 0], parents[k, 1]
+        s1, s2 = partials[k, 2], partials[k, 3]
+        for j in range(lanes):
+            a = adj[k, j]
+            adj[a1, j] += s1 * a
+            adj[a2, j] += s2 * a
+
+
+@numba.njit(cache=True)
+def sweep_duals(p1, p2, d1, d2, first, adj):
+    """sweep_duals(p1, p2, d1, d2, first, adj): :func:`sweep` over duals (forward over reverse:
+    the partials and adjoints carry tangent lanes, so no adjoint is skipped)."""
+    for k in range(p1.shape[0] - 1, first - 1, -1):
+        a = adj[k]
+        adj[p1[k]] = adj[p1[k]] + d1[k] * a
+        adj[p2[k]] = adj[p2[k]] + d2[k] * a
