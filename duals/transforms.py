@@ -240,11 +240,7 @@ def vjp(f, *primals, has_aux=False):
     (3.0, 2.0)
     """
     if _is_compiled(f):
-        raise NotImplementedError(
-            "vjp of a Numba dispatcher: compiled reverse mode does not exist yet. duals.grad and "
-            "duals.jacrev of @njit code compute the same numbers by compiled forward mode (one "
-            "lane per input); for a vector-Jacobian product use duals.jacfwd(f)(x) and contract "
-            "it with your cotangent")
+        return _jit().compiled_vjp(f, *primals, has_aux=has_aux)
     everything = tuple(range(len(primals)))
     if Containers.present(primals, everything):
         c = Containers(primals, everything, False)
@@ -295,27 +291,8 @@ def value_and_grad(f, argnums=0, has_aux=False):
     (8.0, 12.0)
     """
     if _is_compiled(f):
-        return _compiled_value_and_grad(f, argnums, has_aux)
+        return _jit().compiled_value_and_grad(f, argnums, has_aux)
     return _on_containers(_value_and_grad, f, argnums, "grad", has_aux=has_aux)
-
-
-def _compiled_value_and_grad(f, argnums, has_aux):
-    """Until compiled reverse mode exists, the gradient of a dispatcher is compiled forward
-    mode, one lane per input entry (exact; the cost grows with the number of inputs)."""
-    jac = _jit().compiled_jacfwd(f, argnums=argnums, has_aux=has_aux)
-
-    def value_and_gradient(*args):
-        value = f(*args)
-        if has_aux:
-            value = _split_aux(value, "grad")[0]
-        if _shape(value) != ():
-            raise TypeError(f"grad requires a scalar output, got shape {_shape(value)}; use "
-                            f"jacfwd for vector outputs of compiled code")
-        result = jac(*args)
-        g, aux = result if has_aux else (result, None)
-        return ((_output(value), aux), g) if has_aux else (_output(value), g)
-
-    return value_and_gradient
 
 
 def _value_and_grad(f, argnums=0, has_aux=False, group=None):
@@ -351,8 +328,8 @@ def _value_and_grad(f, argnums=0, has_aux=False, group=None):
 def grad(f, argnums=0, has_aux=False):
     """grad(f, argnums=0, has_aux=False) -> function returning ∂f/∂x shaped like x (f scalar).
 
-    For a Numba dispatcher the gradient is computed, until compiled reverse mode exists, by
-    compiled forward mode: exact, at one lane per input entry.
+    For a Numba dispatcher the gradient is compiled reverse mode: one run of the compiled
+    function recording a tape and one compiled sweep, whatever the number of inputs.
 
     >>> import numpy as np
     >>> grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0])).tolist()
@@ -370,7 +347,7 @@ def grad(f, argnums=0, has_aux=False):
 def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
     """jacrev(f, argnums=0, has_aux=False, chunk_size=None) -> function returning ∂f/∂x by reverse mode.
 
-    A Numba dispatcher gets the same Jacobian by compiled forward mode (no compiled tape yet).
+    A Numba dispatcher is recorded once on a compiled tape and swept once per chunk.
 
     One recording of ``f``; the output's cotangent directions are pulled back together as
     lanes, ``chunk_size`` at a time. Same shape and values as :func:`jacfwd`.
@@ -379,8 +356,8 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
     >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
-    if _is_compiled(f):   # until compiled reverse mode exists: the same Jacobian by lanes
-        return _jit().compiled_jacfwd(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
+    if _is_compiled(f):
+        return _jit().compiled_jacrev(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
     return _on_containers(_jacrev, f, argnums, "jacrev", has_aux=has_aux, chunk_size=chunk_size)
 
 
@@ -444,7 +421,8 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None):
     ``f`` once per new input layout to count its outputs and picks reverse mode when the inputs
     number more than ``REVERSE_FROM`` (64) and more than ``REVERSE_RATIO`` (1.5) times the
     outputs, forward mode otherwise (the crossover measured on this project's machine, see the
-    module source). A Numba dispatcher always takes compiled forward mode. The result is the
+    module source). A Numba dispatcher takes compiled forward mode under ``"auto"`` (its lanes
+    beat the compiled tape up to a few hundred inputs; ``mode="rev"`` asks for the tape). The result is the
     same in every mode; ``.mode_for(*args)`` tells which one a call takes.
 
     >>> import numpy as np
@@ -455,13 +433,9 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None):
     if mode not in ("auto", "fwd", "rev"):
         raise ValueError(f"jacobian: mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
     forward = jacfwd(f, argnums, has_aux=has_aux, chunk_size=chunk_size)
-    if _is_compiled(f):
-        if mode == "rev":
-            raise NotImplementedError("jacobian(mode='rev') of a Numba dispatcher: compiled reverse "
-                                      "mode does not exist yet; use mode='fwd' (or 'auto')")
-        reverse = None
-    else:
-        reverse = jacrev(f, argnums, has_aux=has_aux, chunk_size=chunk_size)
+    reverse = jacrev(f, argnums, has_aux=has_aux, chunk_size=chunk_size)
+    if _is_compiled(f) and mode == "auto":
+        reverse = None  # compiled forward lanes beat the compiled tape up to many inputs
     chosen = {}
 
     def mode_for(*args, **kwargs):
@@ -490,29 +464,32 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None):
 def hessian(f, argnums=0):
     """hessian(f, argnums=0) -> function returning the Hessian, forward over reverse.
 
-    Shape ``in.shape + in.shape`` for a scalar ``f``; for compiled (Numba) ``f`` forward over forward.
+    Shape ``in.shape + in.shape`` for a scalar ``f``. For a compiled (Numba) ``f`` with at most
+    8 inputs, or a non-scalar output, forward over forward (one pass of 8 × 8 lanes); with
+    more inputs and a scalar output, forward over reverse (8 directions per recording on the
+    compiled tape, so ``n`` inputs cost about ``n / 8`` gradients instead of ``(n / 8)²`` passes).
 
     >>> import numpy as np
     >>> hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
     if _is_compiled(f):
-        return _jit().compiled_hessian(f, argnums=argnums)
+        return _jit().compiled_hessian_auto(f, argnums=argnums)
     return jacfwd(jacrev(f, argnums), argnums)
 
 
 def hvp(f, x, v):
     """hvp(f, x, v) -> H(x)·v, one forward pass over one reverse pass, without forming H.
 
-    A Numba dispatcher gets its compiled forward-over-forward Hessian times ``v``.
+    A Numba dispatcher is recorded once on a compiled tape over duals seeded with ``v`` and
+    swept once.
 
     >>> import numpy as np
     >>> hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0])).tolist()
     [6.0, 0.0]
     """
-    if _is_compiled(f):   # forward over forward, the Hessian of compiled code times v
-        H = _jit().compiled_hessian(f)(x)
-        return _output(np.tensordot(H, np.asarray(v), axes=np.ndim(v)))
+    if _is_compiled(f):
+        return _jit().compiled_hvp(f, x, v)
     return jvp(grad(f), (x,), (v,))[1]
 
 

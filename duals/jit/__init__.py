@@ -23,7 +23,7 @@ from . import arrays as _arrays  # noqa: F401  (registers the whole-array overlo
 from . import tape as _tape, adjoint as _adjoint  # noqa: F401  (compiled reverse mode's types)
 from .api import compiled_jvp, compiled_jacfwd, compiled_hessian, dual_array
 from .reverse import (compiled_vjp, compiled_grad, compiled_value_and_grad,  # noqa: E402
-                      compiled_jacrev, compiled_hvp, compiled_hessian_rev)
+                      compiled_jacrev, compiled_hvp, compiled_hessian_rev, compiled_hessian_auto)
 
 fn = _rules.install()
 
@@ -32,4 +32,5 @@ from . import array_functions as _array_functions  # noqa: E402,F401  (np.cumsum
 
 __all__ = ["DualType", "dual_dtype", "type_of_dtype", "dtype_of_type", "compiled_jvp",
            "compiled_jacfwd", "compiled_hessian", "dual_array", "fn", "compiled_vjp", "compiled_grad",
-           "compiled_value_and_grad", "compiled_jacrev", "compiled_hvp", "compiled_hessian_rev"]
+           "compiled_value_and_grad", "compiled_jacrev", "compiled_hvp", "compiled_hessian_rev",
+           "compiled_hessian_auto"]

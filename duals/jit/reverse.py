@@ -29,11 +29,11 @@ from ..arguments import COMPILED_HESSIAN_LANES, chunk_lanes, in_dtype, output, s
 from ..forward import Dual
 from ._types import dual_dtype
 from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
-from .api import _call, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
+from .api import compiled_hessian, _call, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
 from .tape import Tape
 
 __all__ = ["compiled_vjp", "compiled_grad", "compiled_value_and_grad", "compiled_jacrev",
-           "compiled_hvp", "compiled_hessian_rev", "REVERSE_HESSIAN_LANES"]
+           "compiled_hvp", "compiled_hessian_rev", "compiled_hessian_auto", "REVERSE_HESSIAN_LANES"]
 
 REVERSE_HESSIAN_LANES = 8  # directions per forward-over-reverse pass of hessian
 KEEP_TAPE_BYTES = 1 << 26  # a thread keeps its tape's memory between calls up to this size
@@ -142,10 +142,14 @@ def _strip_aux(aux):
     return tree.unflatten(treedef, out)
 
 
+class _NotScalar(TypeError):
+    """The function did not return one scalar where a gradient needs one."""
+
+
 def _scalar_node(values, nodes, who):
     if len(values) != 1 or np.shape(values[0]) != ():
         shape = np.shape(values[0]) if len(values) == 1 else f"a tuple of {len(values)}"
-        raise TypeError(f"{who} requires a scalar output, got shape {shape}; use jacrev or vjp for "
+        raise _NotScalar(f"{who} requires a scalar output, got shape {shape}; use jacrev or vjp for "
                         f"vector outputs (has_aux=True returns (value, aux))")
     return int(nodes[0]), output(values[0])
 
@@ -361,5 +365,31 @@ def compiled_hessian_rev(f, argnums=0, chunk_size=None):
                                         lead=shape)))
             offset += n
         return grid[0][0] if single else tuple(grid)
+
+    return hess
+
+
+def compiled_hessian_auto(f, argnums=0):
+    """compiled_hessian_auto(f, argnums=0) -> the Hessian function ``duals.hessian`` gives a
+    dispatcher: forward over forward (:func:`duals.jit.compiled_hessian`, one pass) up to
+    ``COMPILED_HESSIAN_LANES`` inputs or for a non-scalar output, else forward over reverse
+    (:func:`compiled_hessian_rev`).
+
+    >>> import numba, numpy as np
+    >>> float(compiled_hessian_auto(numba.njit(lambda x: np.sum(x ** 3)))(np.ones(12)).trace())
+    72.0
+    """
+    forward = compiled_hessian(f, argnums=argnums)
+    reverse = compiled_hessian_rev(f, argnums=argnums)
+    known = {}
+
+    def hess(*args):
+        args, nums, _ = _inputs(args, argnums, "hessian", known)
+        if sum(_size(args[i]) for i in nums) <= COMPILED_HESSIAN_LANES:
+            return forward(*args)
+        try:
+            return reverse(*args)
+        except _NotScalar:
+            return forward(*args)
 
     return hess
