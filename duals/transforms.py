@@ -501,6 +501,10 @@ def value_grad_hessian(f, argnums=0):
     >>> float(value), g.tolist(), H.tolist()
     (9.0, [3.0, 12.0], [[6.0, 0.0], [0.0, 12.0]])
     """
+    if _is_compiled(f):  # compiled code cannot run on Python-level duals: its own two entry points
+        value_and_gradient, hess = value_and_grad(f, argnums), hessian(f, argnums)
+        return lambda *args: value_and_gradient(*args) + (hess(*args),)
+
     def gradient_with_value(*args, **kwargs):
         value, g = value_and_grad(f, argnums)(*args, **kwargs)
         return g, (value, g)

@@ -24,6 +24,7 @@ import numpy as np
 from numba.core import errors as nb_errors
 
 from .. import tree
+from ..core import Tracer
 from ..forward import Dual
 from ..arguments import argnums as _argnums, as_input as _as_input, is_compiled as _is_compiled
 from ..arguments import output as _output, split_aux as _split_aux
@@ -57,6 +58,13 @@ def _input(x, who, what):
     """``_as_input`` with a fast path for the common float and float-array arguments."""
     if type(x) is float or (type(x) is np.ndarray and x.ndim and x.dtype.kind == "f"):
         return x
+    if isinstance(x, Tracer):
+        raise TypeError(
+            f"{who} of a Numba dispatcher: {what} is a value traced by an enclosing duals "
+            f"transformation of Python code; compiled code runs on plain arrays only. "
+            f"Differentiate the compiled function itself to the order you need (duals.hessian, "
+            f"duals.hvp and duals.jacfwd of the dispatcher), or write the outer function with "
+            f"@numba.njit too")
     return _as_input(x, who, what)
 
 

@@ -44,6 +44,12 @@ def level_of(name, *operands):
     found = None
     for t in operands:
         e = element(t)
+        if isinstance(e, DualType) and e.lanes is None:
+            raise errors.TypingError(
+                f"duals.jit: {name} works on the tangent lanes of dual arrays, which compiled "
+                f"reverse mode (the tape) does not have; differentiate this function with "
+                f"duals.jacfwd (compiled forward mode), or write {name} with loops and scalar "
+                f"operations, which the tape records")
         if isinstance(e, DualType):
             if found is None or e.tag > found.tag:
                 found = e
