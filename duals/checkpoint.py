@@ -88,7 +88,22 @@ def _plain(x):
     return x
 
 
+def _sparsity(sets, out, *args, fun):
+    """``fun`` rerun on the arguments' index sets (a fresh detection seeded with them)."""
+    from .dependencies import Dependent, DependencyTrace
+    from .index_sets import IndexSets, empty
+    trace = DependencyTrace(new_level())
+    y = fun(*[a if s is None else Dependent(a, s, trace) for a, s in zip(args, sets)])
+    if type(y) is Dependent and y._trace is trace:
+        s = y._sets
+        return IndexSets(s.shape, s.n, s.indptr, s.indices, s.by_value or trace.by_value)
+    result = empty(shape_of(out), next(s.n for s in sets if s is not None))
+    result.by_value = trace.by_value
+    return result
+
+
 checkpoint_p.jvp_all = _jvp_all
+checkpoint_p.def_sparsity(_sparsity)
 checkpoint_p.vjp_all = lambda g, needed, out, *args, fun: _recompute(g, needed, out, args, fun)
 
 

@@ -42,7 +42,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "fused_jvp", "nondiff", "elementwise",
-                 "unreached", "__weakref__")
+                 "unreached", "sparsity", "__weakref__")
 
     def __init__(self, name, impl, nondiff=(), registry=None):
         if registry is None:
@@ -68,6 +68,10 @@ class Primitive:
         # optional unreached(argnum, mask, out, *args, **params) -> boolean array or None: the
         # entries of that argument's cotangent that are zero by structure (a branch not taken)
         self.unreached = None
+        # rule(sets, out, *args, **params) -> IndexSets of out (duals.index_sets): which inputs each
+        # entry of the output depends on, from ``sets`` (one per argument, None for a constant);
+        # the sparsity interpreter (duals.dependencies) runs it
+        self.sparsity = None
         registry[name] = self
 
     def __call__(self, *args, **params):
@@ -81,6 +85,11 @@ class Primitive:
     def def_vjp(self, argnum, rule):
         """Register ``rule(cotangent, out, *args, **params) -> cotangent of the argument``."""
         self.vjps[argnum] = rule
+        return self
+
+    def def_sparsity(self, rule):
+        """Register ``rule(sets, out, *args, **params) -> IndexSets`` (see :mod:`duals.index_sets`)."""
+        self.sparsity = rule
         return self
 
     def __repr__(self):

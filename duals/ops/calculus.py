@@ -20,6 +20,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..core import Primitive, Tracer
+from ..index_sets import along_axis, axis_rule, broadcast as broadcast_sets, reduced, union
 from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
 from .reductions import sum as _sum, unbroadcast
 from .assembly import operand
@@ -56,6 +57,25 @@ difference_p.def_vjp(0, lambda g, out, x, *, axis: difference_transpose_p(g, axi
                      if shape(x)[axis] > 1 else None)   # no differences: nothing depends on x
 difference_transpose_p.def_jvp(0, lambda t, out, g, *, axis: difference_transpose_p(t, axis=axis))
 difference_transpose_p.def_vjp(0, lambda h, out, g, *, axis: difference_p(h, axis=axis))
+
+
+def _neighbours(m, *rest, **params):
+    """Difference ``k`` reads entries ``k`` and ``k + 1``: (output entries, input entries)."""
+    k = np.arange(m - 1)
+    return np.concatenate([k, k]), np.concatenate([k, k + 1])
+
+
+def _swapped(local):
+    """The local pattern of the transpose: the same pairs read the other way."""
+    def transposed(m, out, g, **params):
+        axis = params["axis"]
+        dst, src = local(np.shape(innermost(out))[axis], out, g, **params)
+        return src, dst
+    return transposed
+
+
+difference_p.def_sparsity(axis_rule(_neighbours))
+difference_transpose_p.def_sparsity(axis_rule(_swapped(_neighbours)))
 
 
 @export()
@@ -161,6 +181,19 @@ linear_recurrence_p.def_jvp(1, lambda t, out, a, b, *, reverse: linear_recurrenc
 linear_recurrence_p.vjp_all = _recurrence_vjp
 
 
+def _recurrence_sparsity(sets, out, a, b, *, reverse):
+    """y_k depends on the factors and terms up to k (from k on, for a ``reverse`` recurrence)."""
+    s = np.shape(innermost(out))
+    dst, src = np.tril_indices(s[-1])
+    if reverse:
+        dst, src = s[-1] - 1 - dst, s[-1] - 1 - src
+    return union([along_axis(broadcast_sets(p, s), len(s) - 1, s, dst, src)
+                  for p in sets if p is not None], s)
+
+
+linear_recurrence_p.def_sparsity(_recurrence_sparsity)
+
+
 def _cumprod_impl(x):
     return np.cumprod(x, axis=-1)
 
@@ -170,6 +203,7 @@ def _cumprod_impl(x):
 cumprod_p = Primitive("cumprod", _cumprod_impl)
 cumprod_p.def_jvp(0, lambda t, out, x: linear_recurrence_p(x, t * _shifted(out, 1.0), reverse=False))
 cumprod_p.def_vjp(0, lambda g, out, x: _transposed_recurrence(x, g, False) * _shifted(out, 1.0))
+cumprod_p.def_sparsity(axis_rule(lambda m, *rest: np.tril_indices(m)))
 
 
 @export()
@@ -218,6 +252,7 @@ def _trapezoid_vjp(g, out, y, *, dx, axis):
 trapezoid_p = Primitive("trapezoid", _trapezoid_impl)
 trapezoid_p.def_jvp(0, lambda t, out, y, *, dx, axis: trapezoid_p(t, dx=dx, axis=axis))
 trapezoid_p.def_vjp(0, _trapezoid_vjp)
+trapezoid_p.def_sparsity(lambda sets, out, y, *, dx, axis: reduced(sets[0], (axis,), np.shape(innermost(out))))
 
 
 @export()
@@ -280,6 +315,17 @@ edge_first_gradient_p.def_vjp(0, lambda g, out, f, *, h, axis: edge_first_gradie
 edge_first_gradient_transpose_p.def_jvp(0, lambda t, out, g, *, h, axis: edge_first_gradient_transpose_p(
     t, h=h, axis=axis))
 edge_first_gradient_transpose_p.def_vjp(0, lambda k, out, g, *, h, axis: edge_first_gradient_p(k, h=h, axis=axis))
+
+
+def _gradient_stencil(m, *rest, **params):
+    """Entry 0 reads 0 and 1, entry k reads k - 1 and k + 1, the last reads the last two."""
+    k = np.arange(1, m - 1)
+    return (np.concatenate([[0, 0], k, k, [m - 1, m - 1]]),
+            np.concatenate([[0, 1], k - 1, k + 1, [m - 2, m - 1]]))
+
+
+edge_first_gradient_p.def_sparsity(axis_rule(_gradient_stencil))
+edge_first_gradient_transpose_p.def_sparsity(axis_rule(_swapped(_gradient_stencil)))
 
 
 def _spacing(h, n, who):

@@ -61,6 +61,7 @@ Policy where these functions have no derivative (the same in every mode and orde
 import numpy as np
 
 from ..core import Primitive
+from ..index_sets import per_matrix_rule
 from . import export, innermost, ndim_of as ndim, shape_of as shape
 from .assembly import take_along_axis
 from .elementwise import PRIMITIVES, where
@@ -114,6 +115,7 @@ def _svd_impl(a, *, full):
 
 
 svd_p = Primitive("svd", _svd_impl)
+svd_p.def_sparsity(per_matrix_rule())
 
 
 def _svd_parts(packed, m, n):
@@ -242,6 +244,7 @@ def _svdvals_impl(a):
 
 
 svdvals_p = Primitive("svdvals", _svdvals_impl)
+svdvals_p.def_sparsity(per_matrix_rule())
 
 
 def _vectors_and_zeros(out, a):
@@ -348,6 +351,7 @@ def _qr_impl(a):
 
 
 qr_p = Primitive("qr", _qr_impl)
+qr_p.def_sparsity(per_matrix_rule())
 
 
 def _qr_parts(packed, m):
@@ -531,6 +535,7 @@ def _pinv_impl(a, *, rcond, hermitian, extra):
 # P Pᵀ dAᵀ (I - A P) for a tall one, or (I - P A) dAᵀ Pᵀ P for a wide one (the other projector
 # is the identity); the reverse rule is the transpose
 pinv_p = Primitive("pinv", _pinv_impl)
+pinv_p.def_sparsity(per_matrix_rule())
 
 
 def _pinv_jvp(t, out, a, **params):

@@ -13,6 +13,7 @@ import numpy as np
 from .. import _vocabulary, derivatives, kernels
 from ..float_warnings import RULE_FILE
 from ..core import Primitive, Tracer
+from ..index_sets import elementwise_rule, gather_rule
 from . import NAMESPACE, export, innermost, lead_of, ndim_of as ndim, shape_of as shape
 from .reductions import unbroadcast
 from .shape import broadcast_to, reshape
@@ -131,6 +132,7 @@ def _make_unary(name, value, deriv):
         impl = _scalar_first(numpy_impl, _formula(value, ("x",), SCALAR))
     prim = Primitive(name, impl)
     prim.elementwise = True
+    prim.def_sparsity(elementwise_rule(deriv != "0.0"))
     if deriv == "0.0":
         prim.def_jvp(0, lambda t, out, x: None)
         prim.def_vjp(0, lambda g, out, x, unreached=None: None)
@@ -209,6 +211,11 @@ def _make_binary(name, value, dx, dy):
     if selecting:
         prim.unreached = lambda argnum, mask, out, x, y: np.asarray(
             innermost(partials[argnum](x, y, out))) == 0.0
+    # an entry depends on an argument whose partial is not the symbolic zero; for a selecting
+    # function (maximum) only where that argument is the one selected at this point
+    prim.def_sparsity(elementwise_rule(*(
+        False if d == "0.0" else _selected(partials[i]) if selecting else True
+        for i, d in enumerate((dx, dy)))))
 
     scalar_value = _formula(value, ("x", "y"), SCALAR)
     scalar_dx = _formula(dx, ("x", "y", "out"), SCALAR)
@@ -250,6 +257,10 @@ def _make_binary(name, value, dx, dy):
     return prim
 
 
+def _selected(partial):
+    return lambda out, x, y: np.asarray(innermost(partial(x, y, out))) != 0.0
+
+
 def _scalar_picked(d, t):
     return np.where(d == 0.0, 0.0, t * d)
 
@@ -285,6 +296,7 @@ select = Primitive("select", _select_impl, nondiff=(0,))
 select.elementwise = True
 select.unreached = lambda argnum, mask, out, condition, x, y: (
     ~condition if argnum == 1 else condition)
+select.def_sparsity(gather_rule(_select_impl, data=(1, 2)))
 
 
 def _select_jvp(argnum):
@@ -348,6 +360,7 @@ stop_gradient_p = Primitive("stop_gradient", _stop_gradient_impl)
 stop_gradient_p.elementwise = True
 stop_gradient_p.def_jvp(0, lambda t, out, x: None)
 stop_gradient_p.def_vjp(0, lambda g, out, x, unreached=None: None)
+stop_gradient_p.def_sparsity(lambda sets, out, x: None)
 
 
 def stop_gradient(x):
@@ -366,6 +379,7 @@ def _integer_pow_impl(x, *, n):
 
 integer_pow = Primitive("integer_pow", _integer_pow_impl)
 integer_pow.elementwise = True
+integer_pow.def_sparsity(elementwise_rule(True))
 
 
 def _integer_pow_derivative(x, n):
@@ -448,6 +462,7 @@ copy_p = Primitive("copy", np.copy)
 copy_p.elementwise = True
 copy_p.def_jvp(0, lambda t, out, x: t)
 copy_p.def_vjp(0, lambda g, out, x, unreached=None: g)
+copy_p.def_sparsity(elementwise_rule(True))
 
 
 @export("copy")

@@ -17,6 +17,7 @@ evenly, like ``max`` and ``min``.
 import numpy as np
 
 from ..core import Primitive, Tracer
+from ..index_sets import collect, per_matrix_rule, positions, union
 from . import export, innermost, ndim_of as ndim, shape_of as shape
 from .elementwise import PRIMITIVES, align
 from .reductions import sum as _sum, unbroadcast
@@ -124,6 +125,35 @@ def _matmul_fused_jvp(primals, tangents):
 
 
 matmul_p.fused_jvp = _matmul_fused_jvp
+
+
+def _matmul_sparsity(sets, out, a, b):
+    """``out[..., i, j]`` depends on ``a[..., i, l]`` and ``b[..., l, j]`` for every ``l``, except
+    through a constant operand's exact zeros (a stencil stored as a dense matrix stays sparse)."""
+    out_shape = np.shape(_plain(out))
+    batch, (m, n) = out_shape[:-2], out_shape[-2:]
+    k = shape(a)[-1]
+    outs = positions(out_shape).reshape(-1, m, n)
+
+    def spread(x, core):
+        return np.broadcast_to(positions(shape(x)), batch + core).reshape((-1,) + core)
+
+    def reaches(other, core):   # where the other operand's entries can carry a dependency
+        plain = not isinstance(other, Tracer)
+        entries = np.asarray(other) != 0 if plain else np.ones(shape(other), dtype=bool)
+        return np.nonzero(np.broadcast_to(entries, batch + core).reshape((-1,) + core))
+
+    parts = []
+    if sets[0] is not None:
+        stack, l, j = reaches(b, (k, n))
+        parts.append(collect(sets[0], spread(a, (m, k))[stack, :, l], outs[stack, :, j], out_shape))
+    if sets[1] is not None:
+        stack, i, l = reaches(a, (m, k))
+        parts.append(collect(sets[1], spread(b, (k, n))[stack, l, :], outs[stack, i, :], out_shape))
+    return union(parts, out_shape)
+
+
+matmul_p.def_sparsity(_matmul_sparsity)
 
 
 @export()
@@ -276,6 +306,7 @@ def _solve_impl(a, b):
 
 
 solve_p = Primitive("solve", _solve_impl)
+solve_p.def_sparsity(per_matrix_rule())
 
 
 def _solve_vjp_b(g, out, a, b):
@@ -363,6 +394,8 @@ det_p = Primitive("det", _det_impl)
 det_p.def_jvp(0, lambda t, out, a: out * _trace_of_solve(t, a))
 det_p.def_vjp(0, lambda g, out, a: _matrix_cotangent(g * out) * _inv_T(a))
 slogdet_p = Primitive("slogdet", _slogdet_impl)
+det_p.def_sparsity(per_matrix_rule())
+slogdet_p.def_sparsity(per_matrix_rule())
 slogdet_p.def_jvp(0, lambda t, out, a: _trace_of_solve(t, a))
 slogdet_p.def_vjp(0, lambda g, out, a: _matrix_cotangent(g) * _inv_T(a))
 
@@ -429,6 +462,7 @@ def _cholesky_vjp(g, out, a):
 
 
 cholesky_p = Primitive("cholesky", _cholesky_impl)
+cholesky_p.def_sparsity(per_matrix_rule())
 cholesky_p.def_jvp(0, _cholesky_jvp)
 cholesky_p.def_vjp(0, _cholesky_vjp)
 

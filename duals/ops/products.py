@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..core import Primitive, Tracer
+from ..index_sets import along_axis, broadcast as broadcast_sets, union
 from . import export, innermost, ndim_of as ndim, shape_of as shape
 from .assembly import interleave, operand
 from .elementwise import align
@@ -135,6 +136,31 @@ convolve_p.def_jvp(1, lambda t, out, a, v, *, start, length: convolve_p(
     a, align(t, v, out), start=start, length=length))
 convolve_p.def_vjp(0, lambda g, out, a, v, *, start, length: _convolve_vjp(g, out, a, v, start))
 convolve_p.def_vjp(1, lambda g, out, a, v, *, start, length: _convolve_vjp(g, out, v, a, start))
+
+
+def _convolution_pairs(length, start, n, m):
+    """(k, i): output entry k reads entry i of an operand of n entries convolved with one of m."""
+    k = np.arange(length)
+    dst, src = [], []
+    for d in range(min(n, m)):   # loop over the shorter operand's offsets
+        i = start + k - d if m <= n else np.full(length, d)
+        keep = (0 <= i) & (i < n) & (0 <= start + k - i) & (start + k - i < m)
+        dst.append(k[keep])
+        src.append(i[keep])
+    return np.concatenate(dst), np.concatenate(src)
+
+
+def _convolve_sparsity(sets, out, a, v, *, start, length):
+    s = np.shape(innermost(out))
+    parts = []
+    for p, (n, m) in zip(sets, ((shape(a)[-1], shape(v)[-1]), (shape(v)[-1], shape(a)[-1]))):
+        if p is not None:
+            dst, src = _convolution_pairs(length, start, n, m)
+            parts.append(along_axis(broadcast_sets(p, s[:-1] + (n,)), len(s) - 1, s, dst, src))
+    return union(parts, s)
+
+
+convolve_p.def_sparsity(_convolve_sparsity)
 
 
 @export()

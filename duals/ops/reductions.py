@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ..core import Primitive
+from ..index_sets import axis_rule, reduce_rule
 from . import export, innermost, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
 from .shape import broadcast_to, concatenate, getitem, reshape
 
@@ -41,6 +42,7 @@ def _expand_back(g, out, x, axis, keepdims):
 
 sum_p.def_jvp(0, _sum_jvp)
 sum_p.def_vjp(0, lambda g, out, x, *, axis, keepdims: _expand_back(g, out, x, axis, keepdims))
+sum_p.def_sparsity(reduce_rule())
 
 
 @export()
@@ -163,9 +165,15 @@ def _extreme(name, np_func):
     def unreached(argnum, mask, out, x, *, axis, keepdims):
         return np.broadcast_to(weights(out, x, axis) == 0.0, shape(x))
 
+    def extreme_entries(out, x, *, axis, keepdims):
+        """At this point: the entries equal to the extreme (all of them when it is NaN)."""
+        kept = np_func(_plain(x), axis=axis, keepdims=True)
+        return (_plain(x) == kept) | np.isnan(kept)
+
     prim.def_jvp(0, jvp)
     prim.def_vjp(0, vjp)
     prim.unreached = unreached
+    prim.def_sparsity(reduce_rule(where=extreme_entries))
     return prim
 
 
@@ -248,6 +256,14 @@ def _cumsum_vjp(g, out, x, *, axis):
 
 
 cumsum_p.def_vjp(0, _cumsum_vjp)
+
+
+def prefix(m, *rest, **params):
+    """Along a line of ``m`` entries, entry ``i`` depends on entries ``0..i`` (running sums, products)."""
+    return np.tril_indices(m)
+
+
+cumsum_p.def_sparsity(axis_rule(prefix))
 
 
 @export()

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from ..core import Primitive, Tracer
+from ..index_sets import broadcast as broadcast_sets, collect, gather_rule, positions
 from . import NAMESPACE, VALUE_ONLY, all_of_copies, export, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
 
 # ---------------------------------------------------------------- reshape / broadcast_to
@@ -24,6 +25,7 @@ reshape_p.def_vjp(0, lambda g, out, x, *, shape: reshape_p(g, shape=_shape(g)[:l
 _shape = shape
 reshape_p.unreached = lambda i, mask, out, x, *, shape: (
     None if mask is None else np.reshape(np.broadcast_to(mask, shape), _shape(x)))
+reshape_p.def_sparsity(gather_rule(_reshape_impl))
 
 
 def _resolve(newshape, size):
@@ -74,6 +76,7 @@ broadcast_p.def_jvp(0, _broadcast_jvp)
 broadcast_p.def_vjp(0, _broadcast_vjp)
 broadcast_p.unreached = lambda i, mask, out, x, *, shape: (
     None if mask is None else all_of_copies(mask, shape, _shape(x)))
+broadcast_p.def_sparsity(gather_rule(_broadcast_impl))
 
 
 @export()
@@ -108,6 +111,7 @@ transpose_p.def_vjp(0, lambda g, out, x, *, axes: transpose_p(
     g, axes=_lanes_then(tuple(np.argsort(axes)), lead_of(g, out))))
 transpose_p.unreached = lambda i, mask, out, x, *, axes: (
     None if mask is None else np.transpose(np.broadcast_to(mask, _shape(out)), np.argsort(axes)))
+transpose_p.def_sparsity(gather_rule(_transpose_impl))
 
 
 @export()
@@ -248,8 +252,19 @@ def _getitem_unreached(argnum, mask, out, x, *, index):
 
 
 getitem_p.unreached = _getitem_unreached
+getitem_p.def_sparsity(gather_rule(_getitem_impl))
 scatter_add_p.def_jvp(0, _scatter_jvp)
 scatter_add_p.def_vjp(0, _scatter_vjp)
+
+
+def _scatter_sparsity(sets, out, g, *, index, shape):
+    """Each entry of ``g`` lands on one entry of the result (repeated indices: several add up)."""
+    destination = positions(shape)[index]
+    spread = broadcast_sets(sets[0], np.shape(destination))
+    return collect(spread, positions(np.shape(destination)), destination, shape)
+
+
+scatter_add_p.def_sparsity(_scatter_sparsity)
 
 
 def normalize_index(index):
@@ -313,6 +328,7 @@ def _concatenate_vjp_all(g, needed, out, *xs, axis):
 
 concatenate_p.jvp_all = _concatenate_jvp_all
 concatenate_p.vjp_all = _concatenate_vjp_all
+concatenate_p.def_sparsity(gather_rule(_concatenate_impl))
 
 
 @export()

@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from ..core import Primitive, Tracer
+from ..index_sets import _ranges, collect, gather_rule, positions, take
 from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
 from .assembly import operand, take_along_axis
 from .elementwise import where
@@ -101,6 +102,7 @@ def _permute_impl(x, *, perm):
 permute_p = Primitive("permute", _permute_impl)
 permute_p.def_jvp(0, lambda t, out, x, *, perm: permute_p(t, perm=perm))
 permute_p.def_vjp(0, lambda g, out, x, *, perm: permute_p(g, perm=perm.inverted()))
+permute_p.def_sparsity(gather_rule(_permute_impl))
 
 
 def _sort_impl(x, *, axis):
@@ -148,6 +150,33 @@ def _sort_vjp(g, out, x, *, axis):
 sort_p.def_jvp(0, _sort_jvp)
 sort_p.def_vjp(0, _sort_vjp)
 sort_p.fused_jvp = _sort_fused_jvp
+
+
+def _sort_sparsity(sets, out, x, *, axis):
+    """Sorted entry ``k`` is the entry the sort puts there at this point; tied entries (which the
+    derivative may take in either order) are all depended on by each of their places."""
+    v = _plain(x)
+    axis = axis % v.ndim
+    order = np.argsort(v, axis=axis, kind="stable")
+    source = np.moveaxis(np.take_along_axis(positions(v.shape), order, axis), axis, -1)
+    ordered = np.moveaxis(np.take_along_axis(v, order, axis), axis, -1)
+    same = (ordered[..., 1:] == ordered[..., :-1]) | (np.isnan(ordered[..., 1:]) & np.isnan(ordered[..., :-1]))
+    if not same.any():
+        result = take(sets[0], np.moveaxis(source, -1, axis))
+    else:
+        starts = np.concatenate([np.ones(same.shape[:-1] + (1,), dtype=bool), ~same], axis=-1).reshape(-1)
+        group = np.cumsum(starts) - 1
+        first = np.flatnonzero(starts)
+        sizes = np.diff(np.append(first, starts.size))
+        lengths = sizes[group]
+        places = np.moveaxis(positions(np.shape(_plain(out))), axis, -1).reshape(-1)
+        tied = source.reshape(-1)[_ranges(first[group], lengths, int(lengths.sum()))]
+        result = collect(sets[0], tied, np.repeat(places, lengths), np.shape(_plain(out)))
+    result.by_value = True
+    return result
+
+
+sort_p.def_sparsity(_sort_sparsity)
 
 
 @export()

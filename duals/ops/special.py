@@ -6,6 +6,7 @@ identity (:func:`scipy_ufuncs`)."""
 import numpy as np
 
 from ..core import Primitive
+from ..index_sets import elementwise_rule
 from . import export, innermost
 from .elementwise import PRIMITIVES, masked, stop_gradient, where
 from .reductions import max as amax
@@ -100,6 +101,7 @@ def _unary_from_scipy(name, partial, **params):
         return getattr(_scipy_special(), name)(*([kw["n"]] if "n" in kw else []), x)[()]
     prim = Primitive(name, impl)
     prim.elementwise = True
+    prim.def_sparsity(elementwise_rule(True))
     prim.def_jvp(0, lambda t, out, x, **kw: partial(x, out, **kw) * t)
     prim.def_vjp(0, lambda g, out, x, unreached=None, **kw: masked(partial(x, out, **kw) * g, unreached))
     return prim

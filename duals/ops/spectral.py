@@ -19,6 +19,7 @@ an individual repeated eigenvalue has only one-sided derivatives, and this is on
 import numpy as np
 
 from ..core import Primitive
+from ..index_sets import per_matrix_rule
 from . import export, innermost, shape_of as shape
 from .elementwise import where
 from .linalg import _check_square as _check, matmul
@@ -34,6 +35,7 @@ def _eigh_impl(a, *, lower):
 
 
 eigh_p = Primitive("eigh", _eigh_impl)
+eigh_p.def_sparsity(per_matrix_rule())
 
 
 def _parts(packed):
@@ -98,6 +100,7 @@ def _eigvalsh_impl(a, *, lower):
 
 
 eigvalsh_p = Primitive("eigvalsh", _eigvalsh_impl)
+eigvalsh_p.def_sparsity(per_matrix_rule())
 
 
 def _vectors(a, lower):
