@@ -6,6 +6,7 @@ plain Python, in :mod:`duals._vocabulary`; this module compiles each of them wit
 """
 import numba
 import numpy as np
+from numba.extending import register_jitable
 
 from . import _vocabulary
 from ._vocabulary import MATH_SPELLINGS
@@ -19,7 +20,9 @@ for _name in ("exp2", "sign", "floor_divide", "mod", "where", "maximum", "minimu
     globals()[_name] = _jit(getattr(_vocabulary, _name))
 
 
-@_jit
+@register_jitable
 def cbrt(x):
-    # the Python spelling refuses, so that 0-d values take NumPy's correctly rounded cbrt
+    # the Python spelling refuses, so that 0-d values take NumPy's correctly rounded cbrt.
+    # Not a dispatcher: np.cbrt of a nested dual calls cbrt of the level below, and a dispatcher
+    # calling itself with another type fails to link (an overload compiles each type apart)
     return np.cbrt(x)

@@ -82,7 +82,7 @@ def promoted_call(f, args):
 
 
 def _is_user_dispatcher(obj):
-    return isinstance(obj, Dispatcher) and not getattr(obj.py_func, "__module__", "").startswith("duals.")
+    return isinstance(obj, Dispatcher) and not (getattr(obj.py_func, "__module__", None) or "").startswith("duals.")
 
 
 # ---------------------------------------------------------------- element types

@@ -1,0 +1,445 @@
+"""Compiled reverse mode: grad, value_and_grad, vjp, jacrev, hvp and hessian of unchanged @njit code.
+
+Every result is checked against compiled forward mode (an independent interpreter of the same
+rules) and against central differences of the plain function; second order against forward
+over forward. The table tests iterate duals.derivatives, so a new entry is tested here too.
+"""
+import gc
+import math
+import threading
+
+import numba
+import numpy as np
+import pytest
+
+import duals
+from duals import derivatives
+from duals.jit import fn
+from duals.jit.tape import Tape
+
+from finite_differences import central_differences
+
+njit = numba.njit(cache=True)
+
+
+# ---------------------------------------------------------------- user code, unchanged
+
+@njit
+def lorenz_rhs(s, sigma, rho, beta, out):
+    out[0] = sigma * (s[1] - s[0])
+    out[1] = s[0] * (rho - s[2]) - s[1]
+    out[2] = s[0] * s[1] - beta * s[2]
+
+
+@njit
+def lorenz_energy(sigma, rho, beta, state, dt, n):
+    s = state.copy()  # a buffer made from the plain state: holds adjoints by promotion
+    k1 = np.empty_like(s)
+    k2 = np.empty_like(s)
+    tmp = np.empty_like(s)
+    for _ in range(n):
+        lorenz_rhs(s, sigma, rho, beta, k1)
+        for i in range(3):
+            tmp[i] = s[i] + 0.5 * dt * k1[i]
+        lorenz_rhs(tmp, sigma, rho, beta, k2)
+        for i in range(3):
+            s[i] += dt * k2[i]
+    return s[0] ** 2 + s[1] ** 2 + s[2] ** 2
+
+
+@njit
+def lorenz96_misfit(F, x0, steps, dt):
+    x = x0.copy()
+    n = x.shape[0]
+    dxdt = np.empty_like(x)
+    for _ in range(steps):
+        for i in range(n):
+            dxdt[i] = (x[(i + 1) % n] - x[i - 2]) * x[i - 1] - x[i] + F[i]
+        for i in range(n):
+            x[i] += dt * dxdt[i]
+    total = 0.0
+    for i in range(n):
+        total += 0.5 * (x[i] - 1.0) ** 2
+    return total
+
+
+@njit
+def newton_root(a, b):
+    """The root of x³ + a x - b by Newton's method (a while loop with a value test)."""
+    x = 1.0
+    step = 1.0
+    while abs(step) > 1e-14:
+        step = (x ** 3 + a * x - b) / (3.0 * x ** 2 + a)
+        x -= step
+    return x
+
+
+@njit
+def piecewise_energy(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            total += math.exp(-x[i]) * math.sin(3.0 * x[i])
+        elif x[i] > -0.5:
+            total += x[i] ** 2 + math.log1p(x[i] ** 2)
+        else:
+            total += math.hypot(x[i], 1.0) - abs(x[i])
+    return total
+
+
+@njit
+def whole_array_loss(x, w):
+    y = np.exp(-x) * w + np.sin(x) ** 2
+    return np.sum(y * y) / x.shape[0] + np.sum(x[1:] * x[:-1])
+
+
+@njit
+def grid_energy(u):
+    total = 0.0
+    for i in range(u.shape[0] - 1):
+        for j in range(u.shape[1] - 1):
+            total += (u[i + 1, j] - u[i, j]) ** 2 + (u[i, j + 1] - u[i, j]) ** 2 + math.cos(u[i, j])
+    return total
+
+
+@njit
+def apply_twice(g, x):
+    return g(g(x))
+
+
+@njit
+def softplus_sum(x):
+    return np.sum(np.log1p(np.exp(x)))
+
+
+@njit
+def mixing(x):
+    out = np.zeros(x.shape[0] + 1)  # made by the code: holds adjoints
+    for i in range(x.shape[0]):
+        out[i] += x[i] * x[(i + 1) % x.shape[0]]
+        out[i + 1] += math.tanh(x[i])
+    return out
+
+
+@njit
+def with_aux(x, n):
+    total = 0.0
+    for i in range(n):
+        total += x[i] ** 3
+    return total, x[0] * 2.0
+
+
+@njit
+def scaled_in_place(x):
+    x[0] = x[0] * 3.0  # writes into its (differentiated) input
+    return x
+
+
+@njit
+def fails_above_one(x):
+    if x[0] > 1.0:
+        raise ValueError("x[0] must not exceed 1")
+    return x[0] * x[1]
+
+
+@njit
+def solve_energy(A, b):
+    x = np.linalg.solve(A, b)
+    return np.sum(x * x)
+
+
+RNG = np.random.default_rng(7)
+
+
+def _close(a, b, rtol=1e-11, atol=1e-12):
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
+# ---------------------------------------------------------------- every entry of the table
+
+def _point(entry, rng):
+    lo, hi = entry.domain
+    x = rng.uniform(lo, hi)
+    if entry.away_from_zero:
+        x = rng.choice([-1.0, 1.0]) * rng.uniform(0.3, hi)
+    return x
+
+
+def _table_module(tmp_path_factory):
+    """One function per arity: out[k] = fn.<entry k>(x[k] (, y[k])), written to a file."""
+    path = tmp_path_factory.mktemp("jit_reverse_table") / "reverse_table.py"
+    unary = "".join(f"    out[{k}] = fn.{n}(x[{k}])\n" for k, n in enumerate(derivatives.UNARY))
+    binary = "".join(f"    out[{k}] = fn.{n}(x[{k}], y[{k}])\n" for k, n in enumerate(derivatives.BINARY))
+    path.write_text("import numba\nimport numpy as np\nfrom duals.jit import fn\n\n"
+                    f"@numba.njit\ndef unary(x):\n    out = np.empty(x.shape[0])\n{unary}    return out\n\n"
+                    f"@numba.njit\ndef unary_sum(x, w):\n    out = unary(x)\n    return np.sum(out * w)\n\n"
+                    f"@numba.njit\ndef binary(x, y):\n    out = np.empty(x.shape[0])\n{binary}    return out\n")
+    namespace = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    return _table_module(tmp_path_factory)
+
+
+def _smooth(names):
+    return np.array([not derivatives.TABLE[n].discontinuous for n in names])
+
+
+def test_every_unary_entry_reverse_equals_forward_and_central_differences(table):
+    rng = np.random.default_rng(1)
+    x = np.array([_point(derivatives.TABLE[n], rng) for n in derivatives.UNARY])
+    rev = duals.jacrev(table["unary"])(x)
+    fwd = duals.jacfwd(table["unary"])(x)
+    _close(rev, fwd, rtol=1e-14, atol=0)
+    assert np.count_nonzero(rev - np.diag(np.diag(rev))) == 0
+    fd = np.diag(central_differences(table["unary"], [x], 0))
+    keep = _smooth(derivatives.UNARY)
+    bad = [(n, r, f) for n, r, f, k in zip(derivatives.UNARY, np.diag(rev), fd, keep)
+           if k and not np.isclose(r, f, rtol=1e-6, atol=1e-7)]
+    assert not bad, bad
+
+
+def test_every_binary_entry_reverse_equals_forward_and_central_differences(table):
+    rng = np.random.default_rng(2)
+    x = np.array([_point(derivatives.TABLE[n], rng) for n in derivatives.BINARY])
+    y = np.array([_point(derivatives.TABLE[n], rng) for n in derivatives.BINARY])
+    rev = duals.jacrev(table["binary"], argnums=(0, 1))(x, y)
+    fwd = duals.jacfwd(table["binary"], argnums=(0, 1))(x, y)
+    keep = _smooth(derivatives.BINARY)
+    for k, (r, f) in enumerate(zip(rev, fwd)):
+        _close(r, f, rtol=1e-14, atol=0)
+        fd = np.diag(central_differences(table["binary"], [x, y], k))
+        bad = [(n, a, b) for n, a, b, s in zip(derivatives.BINARY, np.diag(r), fd, keep)
+               if s and not np.isclose(a, b, rtol=1e-6, atol=1e-7)]
+        assert not bad, bad
+
+
+def test_second_order_of_every_unary_entry_forward_over_reverse_equals_forward_over_forward(table):
+    rng = np.random.default_rng(3)
+    x = np.array([_point(derivatives.TABLE[n], rng) for n in derivatives.UNARY])
+    w = rng.uniform(0.5, 1.5, x.size)
+    over_reverse = duals.jit.compiled_hessian_rev(table["unary_sum"])(x, w)
+    over_forward = duals.jit.compiled_hessian(table["unary_sum"])(x, w)
+    _close(over_reverse, over_forward, rtol=1e-12, atol=1e-12)
+    v = rng.normal(size=x.size)
+    unary_sum = table["unary_sum"]
+    _close(duals.hvp(numba.njit(lambda x: unary_sum(x, w)), x, v), over_forward @ v,
+           rtol=1e-11, atol=1e-11)
+
+
+# ---------------------------------------------------------------- realistic kernels
+
+def test_parameter_gradient_of_an_integrator_that_copies_its_plain_state():
+    state = np.array([1.0, 1.0, 1.0])
+    args = (10.0, 28.0, 8.0 / 3.0, state, 0.002, 200)
+    g = duals.grad(lorenz_energy, argnums=(0, 1, 2))(*args)
+    expected = duals.jacfwd(lorenz_energy, argnums=(0, 1, 2))(*args)
+    for k in range(3):
+        assert g[k] == pytest.approx(expected[k], rel=1e-12)
+        assert g[k] == pytest.approx(central_differences(lorenz_energy, list(args), k), rel=1e-6)
+
+
+def test_eighty_input_gradient_of_lorenz96_equals_forward_lanes():
+    F = 8.0 + 0.1 * np.sin(np.arange(40.0))
+    x0 = F + 0.01 * np.arange(40.0)
+    value, (gF, gx) = duals.value_and_grad(lorenz96_misfit, argnums=(0, 1))(F, x0, 100, 0.01)
+    assert value == lorenz96_misfit(F, x0, 100, 0.01)
+    fF, fx = duals.jacfwd(lorenz96_misfit, argnums=(0, 1))(F, x0, 100, 0.01)
+    _close(gF, fF, rtol=1e-11)
+    _close(gx, fx, rtol=1e-11)
+    _close(gx, central_differences(lorenz96_misfit, [F, x0, 100, 0.01], 1), rtol=1e-5, atol=1e-6)
+
+
+def test_a_while_loop_solver_gives_the_implicit_function_derivative():
+    a, b = 2.0, 3.0
+    x = newton_root(a, b)
+    ga, gb = duals.grad(newton_root, argnums=(0, 1))(a, b)
+    # x³ + a x - b = 0  =>  dx/da = -x / (3x² + a), dx/db = 1 / (3x² + a)
+    assert ga == pytest.approx(-x / (3 * x * x + a), rel=1e-12)
+    assert gb == pytest.approx(1.0 / (3 * x * x + a), rel=1e-12)
+
+
+@pytest.mark.parametrize("kernel, args", [
+    (piecewise_energy, (np.linspace(-1.5, 1.5, 9),)),
+    (whole_array_loss, (np.linspace(-1.0, 1.0, 7), np.linspace(0.5, 1.5, 7))),
+    (grid_energy, (np.linspace(0.0, 2.0, 12).reshape(3, 4),)),
+    (softplus_sum, (np.linspace(-2.0, 2.0, 5),)),
+])
+def test_branches_whole_array_operations_and_two_dimensional_arrays(kernel, args):
+    g = duals.grad(kernel)(*args)
+    _close(g, duals.jacfwd(kernel)(*args), rtol=1e-12)
+    _close(g, central_differences(kernel, list(args), 0), rtol=1e-6, atol=1e-8)
+
+
+def test_a_function_passed_as_an_argument_is_recorded_too():
+    g = duals.grad(apply_twice, argnums=1)(numba.njit(lambda x: x * math.sin(x)), 0.7)
+    inner = 0.7 * math.sin(0.7)
+    expected = (math.sin(inner) + inner * math.cos(inner)) * (math.sin(0.7) + 0.7 * math.cos(0.7))
+    assert g == pytest.approx(expected, rel=1e-13)
+
+
+def test_jacrev_of_a_vector_output_in_chunks_equals_jacfwd():
+    x = np.linspace(-1.0, 1.0, 6)
+    expected = duals.jacfwd(mixing)(x)
+    for chunk in (None, 1, 4):
+        _close(duals.jacrev(mixing, chunk_size=chunk)(x), expected, rtol=1e-14)
+
+
+def test_has_aux_and_integer_arguments_pass_through():
+    x = np.array([1.0, 2.0, 3.0])
+    (value, aux), g = duals.value_and_grad(with_aux, has_aux=True)(x, 2)
+    assert value == 9.0 and aux == 2.0 and type(aux) is float
+    _close(g, [3.0, 12.0, 0.0])
+    y, pullback = duals.vjp(with_aux, x, 3, has_aux=False)
+    gx, gn = pullback((1.0, 0.5))
+    _close(gx, [3.0 + 1.0, 12.0, 27.0])
+    assert gn == 0.0
+
+
+def test_vjp_pulls_back_any_number_of_cotangents_and_checks_their_shape():
+    x = np.linspace(0.1, 1.0, 5)
+    y, pullback = duals.vjp(mixing, x)
+    _close(y, mixing(x))
+    J = duals.jacfwd(mixing)(x)
+    for _ in range(3):
+        w = RNG.normal(size=y.shape)
+        _close(pullback(w)[0], w @ J, rtol=1e-12)
+    with pytest.raises(ValueError, match="shape"):
+        pullback(np.ones(3))
+
+
+@pytest.mark.parametrize("kernel, n", [(mixing, 6), (whole_array_loss, 5), (piecewise_energy, 8)])
+def test_the_adjoint_identity_on_random_directions(kernel, n):
+    rng = np.random.default_rng(n)
+    args = [rng.uniform(-1.0, 1.0, n)] + ([rng.uniform(0.5, 1.5, n)] if kernel is whole_array_loss else [])
+    v = rng.normal(size=n)
+    y, jv = duals.jvp(kernel, tuple(args), (v,) + (None,) * (len(args) - 1))
+    w = rng.normal(size=np.shape(y))
+    _, pullback = duals.vjp(kernel, *args)
+    assert np.sum(w * jv) == pytest.approx(np.dot(v, pullback(w)[0]), rel=1e-12)
+
+
+def test_float32_inputs_give_float32_gradients():
+    g = duals.grad(softplus_sum)(np.linspace(-1.0, 1.0, 4, dtype=np.float32))
+    assert g.dtype == np.float32
+    _close(g, 1.0 / (1.0 + np.exp(-np.linspace(-1.0, 1.0, 4))), rtol=1e-6)
+
+
+# ---------------------------------------------------------------- second order
+
+def test_hvp_and_hessian_forward_over_reverse_equal_forward_over_forward():
+    F = 8.0 + 0.1 * np.sin(np.arange(12.0))
+    misfit = numba.njit(lambda x0: lorenz96_misfit(F, x0, 30, 0.01))
+    x0 = F + 0.01 * np.arange(12.0)
+    H = duals.hessian(misfit)(x0)                      # 12 inputs: forward over reverse
+    _close(H, duals.jit.compiled_hessian(misfit)(x0), rtol=1e-10, atol=1e-10)
+    _close(H, H.T, rtol=1e-12, atol=1e-12)
+    v = np.linspace(-1.0, 1.0, 12)
+    _close(duals.hvp(misfit, x0, v), H @ v, rtol=1e-10, atol=1e-10)
+    grad_along_v = central_differences(lambda t: duals.grad(misfit)(x0 + t * v), [0.0], 0)
+    _close(duals.hvp(misfit, x0, v), grad_along_v, rtol=1e-5, atol=1e-5)
+
+
+def test_hessian_with_tuple_argnums_gives_blocks():
+    a, b = np.array([0.3, -0.2]), np.array([0.5, 0.1, 0.9])
+    f = numba.njit(lambda a, b: np.sum(a) ** 2 * np.sum(b * b) + a[0] * b[2] ** 3)
+    blocks = duals.jit.compiled_hessian_rev(f, argnums=(0, 1))(a, b)
+    expected = duals.jit.compiled_hessian(f, argnums=(0, 1))(a, b)
+    for row_got, row_expected in zip(blocks, expected):
+        for got, want in zip(row_got, row_expected):
+            assert got.shape == want.shape
+            _close(got, want, rtol=1e-13, atol=1e-13)
+
+
+# ---------------------------------------------------------------- safety
+
+def test_memory_stays_flat_over_a_thousand_gradient_calls():
+    F = 8.0 + 0.1 * np.sin(np.arange(8.0))
+    x0 = F.copy()
+    gradient = duals.grad(lorenz96_misfit, argnums=(0, 1))
+    gradient(F, x0, 50, 0.01)
+    gc.collect()
+    before = _resident_bytes()
+    for _ in range(1000):
+        gradient(F, x0, 50, 0.01)
+    gc.collect()
+    assert _resident_bytes() - before < 20 * 2 ** 20
+
+
+def _resident_bytes():
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * 4096
+
+
+def test_threads_record_on_their_own_tapes():
+    F = 8.0 + 0.1 * np.sin(np.arange(10.0))
+    gradient = duals.grad(lorenz96_misfit, argnums=1)
+    starts = [F + 0.01 * k for k in range(8)]
+    expected = [gradient(F, x0, 40, 0.01) for x0 in starts]
+    results = [None] * len(starts)
+
+    def work(k):
+        for _ in range(5):
+            results[k] = gradient(F, starts[k], 40, 0.01)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(starts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for got, want in zip(results, expected):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_writes_into_inputs_and_aliased_results_stay_inside_the_call():
+    x = np.array([1.0, 2.0])
+    J = duals.jacrev(scaled_in_place)(x)
+    _close(J, [[3.0, 0.0], [0.0, 1.0]])
+    assert x.tolist() == [1.0, 2.0]
+    value, pullback = duals.vjp(scaled_in_place, x)
+    value[0] = 100.0  # the result is the caller's own array
+    _close(pullback(np.ones(2))[0], [3.0, 1.0])
+    _close(duals.vjp(scaled_in_place, x)[0], [3.0, 2.0])
+
+
+def test_an_exception_inside_compiled_code_propagates_and_the_next_call_works():
+    with pytest.raises(ValueError, match="must not exceed 1"):
+        duals.grad(fails_above_one)(np.array([2.0, 3.0]))
+    _close(duals.grad(fails_above_one)(np.array([0.5, 3.0])), [3.0, 0.5])
+
+
+def test_the_tape_reports_its_size_and_frees_its_memory():
+    tape = Tape(np.float64)
+    assert tape.dtype.itemsize == 32  # two parents and two partials per recorded operation
+    tape.start(10)
+    assert tape.recorded == 11
+    tape.close()
+    tape.start(3)  # a closed tape allocates again
+    assert tape.nbytes > 0
+
+
+# ---------------------------------------------------------------- errors
+
+def test_grad_of_a_vector_output_names_the_shape_and_the_way_out():
+    with pytest.raises(TypeError, match=r"scalar output, got shape \(7,\); use jacrev or vjp"):
+        duals.grad(mixing)(np.ones(6))
+
+
+def test_linear_algebra_on_adjoints_is_refused_with_what_to_do():
+    with pytest.raises(TypeError, match="np.linalg.solve works on the tangent lanes.*duals.jacfwd"):
+        duals.grad(solve_energy, argnums=1)(np.eye(3) * 2.0, np.ones(3))
+    g = duals.jacfwd(solve_energy, argnums=1)(np.eye(3) * 2.0, np.ones(3))  # the way out works
+    _close(g, 2 * np.ones(3) / 4.0)
+
+
+def test_a_plain_python_function_is_not_a_dispatcher():
+    with pytest.raises(TypeError, match="expected a Numba dispatcher"):
+        duals.jit.compiled_grad(lambda x: x)
+
+
+def test_values_traced_by_an_enclosing_python_transformation_are_refused_clearly():
+    with pytest.raises(TypeError, match="traced by an enclosing duals transformation"):
+        duals.jacfwd(lambda p: duals.grad(softplus_sum)(p * np.ones(2)))(1.0)
