@@ -16,7 +16,7 @@ from .reverse import Var, no_grad
 from .ops.elementwise import stop_gradient
 from .kernels import clear_cache
 from .transforms import (jvp, vjp, grad, value_and_grad, jacfwd, jacrev, jacobian, hessian, hvp,
-                         value_grad_hessian)
+                         value_grad_hessian, sparsity)
 from . import special  # noqa: F401
 from . import extend  # noqa: F401
 from .gradcheck import gradcheck
@@ -42,4 +42,4 @@ if "numba" in _sys.modules:  # a Numba user: load compiled mode now (Numba is al
 __all__ = ["Dual", "Var", "no_grad", "stop_gradient", "jvp", "vjp", "grad", "value_and_grad",
            "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "value_grad_hessian", "clear_cache",
            "numpy", "special", "__version__", "gradcheck", "detect_anomaly", "checkpoint",
-           "extend", "testing", "jit", "sensitivity", "tune_allocator"]
+           "extend", "testing", "jit", "sensitivity", "tune_allocator", "sparsity"]

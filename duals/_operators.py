@@ -24,6 +24,15 @@ from .ops.shape import getitem
 _primal = innermost
 
 
+def _layout(x):
+    """The plain value under traced layers, for its shape and dtype only: unlike ``innermost`` this
+    is not a read of the value (sparsity detection counts those, see duals.dependencies)."""
+    while isinstance(x, Tracer):
+        inner = getattr(x, "_val", _layout)
+        x = inner if inner is not _layout else x.primal if hasattr(x, "primal") else x._value
+    return x
+
+
 def _binary(name, reflected=False):
     def method(self, other):
         if isinstance(other, (list, tuple)):
@@ -264,10 +273,10 @@ def install():
     T.__iter__ = _iter
     T.__array_ufunc__ = _array_ufunc
     T.__array_function__ = _array_function
-    T.shape = property(lambda self: np.shape(_primal(self)))
-    T.ndim = property(lambda self: np.ndim(_primal(self)))
-    T.size = property(lambda self: int(np.size(_primal(self))))
-    T.dtype = property(lambda self: np.result_type(_primal(self)))
+    T.shape = property(lambda self: np.shape(_layout(self)))
+    T.ndim = property(lambda self: np.ndim(_layout(self)))
+    T.size = property(lambda self: int(np.size(_layout(self))))
+    T.dtype = property(lambda self: np.result_type(_layout(self)))
     T.T = property(lambda self: N["transpose"](self))
     for name in ("sum", "mean", "var", "std", "prod", "max", "min", "cumsum", "ravel", "squeeze",
                  "swapaxes", "clip", "diagonal", "trace", "dot"):

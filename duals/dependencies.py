@@ -117,7 +117,7 @@ def detect(f, args, argnum, kwargs=None):
     out = f(*call, **(kwargs or {}))
     if isinstance(out, (tuple, list, dict)):
         raise TypeError(f"sparsity: the function returned a {type(out).__name__}; a sparse "
-                        f"Jacobian needs one array output (concatenate the outputs)")
+                        f"Jacobian has one output array (its rows): concatenate the outputs")
     n = int(np.size(x))
     if type(out) is Dependent and out._trace is trace:
         sets = out._sets

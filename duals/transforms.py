@@ -19,7 +19,7 @@ from .ops.shape import concatenate, getitem, moveaxis, reshape
 from .reverse import ReverseTrace, Var, _own, backward
 
 __all__ = ["jvp", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian",
-           "hvp", "value_grad_hessian"]
+           "hvp", "value_grad_hessian", "sparsity"]
 
 
 
@@ -40,6 +40,12 @@ def _jit():
         from . import jit
         _JIT.append(jit)
     return _JIT[0]
+
+
+def _sparse():
+    """duals.sparse (patterns, colourings, compressed evaluation), imported on first use: it needs SciPy."""
+    from . import sparse
+    return sparse
 
 
 def _zeros(shape, like):
@@ -111,16 +117,24 @@ def jvp(f, primals, tangents):
     return tree.unflatten(treedef, primals_out), tree.unflatten(treedef, tangents_out)
 
 
-def jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
-    """jacfwd(f, argnums=0, has_aux=False, chunk_size=None) -> function returning ∂f/∂x by forward mode.
+def jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None):
+    """jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None) -> function returning ∂f/∂x by forward mode.
 
     The Jacobian has shape ``out.shape + in.shape``. All input directions travel together
     as lanes, ``chunk_size`` at a time (the default keeps each intermediate near 64 MB).
 
+    With ``sparsity="auto"``, a boolean or ``scipy.sparse`` pattern, or a :func:`sparsity`
+    result, the Jacobian is a ``scipy.sparse.csr_array`` of shape ``(out.size, in.size)``, one
+    lane per column colour (see the sparse derivatives page of the docs).
+
     >>> import numpy as np
     >>> jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
+    >>> jacfwd(lambda x: x ** 2, sparsity="auto")(np.array([1.0, 2.0])).toarray().tolist()
+    [[2.0, 0.0], [0.0, 4.0]]
     """
+    if sparsity is not None:
+        return _sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity, mode="fwd")
     if _is_compiled(f):
         return _jit().compiled_jacfwd(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
     return _on_containers(_jacfwd, f, argnums, "jacfwd", has_aux=has_aux, chunk_size=chunk_size)
@@ -344,18 +358,23 @@ def grad(f, argnums=0, has_aux=False):
     return gradient
 
 
-def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
-    """jacrev(f, argnums=0, has_aux=False, chunk_size=None) -> function returning ∂f/∂x by reverse mode.
+def jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None):
+    """jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None) -> function returning ∂f/∂x by reverse mode.
 
     A Numba dispatcher is recorded once on a compiled tape and swept once per chunk.
 
     One recording of ``f``; the output's cotangent directions are pulled back together as
     lanes, ``chunk_size`` at a time. Same shape and values as :func:`jacfwd`.
 
+    With ``sparsity=`` (as in :func:`jacfwd`) a ``scipy.sparse.csr_array``, one cotangent per
+    row colour.
+
     >>> import numpy as np
     >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
+    if sparsity is not None:
+        return _sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity, mode="rev")
     if _is_compiled(f):
         return _jit().compiled_jacrev(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
     return _on_containers(_jacrev, f, argnums, "jacrev", has_aux=has_aux, chunk_size=chunk_size)
@@ -461,18 +480,23 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None):
 # ---------------------------------------------------------------- second order
 
 
-def hessian(f, argnums=0):
-    """hessian(f, argnums=0) -> function returning the Hessian, forward over reverse.
+def hessian(f, argnums=0, sparsity=None):
+    """hessian(f, argnums=0, sparsity=None) -> function returning the Hessian, forward over reverse.
 
     Shape ``in.shape + in.shape`` for a scalar ``f``. For a compiled (Numba) ``f`` with at most
     8 inputs, or a non-scalar output, forward over forward (one pass of 8 × 8 lanes); with
     more inputs and a scalar output, forward over reverse (8 directions per recording on the
     compiled tape, so ``n`` inputs cost about ``n / 8`` gradients instead of ``(n / 8)²`` passes).
 
+    With ``sparsity="auto"`` (or a Hessian pattern) a symmetric ``scipy.sparse.csr_array`` of
+    shape ``(in.size, in.size)``, one forward lane per star colour.
+
     >>> import numpy as np
     >>> hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
+    if sparsity is not None:
+        return _sparse().sparse_hessian(f, argnums, sparsity)
     if _is_compiled(f):
         return _jit().compiled_hessian_auto(f, argnums=argnums)
     return jacfwd(jacrev(f, argnums), argnums)
@@ -514,3 +538,22 @@ def value_grad_hessian(f, argnums=0):
         return value, g, H
 
     return vgh
+
+
+def sparsity(f, *args, argnums=0, hessian=False, order="smallest_last"):
+    """sparsity(f, *args, argnums=0, hessian=False, order="smallest_last") -> the Jacobian's (or Hessian's) pattern at args.
+
+    Detection runs ``f`` once on index sets instead of numbers (for ``hessian=True``, its
+    gradient), so it costs a few evaluations, not one per input. The result, a
+    ``duals.sparse.Sparsity``, has ``.pattern`` (a boolean ``scipy.sparse.csr_array`` of shape
+    ``(out.size, in.size)``), ``.colors`` and ``.n_colors`` (column colours; star colours for
+    a Hessian), ``.row_colors``, and ``.depends_on_values`` (the pattern was decided by values
+    at ``args``, e.g. by ``maximum`` or a comparison, and may differ elsewhere). Pass it as
+    ``sparsity=`` to :func:`jacfwd`, :func:`jacrev` or :func:`hessian`.
+
+    >>> import numpy as np
+    >>> s = sparsity(lambda x: x[1:] - x[:-1], np.ones(4))
+    >>> s.pattern.toarray().astype(int).tolist(), s.n_colors
+    ([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]], 2)
+    """
+    return _sparse().sparsity(f, *args, argnums=argnums, hessian=hessian, order=order)

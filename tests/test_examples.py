@@ -14,6 +14,7 @@ EXAMPLES = [
     "stiff_kinetics",
     "newton_rosenbrock",
     "epidemic_parameters",
+    "brusselator_sparse",
 ]
 
 

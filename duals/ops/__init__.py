@@ -55,6 +55,16 @@ def normalize_axis(axis, nd):
     return tuple(sorted(out))
 
 
+def dtype_of(x):
+    """dtype_of(x): the dtype of a plain or traced value (not a read of its value, which sparsity
+    detection would count as a decision by value).
+
+    >>> dtype_of(np.float32(1.0))
+    dtype('float32')
+    """
+    return x.dtype if isinstance(x, Tracer) else np.result_type(x)
+
+
 def innermost(x):
     """innermost(x): the plain value under any number of traced layers (for masks, dtypes, signs)."""
     while isinstance(x, Tracer):

@@ -15,7 +15,7 @@ differentiated inputs.
 import numpy as np
 
 from ..core import Tracer
-from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
+from . import dtype_of, export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
 from .shape import atleast_1d, broadcast_to, concatenate, flip, getitem, reshape, transpose
 
 
@@ -244,7 +244,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 
 def _pad_constant(x, widths, values):
-    dtype = np.result_type(innermost(x))
+    dtype = dtype_of(x)
     for ax, (before, after) in enumerate(widths):
         parts = []
         for width, side in ((before, 0), (after, 1)):

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..core import Primitive, Tracer
 from ..index_sets import along_axis, axis_rule, broadcast as broadcast_sets, reduced, union
-from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
+from . import dtype_of, export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
 from .reductions import sum as _sum, unbroadcast
 from .assembly import operand
 from .elementwise import align
@@ -152,7 +152,7 @@ def _shifted(y, fill, reverse=False):
     """``y`` moved one entry along the last axis, towards the end (``reverse``: towards the front),
     with ``fill`` in the entry left empty."""
     s = shape(y)
-    gap = np.full(s[:-1] + (1,), fill, dtype=innermost(y).dtype)
+    gap = np.full(s[:-1] + (1,), fill, dtype=dtype_of(y))
     if reverse:
         return concatenate([getitem(y, (Ellipsis, slice(1, s[-1]))), gap], axis=-1)
     return concatenate([gap, getitem(y, (Ellipsis, slice(0, s[-1] - 1)))], axis=-1)
@@ -241,7 +241,7 @@ def _trapezoid_vjp(g, out, y, *, dx, axis):
     """``g`` times the weights ``dx/2, dx, ..., dx, dx/2`` along the axis: bit for bit the
     cotangent of the composition (a halving is exact, and so is the sum of two equal halves)."""
     n = shape(y)[axis]
-    weights = np.full(n, dx, dtype=np.result_type(innermost(y).dtype, dx))
+    weights = np.full(n, dx, dtype=np.result_type(dtype_of(y), dx))
     weights[[0, -1]] = weights[[0, -1]] / 2.0 if n > 1 else 0.0
     gs = shape(g)
     k = len(gs) + 1 + axis

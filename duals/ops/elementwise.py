@@ -14,7 +14,7 @@ from .. import _vocabulary, derivatives, kernels
 from ..float_warnings import RULE_FILE
 from ..core import Primitive, Tracer
 from ..index_sets import elementwise_rule, gather_rule
-from . import NAMESPACE, export, innermost, lead_of, ndim_of as ndim, shape_of as shape
+from . import NAMESPACE, dtype_of, export, innermost, lead_of, ndim_of as ndim, shape_of as shape
 from .reductions import unbroadcast
 from .shape import broadcast_to, reshape
 
@@ -42,7 +42,7 @@ def _times(d, t):
 
 
 def _zero_like(x):
-    return np.zeros((), dtype=np.result_type(innermost(x)))
+    return np.zeros((), dtype=dtype_of(x))
 
 
 def masked(product, unreached):
@@ -410,7 +410,7 @@ def power(x, y):
         if y == -1.0:
             return PRIMITIVES["reciprocal"](x)
         if y == 0.0:
-            return np.ones(shape(x), dtype=np.result_type(innermost(x)))[()]
+            return np.ones(shape(x), dtype=dtype_of(x))[()]
         if y.is_integer() and abs(y) <= 64:
             return integer_pow(x, n=int(y))
     return PRIMITIVES["pow"](x, y)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core import Primitive, Tracer
 from ..index_sets import collect, per_matrix_rule, positions, union
-from . import export, innermost, ndim_of as ndim, shape_of as shape
+from . import dtype_of, export, innermost, ndim_of as ndim, shape_of as shape
 from .elementwise import PRIMITIVES, align
 from .reductions import sum as _sum, unbroadcast
 from .shape import reshape, reshape_p, swapaxes, transpose, tril
@@ -52,7 +52,7 @@ def _plain(x):
 
 
 def _float_dtype(x):
-    d = _plain(x).dtype
+    d = np.dtype(dtype_of(x))
     return d if d.kind == "f" else np.dtype(np.float64)
 
 
@@ -138,17 +138,17 @@ def _matmul_sparsity(sets, out, a, b):
     def spread(x, core):
         return np.broadcast_to(positions(shape(x)), batch + core).reshape((-1,) + core)
 
-    def reaches(other, core):   # where the other operand's entries can carry a dependency
-        plain = not isinstance(other, Tracer)
-        entries = np.asarray(other) != 0 if plain else np.ones(shape(other), dtype=bool)
+    def reaches(other, traced, core):   # where the other operand's entries can carry a dependency
+        constant = not traced and not isinstance(other, Tracer)   # (not even of an outer trace)
+        entries = np.asarray(other) != 0 if constant else np.ones(shape(other), dtype=bool)
         return np.nonzero(np.broadcast_to(entries, batch + core).reshape((-1,) + core))
 
     parts = []
     if sets[0] is not None:
-        stack, l, j = reaches(b, (k, n))
+        stack, l, j = reaches(b, sets[1] is not None, (k, n))
         parts.append(collect(sets[0], spread(a, (m, k))[stack, :, l], outs[stack, :, j], out_shape))
     if sets[1] is not None:
-        stack, i, l = reaches(a, (m, k))
+        stack, i, l = reaches(a, sets[0] is not None, (m, k))
         parts.append(collect(sets[1], spread(b, (k, n))[stack, l, :], outs[stack, i, :], out_shape))
     return union(parts, out_shape)
 

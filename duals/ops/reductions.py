@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core import Primitive
 from ..index_sets import axis_rule, reduce_rule
-from . import export, innermost, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
+from . import dtype_of, export, innermost, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
 from .shape import broadcast_to, concatenate, getitem, reshape
 
 
@@ -75,7 +75,7 @@ def _masked_out(x, where, name):
         raise TypeError(f"{name}(..., where=...) takes a plain boolean mask, not a traced value; "
                         f"compare values first (x > 0 compares primals)")
     mask = np.broadcast_to(np.asarray(where, dtype=bool), shape(x))
-    zero = np.zeros((), dtype=np.result_type(_plain(x)))
+    zero = np.zeros((), dtype=dtype_of(x))
     return select(mask, x, zero)
 
 
@@ -115,7 +115,7 @@ def mean(x, axis=None, keepdims=False, dtype=None, *, out=None, where=None):
                        keepdims=keepdims)
         total = sum(x, axis, keepdims, dtype, out=out, where=where)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return total / np.asarray(count, dtype=np.result_type(_plain(total)))
+            return total / np.asarray(count, dtype=dtype_of(total))
     return sum(x, axis, keepdims, dtype, out=out) / _mean_count(x, axis)
 
 
@@ -226,7 +226,7 @@ def prod(x, axis=None, keepdims=False):
         y = sum(y, -1) * 0.0 + 1.0
     while n > 1:
         if n % 2:
-            y = concatenate([y, np.ones(shape(y)[:-1] + (1,), dtype=np.result_type(_plain(y)))], axis=-1)
+            y = concatenate([y, np.ones(shape(y)[:-1] + (1,), dtype=dtype_of(y))], axis=-1)
             n += 1
         half = n // 2
         y = getitem(y, (Ellipsis, slice(0, half))) * getitem(y, (Ellipsis, slice(half, n)))

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..core import Primitive, Tracer
 from ..index_sets import _ranges, collect, gather_rule, positions, take
-from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
+from . import dtype_of, export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
 from .assembly import operand, take_along_axis
 from .elementwise import where
 from .shape import getitem, moveaxis, reshape, transpose
@@ -45,7 +45,7 @@ def _traced(*xs):
 
 
 def _float_dtype(x):
-    d = _plain(x).dtype
+    d = np.dtype(dtype_of(x))
     return d if d.kind == "f" else np.dtype(np.float64)
 
 

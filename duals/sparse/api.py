@@ -1,0 +1,324 @@
+"""Sparse Jacobians and Hessians: ``duals.jacfwd/jacrev/hessian(f, sparsity=...)`` and ``duals.sparsity``.
+
+``sparsity="auto"`` detects the pattern at the first call for each layout of the arguments
+(shapes and dtypes, and the values of the arguments that are not differentiated) and reuses it
+with its colouring. A pattern decided by values at its point (``depends_on_values``) is detected
+again at every call; while the new pattern lies within the known one the colouring is reused,
+otherwise the union of the two is coloured again, so the result always covers the point.
+A pattern given by the user is checked at every call with one extra lane.
+"""
+import collections
+import hashlib
+
+import numpy as np
+
+from .. import tree
+from ..arguments import Containers, argnums as _argnums, as_input, chunk_lanes, is_compiled, split_aux
+from ..core import Tracer, new_level
+from ..float_warnings import call_at_user_line
+from ..forward import Dual, JVPTrace
+from ..reverse import ReverseTrace, Var, backward
+from . import compressed
+from .patterns import Sparsity, as_sparsity, from_index_sets
+
+__all__ = ["sparsity", "sparse_jacobian", "sparse_hessian"]
+
+CACHED_LAYOUTS = 16   # "auto" keeps the patterns of this many argument layouts per function
+
+
+def _single_argnum(argnums, who):
+    if not isinstance(argnums, (int, np.integer)) or isinstance(argnums, bool):
+        raise TypeError(f"{who}(sparsity=...): differentiate one argument (argnums an int, got "
+                        f"{argnums!r}); concatenate several inputs into one array")
+    return int(argnums)
+
+
+def _input(args, argnum, who):
+    argnum = _argnums(argnum, len(args), who)[0][0]
+    if Containers.present(args, (argnum,)):
+        raise TypeError(f"{who}(sparsity=...): argument {argnum} is a container; a sparse Jacobian "
+                        f"has one input array (its columns): concatenate the leaves")
+    args = list(args)
+    args[argnum] = as_input(args[argnum], who, f"argument {argnum}")
+    return args, argnum
+
+
+def _output(y, who):
+    if isinstance(y, (tuple, list, dict)):
+        raise TypeError(f"{who}(sparsity=...): the function returned a {type(y).__name__}; a sparse "
+                        f"Jacobian has one output array (its rows): concatenate the outputs")
+    if not isinstance(y, (Tracer, np.ndarray, float, int, np.number)):
+        raise TypeError(f"{who}: the function returned a {type(y).__name__}; return an array")
+
+
+def _plain_lanes(t, who):
+    if isinstance(t, Tracer):
+        raise TypeError(f"{who}(sparsity=...) inside another transformation: a scipy.sparse matrix "
+                        f"cannot carry derivatives; use the dense form (no sparsity=) there")
+    return np.asarray(t)
+
+# ---------------------------------------------------------------- the passes
+
+
+class _Forward:
+    """``f`` pushed along given lanes; the first push keeps the value (and aux)."""
+
+    def __init__(self, f, args, argnum, kwargs, has_aux, chunk_size, who):
+        self.f, self.args, self.argnum, self.kwargs = f, args, argnum, kwargs
+        self.has_aux, self.chunk_size, self.who = has_aux, chunk_size, who
+        self.value = self.aux = None
+        self.rows = None
+
+    def __call__(self, seeds):
+        x = self.args[self.argnum]
+        k, n = seeds.shape
+        chunk = chunk_lanes(self.chunk_size, k, self.who, size=max(n, self.rows or 1))
+        parts = [self._push(seeds[start:start + chunk]) for start in range(0, k, chunk)]
+        return np.concatenate(parts, axis=0) if parts else np.zeros((0, self.rows or 0), x.dtype)
+
+    def _push(self, seeds):
+        k = seeds.shape[0]
+        x = self.args[self.argnum]
+        trace = JVPTrace(new_level(), lanes=k)
+        call = list(self.args)
+        call[self.argnum] = Dual._new(x, seeds.reshape((k,) + np.shape(x)), trace)
+        y = call_at_user_line(self.f, *call, **self.kwargs)
+        if self.has_aux:
+            y, aux = split_aux(y, self.who)
+            if self.value is None:
+                self.aux = _strip(aux, trace)
+        _output(y, self.who)
+        ours = type(y) is Dual and y._trace is trace
+        value = y.primal if ours else y
+        if self.value is None:
+            self.value = value
+            self.rows = int(np.size(value))
+        if not ours:
+            return np.zeros((k, self.rows), dtype=seeds.dtype)
+        return _plain_lanes(y._tangent, self.who).reshape(k, self.rows)
+
+
+def _strip(aux, trace):
+    leaves, treedef = tree.flatten(aux)
+    return tree.unflatten(treedef, [a.primal if type(a) is Dual and a._trace is trace else a for a in leaves])
+
+
+class _Reverse:
+    """``f`` recorded once; ``pull(seeds)`` pulls several cotangents back together."""
+
+    def __init__(self, f, args, argnum, kwargs, has_aux, chunk_size, who):
+        trace = ReverseTrace(new_level())
+        x = args[argnum]
+        self.leaf = Var._leaf(x, trace)
+        call = list(args)
+        call[argnum] = self.leaf
+        y = call_at_user_line(f, *call, **kwargs)
+        self.aux = None
+        if has_aux:
+            y, aux = split_aux(y, who)
+            leaves, treedef = tree.flatten(aux)
+            self.aux = tree.unflatten(treedef, [a._value if type(a) is Var and a._trace is trace else a
+                                                for a in leaves])
+        _output(y, who)
+        self.traced = type(y) is Var and y._trace is trace
+        self.y = y
+        self.value = y._value if self.traced else y
+        self.n, self.chunk_size, self.who = int(np.size(x)), chunk_size, who
+
+    def __call__(self, seeds):
+        k, m = seeds.shape
+        if not self.traced:
+            return np.zeros((k, self.n), dtype=seeds.dtype)
+        chunk = chunk_lanes(self.chunk_size, k, self.who, size=max(m, self.n))
+        parts = []
+        for start in range(0, k, chunk):
+            part = seeds[start:start + chunk]
+            grads = backward([(self.y, part.reshape((part.shape[0],) + np.shape(self.value)))],
+                             retain_graph=True)
+            g = grads.get(id(self.leaf))
+            parts.append(np.zeros((part.shape[0], self.n), seeds.dtype) if g is None
+                         else _plain_lanes(g, self.who).reshape(part.shape[0], self.n))
+        return np.concatenate(parts, axis=0)
+
+# ---------------------------------------------------------------- detection and the "auto" cache
+
+
+def _jacobian_pattern(f, args, argnum, kwargs, has_aux, order):
+    from ..dependencies import detect
+    target = (lambda *a, **kw: split_aux(f(*a, **kw), "sparsity")[0]) if has_aux else f
+    sets, by_value = detect(target, args, argnum, kwargs)
+    return from_index_sets(sets, int(np.size(args[argnum])), "jacobian", order, by_value)
+
+
+def _hessian_pattern(f, args, argnum, kwargs, order):
+    from ..dependencies import detect
+    from ..transforms import grad
+    sets, by_value = detect(grad(f, argnums=argnum), args, argnum, kwargs)
+    return from_index_sets(sets, int(np.size(args[argnum])), "hessian", order, by_value)
+
+
+def _fingerprint(value, keep):
+    """A hashable summary of an argument that is held constant: its content for arrays and
+    numbers; for other objects their identity (``keep`` holds them so the identity stays theirs)."""
+    if isinstance(value, np.ndarray):
+        digest = hashlib.blake2b(np.ascontiguousarray(value).view(np.uint8), digest_size=16).digest()
+        return ("array", value.shape, value.dtype.str, digest)
+    if value is None or isinstance(value, (bool, int, float, complex, str, np.number)):
+        return ("value", type(value).__name__, value)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__,) + tuple(_fingerprint(v, keep) for v in value)
+    if isinstance(value, dict):
+        return ("dict",) + tuple((k, _fingerprint(v, keep)) for k, v in sorted(value.items(), key=repr))
+    keep.append(value)
+    return ("object", id(value))
+
+
+class _Patterns:
+    """The patterns of ``sparsity="auto"``, one per layout of the arguments (see the module doc)."""
+
+    def __init__(self, detect):
+        self.detect = detect
+        self.known = collections.OrderedDict()
+
+    def __call__(self, args, argnum, kwargs):
+        keep = []
+        x = args[argnum]
+        key = (argnum, np.shape(x), np.result_type(x).str,
+               tuple(_fingerprint(a, keep) for i, a in enumerate(args) if i != argnum),
+               _fingerprint(dict(kwargs), keep))
+        known = self.known.get(key)
+        if known is not None and not known[0].depends_on_values:
+            self.known.move_to_end(key)
+            return known[0], True
+        fresh = self.detect(args, argnum, kwargs)
+        if known is not None:
+            if known[0].contains(fresh):
+                return known[0], True
+            fresh = known[0] | fresh
+        self.known[key] = (fresh, keep)
+        while len(self.known) > CACHED_LAYOUTS:
+            self.known.popitem(last=False)
+        return fresh, True
+
+
+def _patterns(sparsity, kind, who, detect):
+    """A function (args, argnum, kwargs) -> (Sparsity, whether detected at this point): the
+    "auto" cache over ``detect(args, argnum, kwargs)``, or the user's pattern, validated."""
+    if isinstance(sparsity, str) and sparsity == "auto":
+        return _Patterns(detect)
+    if isinstance(sparsity, Sparsity):
+        as_sparsity(sparsity, kind, sparsity.shape[1], who)   # the kind, at once
+    return lambda args, argnum, kwargs: (as_sparsity(sparsity, kind, int(np.size(args[argnum])), who), False)
+
+
+def _explain(f, args, argnum, kwargs, S, kind, has_aux=False):
+    """Name entries the user's pattern lacks, from a detection at this point when one is possible."""
+    advice = ("pass sparsity='auto' (detected at every new layout), or a pattern that holds every "
+              "entry that can be non-zero")
+
+    def explain(bad):
+        if is_compiled(f):
+            return advice
+        try:
+            here = (_hessian_pattern(f, args, argnum, kwargs, S.order) if kind == "hessian"
+                    else _jacobian_pattern(f, args, argnum, kwargs, has_aux, S.order))
+        except Exception:   # noqa: BLE001 - the explanation must not hide the error it explains
+            return advice
+        if here.shape != S.shape:
+            return advice
+        lacking = (here.pattern > S.pattern).tocoo()
+        pairs = list(zip(lacking.row.tolist(), lacking.col.tolist()))[:6]
+        return (f"the pattern detected at this point has entries yours lacks, e.g. {pairs}; "
+                + advice)
+    return explain
+
+
+def _checker(f, args, argnum, kwargs, S, kind, who, has_aux, lines):
+    explain = _explain(f, args, argnum, kwargs, S, kind, has_aux)
+    return lambda J, direction, lane: compressed.verify(J, direction, lane, who, explain, lines)
+
+# ---------------------------------------------------------------- the transformations
+
+
+def sparse_jacobian(f, argnums=0, has_aux=False, chunk_size=None, sparsity="auto", mode="fwd"):
+    """The function behind ``duals.jacfwd/jacrev(f, sparsity=...)``: returns ``scipy.sparse.csr_array``
+    of shape ``(out.size, in.size)`` (with ``has_aux``, ``(J, aux)``)."""
+    who = "jacfwd" if mode == "fwd" else "jacrev"
+    argnum = _single_argnum(argnums, who)
+    patterns = _patterns(sparsity, "jacobian", who,
+                         lambda a, i, kw: _jacobian_pattern(f, a, i, kw, has_aux, "smallest_last"))
+    if is_compiled(f):
+        from .compiled import compiled_jacobian
+        return compiled_jacobian(f, argnum, has_aux, chunk_size, sparsity, patterns, who)
+
+    def jacobian(*args, **kwargs):
+        args, i = _input(args, argnum, who)
+        S, detected = patterns(args, i, kwargs)
+        dtype = np.result_type(args[i])
+        check = None if detected else _checker(f, args, i, kwargs, S, "jacobian", who, has_aux,
+                                               "rows" if mode == "fwd" else "columns")
+        if mode == "fwd":
+            push = _Forward(f, args, i, kwargs, has_aux, chunk_size, who)
+            J = compressed.columns(S.pattern, S.colors, _matching(push, S, who), dtype, check)
+        else:
+            pull = _Reverse(f, args, i, kwargs, has_aux, chunk_size, who)
+            _rows_agree(int(np.size(pull.value)), S, who)
+            J = compressed.rows(S.pattern, S.row_colors, pull, dtype, check)
+            push = pull
+        return (J, push.aux) if has_aux else J
+
+    jacobian.__name__ = f"sparse_{who}"
+    return jacobian
+
+
+def _rows_agree(m, S, who):
+    if S.shape[0] != m:
+        raise ValueError(f"{who}: the sparsity pattern has {S.shape[0]} rows but the function has "
+                         f"{m} outputs; the pattern's shape is (output entries, input entries)")
+
+
+def _matching(push, S, who):
+    """``push`` that checks, on its first evaluation, that the output has the pattern's rows."""
+    def checked(seeds):
+        lanes = push(seeds)
+        _rows_agree(push.rows, S, who)
+        return lanes
+    return checked
+
+
+def sparse_hessian(f, argnums=0, sparsity="auto"):
+    """The function behind ``duals.hessian(f, sparsity=...)``: a symmetric ``csr_array`` ``(n, n)``."""
+    who = "hessian"
+    argnum = _single_argnum(argnums, who)
+    patterns = _patterns(sparsity, "hessian", who,
+                         lambda a, i, kw: _hessian_pattern(f, a, i, kw, "smallest_last"))
+    if is_compiled(f):
+        from .compiled import compiled_hessian
+        return compiled_hessian(f, argnum, sparsity, patterns, who)
+    from ..transforms import grad
+    gradient = grad(f, argnums=argnum)
+
+    def hessian(*args, **kwargs):
+        args, i = _input(args, argnum, who)
+        S, detected = patterns(args, i, kwargs)
+        dtype = np.result_type(args[i])
+        check = None if detected else _checker(f, args, i, kwargs, S, "hessian", who, False, "rows")
+        push = _Forward(gradient, args, i, kwargs, False, None, who)
+        return compressed.symmetric(S.pattern, S.colors, push, dtype, check)
+
+    hessian.__name__ = "sparse_hessian"
+    return hessian
+
+
+def sparsity(f, *args, argnums=0, hessian=False, order="smallest_last"):
+    """The sparsity pattern of ``f``'s Jacobian (or Hessian) at ``args``, with its colourings."""
+    who = "sparsity"
+    argnum = _single_argnum(argnums, who)
+    args, i = _input(args, argnum, who)
+    if is_compiled(f):
+        from .compiled import compiled_pattern
+        return compiled_pattern(f, args, i, hessian, order)
+    if hessian:
+        return _hessian_pattern(f, args, i, {}, order)
+    return _jacobian_pattern(f, args, i, {}, False, order)
+

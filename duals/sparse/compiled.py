@@ -1,0 +1,146 @@
+"""Sparse Jacobians and Hessians of ``@numba.njit`` functions.
+
+The compressed evaluations need no new type: forward mode seeds the compiled dual lanes with
+the colour indicators (one specialisation per number of lanes), reverse mode pulls one
+cotangent per row colour through one compiled recording, and a Hessian is one compiled
+recording over duals seeded with the star colours, swept once. Detection of compiled code runs
+the unchanged function on index-set lanes (:mod:`duals.sparse.index_lanes`).
+"""
+import numpy as np
+
+from ..arguments import COMPILED_LANES, split_aux
+from . import compressed
+from .api import _checker, _input, _patterns, _single_argnum
+
+__all__ = ["compiled_jacobian", "compiled_hessian", "compiled_pattern"]
+
+
+def _jit():
+    from ..jit import api, reverse
+    return api, reverse
+
+
+def compiled_pattern(f, args, argnum, hessian, order):
+    """The pattern of a dispatcher's Jacobian (or Hessian) at ``args``, from index-set lanes."""
+    from .index_lanes import detect_compiled
+    return detect_compiled(f, args, argnum, hessian, order)
+
+
+def _auto(f, has_aux, kind):
+    from .index_lanes import detect_compiled
+
+    def detect(args, argnum, kwargs):
+        target = f
+        if has_aux:
+            raise TypeError("sparsity='auto' with has_aux=True is not supported for compiled code; "
+                            "pass sparsity=duals.sparsity(lambda ...: f(...)[0], ...)")
+        return detect_compiled(target, args, argnum, kind == "hessian", "smallest_last")
+    return detect
+
+
+class _CompiledForward:
+    """The dispatcher called on dual arrays whose lanes are given seeds."""
+
+    def __init__(self, f, args, argnum, has_aux, who):
+        self.f, self.args, self.argnum, self.has_aux, self.who = f, args, argnum, has_aux, who
+        self.value = self.aux = None
+        self.rows = None
+
+    def __call__(self, seeds):
+        k = seeds.shape[0]
+        parts = [self._push(seeds[start:start + COMPILED_LANES]) for start in range(0, k, COMPILED_LANES)]
+        return np.concatenate(parts, axis=0)
+
+    def _push(self, seeds):
+        api, _ = _jit()
+        args = list(self.args)
+        x = args[self.argnum]
+        args[self.argnum] = api.dual_array(x, seeds.reshape((seeds.shape[0],) + np.shape(x)))
+        y = api._call(self.f, args, self.who)
+        if self.has_aux:
+            y, aux = split_aux(y, self.who)
+            if self.aux is None:
+                self.aux = api._strip(aux)
+        parts = api._parts(y)
+        value = api._plain(y, self.who) if parts is None else parts[0]
+        if self.value is None:
+            self.value = np.array(value, copy=True)
+            self.rows = int(np.size(value))
+        if parts is None:
+            return np.zeros((seeds.shape[0], self.rows), dtype=seeds.dtype)
+        return np.moveaxis(np.asarray(parts[1]).reshape(self.rows, -1), -1, 0).copy()
+
+
+class _CompiledReverse:
+    """One compiled recording; each cotangent of a row colour is pulled back by one sweep."""
+
+    def __init__(self, f, args, argnum, has_aux, who):
+        _, reverse = _jit()
+        recorded = reverse.compiled_vjp(f, *args, has_aux=has_aux)
+        self.value, self.pullback = recorded[0], recorded[1]
+        self.aux = recorded[2] if has_aux else None
+        self.argnum, self.n = argnum, int(np.size(args[argnum]))
+
+    def __call__(self, seeds):
+        shape = np.shape(self.value)
+        rows = [np.asarray(self.pullback(seed.reshape(shape))[self.argnum]).reshape(self.n) for seed in seeds]
+        return np.array(rows, dtype=seeds.dtype).reshape(len(rows), self.n)
+
+
+def compiled_jacobian(f, argnum, has_aux, chunk_size, sparsity, patterns, who):
+    """``jacfwd``/``jacrev`` of a dispatcher with ``sparsity=``: a ``csr_array`` ``(out.size, in.size)``."""
+    argnum = _single_argnum(argnum, who)
+    if isinstance(sparsity, str) and sparsity == "auto":
+        patterns = _patterns("auto", "jacobian", who, _auto(f, has_aux, "jacobian"))
+
+    def jacobian(*args):
+        args, i = _input(args, argnum, who)
+        S, detected = patterns(args, i, {})
+        dtype = np.result_type(args[i])
+        lines = "rows" if who == "jacfwd" else "columns"
+        check = None if detected else _checker(f, args, i, {}, S, "jacobian", who, has_aux, lines)
+        if who == "jacfwd":
+            push = _CompiledForward(f, args, i, has_aux, who)
+
+            def checked(seeds):
+                lanes = push(seeds)
+                _rows_agree(push.rows, S, who)
+                return lanes
+            J = compressed.columns(S.pattern, S.colors, checked, dtype, check)
+        else:
+            push = _CompiledReverse(f, args, i, has_aux, who)
+            _rows_agree(int(np.size(push.value)), S, who)
+            J = compressed.rows(S.pattern, S.row_colors, push, dtype, check)
+        return (J, push.aux) if has_aux else J
+
+    return jacobian
+
+
+def _rows_agree(m, S, who):
+    from .api import _rows_agree as agree
+    agree(m, S, who)
+
+
+def compiled_hessian(f, argnum, sparsity, patterns, who):
+    """``hessian`` of a dispatcher with ``sparsity=``: a symmetric ``csr_array`` ``(n, n)``."""
+    argnum = _single_argnum(argnum, who)
+    if isinstance(sparsity, str) and sparsity == "auto":
+        patterns = _patterns("auto", "hessian", who, _auto(f, False, "hessian"))
+
+    def hessian(*args):
+        args, i = _input(args, argnum, who)
+        S, detected = patterns(args, i, {})
+        dtype = np.result_type(args[i])
+        check = None if detected else _checker(f, args, i, {}, S, "hessian", who, False, "rows")
+        _, reverse = _jit()
+
+        def push(seeds):   # H @ seeds.T, seeds (k, n): one recording over duals of k lanes
+            parts = []
+            for start in range(0, seeds.shape[0], COMPILED_LANES):
+                block = seeds[start:start + COMPILED_LANES]
+                tangents = reverse._dual_sweep(f, args, [i], who, np.ascontiguousarray(block.T, np.float64))[3]
+                parts.append(np.asarray(tangents).reshape(-1, block.shape[0]).T)
+            return np.concatenate(parts, axis=0).astype(dtype, copy=False)
+        return compressed.symmetric(S.pattern, S.colors, push, dtype, check)
+
+    return hessian

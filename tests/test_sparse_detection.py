@@ -1,0 +1,167 @@
+"""Sparsity detection (duals.dependencies): every primitive has a rule, and the detected pattern
+holds every non-zero of the dense Jacobian, on every case of the op table and on random sparse
+compositions; where nothing is decided by value it is exactly the structural pattern."""
+import numpy as np
+import pytest
+
+import duals
+import duals.numpy as dnp
+from duals.core import REGISTRY
+from duals.dependencies import detect
+from duals.extend import primitive
+from op_cases import CASES
+
+PARAMS = [pytest.param(c, i, id=f"{c.id}-arg{i}") for c in CASES for i in range(len(c.shapes))]
+
+
+def _pattern(sets):
+    P = np.zeros((sets.size, sets.n), dtype=bool)
+    for row, columns in enumerate(sets.to_lists()):
+        P[row, columns] = True
+    return P
+
+
+def _dense(f, args, argnum):
+    J = np.asarray(duals.jacfwd(f, argnums=argnum)(*args))
+    return J.reshape(-1, int(np.size(args[argnum])))
+
+
+def test_every_registered_primitive_has_a_sparsity_rule():
+    lacking = sorted(name for name, p in REGISTRY.items() if p.sparsity is None)
+    assert not lacking, f"primitives without a sparsity rule (Primitive.def_sparsity): {lacking}"
+
+
+@pytest.mark.parametrize("case,argnum", PARAMS)
+def test_detected_pattern_holds_every_nonzero_of_the_dense_jacobian(case, argnum):
+    args = case.inputs()
+    sets, _ = detect(case.fn, args, argnum)
+    P, J = _pattern(sets), _dense(case.fn, args, argnum)
+    assert P.shape == J.shape
+    missing = np.argwhere((J != 0) & ~P)
+    assert not missing.size, f"{case.name}: entries non-zero but not in the pattern: {missing[:5].tolist()}"
+
+
+def _random_composition(rng, n):
+    """A random sparse function of x (n,) -> (n,) and the steps it took, built from gathers,
+    stencils, constant sparse matrices, reductions broadcast back and element-wise functions."""
+    steps = []
+    for _ in range(rng.integers(2, 6)):
+        kind = rng.integers(6)
+        if kind == 0:
+            perm = rng.permutation(n)
+            steps.append(lambda z, perm=perm: z[perm])
+        elif kind == 1:
+            shift = int(rng.integers(1, n))
+            steps.append(lambda z, s=shift: z * dnp.roll(z, s))
+        elif kind == 2:
+            M = rng.normal(size=(n, n)) * (rng.random((n, n)) < 2.0 / n)
+            steps.append(lambda z, M=M: M @ z + z)
+        elif kind == 3:
+            k = int(rng.integers(1, n))
+            steps.append(lambda z, k=k: dnp.concatenate([dnp.sin(z[:k]), dnp.exp(z[k:]) * dnp.sum(z[:2])]))
+        elif kind == 4:
+            steps.append(lambda z: dnp.tanh(z) + dnp.cumsum(z[::-1])[::-1] * 0.1)
+        else:
+            idx = rng.integers(0, n, size=n)
+            steps.append(lambda z, idx=idx: z[idx] ** 2 + z)
+
+    def f(x):
+        for step in steps:
+            x = step(x)
+        return x
+    return f
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pattern_of_random_sparse_compositions_is_the_dense_jacobians_nonzeros(seed):
+    rng = np.random.default_rng(seed)
+    n = 9
+    f = _random_composition(rng, n)
+    x = rng.uniform(0.5, 1.5, n)
+    sets, by_value = detect(f, (x,), 0)
+    assert not by_value
+    P, J = _pattern(sets), _dense(f, (x,), 0)
+    assert not ((J != 0) & ~P).any()
+    # generic values: no entry of the structural pattern cancels to an exact zero
+    assert np.array_equal(P, J != 0)
+
+
+def test_pattern_is_structural_where_a_value_is_zero():
+    x = np.array([0.0, 1.0, 2.0])
+    sets, by_value = detect(lambda x: x * x, (x,), 0)   # 2x is 0 at x = 0: still a dependency
+    assert sets.to_lists() == [[0], [1], [2]] and not by_value
+
+
+def test_a_partial_that_is_literally_zero_in_the_table_gives_no_dependency():
+    sets, _ = detect(lambda x: np.sign(x) + np.floor_divide(x, 2.0), (np.array([1.0, -2.0]),), 0)
+    assert sets.to_lists() == [[], []]
+
+
+def test_maximum_depends_on_the_selected_side_at_the_point_and_says_so():
+    x = np.array([-1.0, 2.0, 0.0])
+    sets, by_value = detect(lambda x: np.maximum(x, 0.0) + np.maximum(x[::-1], x), (x,), 0)
+    assert by_value
+    # entry 0: 0 wins over x[0] = -1, and x[2] = 0 over x[0]; entry 2 ties max(x[2], 0) (both
+    # sides, split evenly) and x[2] = 0 beats x[0] = -1
+    assert sets.to_lists() == [[2], [1], [2]]
+
+
+def test_comparisons_and_bool_mark_the_pattern_as_decided_by_value():
+    assert detect(lambda x: dnp.where(x > 0, x, 0.0), (np.ones(2),), 0)[1]
+    assert detect(lambda x: x if x[0] > 0 else -x, (np.ones(2),), 0)[1]
+    assert detect(lambda x: x[np.argmax(x)], (np.array([1.0, 3.0]),), 0)[1]
+
+
+def test_a_constant_mask_is_not_a_decision_by_value():
+    mask = np.array([True, False, True])
+    sets, by_value = detect(lambda x: dnp.where(mask, x, 2.0 * x[::-1]), (np.ones(3),), 0)
+    assert not by_value and sets.to_lists() == [[0], [1], [2]]
+
+
+def test_matmul_skips_the_exact_zeros_of_a_constant_matrix():
+    L = np.diag(np.full(5, -2.0)) + np.diag(np.ones(4), 1) + np.diag(np.ones(4), -1)
+    sets, _ = detect(lambda u: L @ np.sin(u), (np.ones(5),), 0)
+    assert np.array_equal(_pattern(sets), L != 0)
+
+
+def test_matmul_of_two_traced_operands_is_structural():
+    sets, _ = detect(lambda x: x.reshape(2, 2) @ x.reshape(2, 2), (np.zeros(4),), 0)
+    assert sets.to_lists()[0] == [0, 1, 2]
+
+
+def test_sort_depends_on_every_tied_entry():
+    sets, by_value = detect(lambda x: np.sort(x), (np.array([3.0, 1.0, 3.0]),), 0)
+    assert by_value and sets.to_lists() == [[1], [0, 2], [0, 2]]
+
+
+def test_a_custom_primitive_without_a_rule_depends_on_everything():
+    p = primitive("sparse_test_shift", lambda x: np.roll(x, 1))
+    p.def_jvp(0, lambda t, out, x: dnp.roll(t, 1))
+    sets, _ = detect(lambda x: p(x[:3]) * x[3], (np.ones(5),), 0)
+    assert sets.to_lists() == [[0, 1, 2, 3]] * 3
+
+
+def test_checkpoint_is_detected_through_its_function():
+    f = duals.checkpoint(lambda x: x[1:] * x[:-1])
+    sets, _ = detect(f, (np.ones(4),), 0)
+    assert sets.to_lists() == [[0, 1], [1, 2], [2, 3]]
+
+
+def test_hessian_pattern_is_the_pattern_of_the_gradient():
+    f = lambda x: np.sum(x[1:] ** 2 * x[:-1]) + np.sum(np.exp(x[:2]))   # noqa: E731
+    x = np.arange(1.0, 6.0)
+    S = duals.sparsity(f, x, hessian=True)
+    H = duals.hessian(f)(x)
+    P = S.pattern.toarray()
+    assert np.array_equal(P, P.T) and np.array_equal(P, H != 0)
+    assert not S.depends_on_values
+
+
+def test_detection_costs_a_few_evaluations_not_one_per_input():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x[1:] - x[:-1]
+    duals.sparsity(f, np.ones(1000))
+    assert len(calls) == 1
