@@ -49,12 +49,53 @@ def _thread_tape(base):
     tape = tapes.get(base)
     if tape is None:
         tape = tapes[base] = Tape(base)
+        tape.layouts = {}  # the input arrays per layout of arguments (see _Inputs)
     return tape
 
 
 def _release(tape):
     if tape.nbytes > KEEP_TAPE_BYTES:
         tape.close()
+
+
+class _Inputs:
+    """The adjoint arrays handed to ``f`` for one layout of arguments: entry ``k`` of the
+    differentiated arguments (in order) is node ``k + 1`` of ``tape``. Kept by a thread's tape
+    and rewritten by each call (nodes included: the code may have stored into its inputs)."""
+
+    def __init__(self, args, nums, tape, base):
+        self.shapes = [_shape(args[i]) for i in nums]
+        self.sizes = [_size(args[i]) for i in nums]
+        self.total = total = sum(self.sizes)
+        self.buf = np.zeros(max(total, 1), adjoint_dtype(base))
+        self.nodes = np.arange(1, total + 1)
+        self.buf["tape"] = tape.pointer
+        self.primal = self.buf["primal"] if seeds_free(base) else self.buf["primal"]["primal"]
+        self.views, offset = [], 0
+        for i, n in zip(nums, self.sizes):
+            self.views.append(self.buf[offset:offset + n].reshape(args[i].shape)
+                              if isinstance(args[i], np.ndarray) else None)
+            offset += n
+
+    def write(self, args, nums, seeds=None):
+        """The call's arguments, with the differentiated ones as adjoints holding their values."""
+        buf, call, offset = self.buf, list(args), 0
+        buf["node"][:self.total] = self.nodes
+        for i, n, view in zip(nums, self.sizes, self.views):
+            if view is None:
+                self.primal[offset] = args[i]
+                call[i] = buf[offset]
+            else:
+                self.primal[offset:offset + n] = args[i].reshape(-1)
+                call[i] = view
+            offset += n
+        if seeds is not None:
+            buf["primal"]["tangent"][:self.total] = seeds
+        return call
+
+
+def seeds_free(base):
+    return np.dtype(base).names is None
 
 
 class _Recording:
@@ -64,26 +105,21 @@ class _Recording:
     """
 
     def __init__(self, f, args, nums, who, tape, base=np.float64, seeds=None):
-        self.shapes = [_shape(args[i]) for i in nums]
-        self.sizes = [_size(args[i]) for i in nums]
-        self.total = total = sum(self.sizes)
+        layouts = getattr(tape, "layouts", None)
+        if layouts is None:   # a tape of its own (vjp): arrays of its own
+            inputs = _Inputs(args, nums, tape, base)
+        else:                 # the thread's tape: arrays kept per layout
+            key = (base, tuple(nums), tuple((a.shape, a.dtype.char) if type(a) is np.ndarray
+                                            else type(a) for a in (args[i] for i in nums)))
+            inputs = layouts.get(key)
+            if inputs is None:
+                if len(layouts) > 64:
+                    layouts.clear()
+                inputs = layouts[key] = _Inputs(args, nums, tape, base)
+        self.shapes, self.sizes, self.total = inputs.shapes, inputs.sizes, inputs.total
         self.tape = tape
-        tape.start(total)
-        buf = np.zeros(max(total, 1), adjoint_dtype(base))
-        buf["node"][:total] = np.arange(1, total + 1)
-        buf["tape"] = tape.pointer
-        values = np.concatenate([np.ravel(args[i]) for i in nums]) if nums else np.zeros(0)
-        if seeds is None:
-            buf["primal"][:total] = values
-        else:
-            buf["primal"]["primal"][:total] = values
-            buf["primal"]["tangent"][:total] = seeds
-        call, offset = list(args), 0
-        for i, n in zip(nums, self.sizes):
-            call[i] = (buf[offset:offset + n].reshape(args[i].shape) if isinstance(args[i], np.ndarray)
-                       else buf[offset])
-            offset += n
-        self.result = _call(f, call, who)
+        tape.start(self.total)
+        self.result = _call(f, inputs.write(args, nums, seeds), who)
         tape.check(who)
 
     def outputs(self, result, who):
