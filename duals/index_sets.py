@@ -149,8 +149,12 @@ def _from_pairs(rows, cols, shape, n, by_value=False):
         result = empty(shape, n)
         result.by_value = by_value
         return result
-    keys = np.unique(rows * max(n, 1) + cols)
-    rows, cols = np.divmod(keys, max(n, 1))
+    keys = rows * max(n, 1) + cols
+    keys.sort(kind="stable")   # pieces that are sorted already merge in linear time
+    distinct = np.empty(keys.size, dtype=bool)
+    distinct[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=distinct[1:])
+    rows, cols = np.divmod(keys[distinct], max(n, 1))
     indptr = np.zeros(size + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=size), out=indptr[1:])
     return IndexSets(shape, n, indptr, cols, by_value)
