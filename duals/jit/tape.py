@@ -308,12 +308,14 @@ class Tape:
         """Pull ``adj`` (one adjoint per node, ``(nodes, lanes)`` for lanes, duals for forward
         over reverse) back through the nodes from the last down to ``first``, in place."""
         nodes = self.nodes()
-        if adj.dtype.names is not None:
-            sweep_duals(nodes["p1"], nodes["p2"], nodes["d1"], nodes["d2"], first, adj)
-            return
-        parents = nodes.view(np.int64).reshape(-1, 4)  # float nodes: four 8-byte words each
-        partials = nodes.view(np.float64).reshape(-1, 4)
-        (sweep_lanes if adj.ndim == 2 else sweep)(parents, partials, first, adj)
+        words = self.dtype.itemsize // 8   # every node is 8-byte words: parents, then partials
+        parents = nodes.view(np.int64).reshape(-1, words)
+        partials = nodes.view(np.float64).reshape(-1, words)
+        if adj.dtype.names is not None:    # duals over floats: (real part, lanes) per adjoint
+            width = adj.dtype.itemsize // 8
+            sweep_duals(parents, partials, width, first, adj.view(np.float64).reshape(-1, width))
+        else:
+            (sweep_lanes if adj.ndim == 2 else sweep)(parents, partials, first, adj)
 
     def close(self):
         """Free the node buffer now (a later ``start`` allocates a new one)."""
@@ -357,10 +359,18 @@ def sweep_lanes(parents, partials, first, adj):
 
 
 @numba.njit(cache=True)
-def sweep_duals(p1, p2, d1, d2, first, adj):
-    """sweep_duals(p1, p2, d1, d2, first, adj): :func:`sweep` over duals (forward over reverse:
-    the partials and adjoints carry tangent lanes, so no adjoint is skipped)."""
-    for k in range(p1.shape[0] - 1, first - 1, -1):
-        a = adj[k]
-        adj[p1[k]] = adj[p1[k]] + d1[k] * a
-        adj[p2[k]] = adj[p2[k]] + d2[k] * a
+def sweep_duals(words, partials, width, first, adj):
+    """sweep_duals(words, partials, width, first, adj): :func:`sweep` over first-order duals of
+    ``width - 1`` lanes (forward over reverse). ``words``/``partials`` are the node buffer as
+    int64/float64 rows (parents in columns 0-1, then the two partials' ``width`` floats each),
+    ``adj`` the adjoints as ``(nodes, width)`` floats (real part, then lanes): the dual product
+    ``(a0 + a ε)(d0 + d ε) = a0 d0 + (a0 d + a d0) ε`` written out, so no adjoint is skipped."""
+    for k in range(words.shape[0] - 1, first - 1, -1):
+        a0 = adj[k, 0]
+        for side in range(2):
+            parent = words[k, side]
+            at = 2 + side * width
+            d0 = partials[k, at]
+            adj[parent, 0] += a0 * d0
+            for j in range(1, width):
+                adj[parent, j] += a0 * partials[k, at + j] + adj[k, j] * d0
