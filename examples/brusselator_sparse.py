@@ -69,7 +69,7 @@ def laplacian(w):
             + np.roll(w, -1, axis=1) - 4.0 * w)
 
 
-@numba.njit(cache=True)
+@numba.njit   # no cache=True: tests load this file by path, and Numba cannot reload such a cache
 def rhs_loop(t, y, N, alpha, spot):
     out = np.empty_like(y)
     M = N * N

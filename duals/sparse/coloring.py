@@ -116,8 +116,9 @@ def star_colors(pattern, order="smallest_last"):
     vertices has only two colours, so every entry of a symmetric matrix with this pattern is
     recovered directly from the products with the colour indicators.
 
-    >>> star_colors(np.array([[1, 1, 0], [1, 1, 1], [0, 1, 1]], dtype=bool)).tolist()
-    [1, 0, 1]
+    >>> path = np.eye(4, dtype=bool) | np.eye(4, k=1, dtype=bool) | np.eye(4, k=-1, dtype=bool)
+    >>> int(star_colors(path).max()) + 1   # two colours would make the path itself two-coloured
+    3
     """
     import scipy.sparse
     P = scipy.sparse.csr_array(pattern, dtype=bool)
