@@ -429,3 +429,27 @@ def compiled_hessian_auto(f, argnums=0):
             return forward(*args)
 
     return hess
+
+
+def pull_once(f, args, nums, cotangent):
+    """pull_once(f, args, nums, cotangent) -> (value, cotangents of ``args[i]`` for ``i`` in ``nums``):
+    a ``vjp`` whose one pullback is applied at once, on the calling thread's tape (no tape or
+    arrays of its own: what the adjoint ODE solver calls at every step).
+
+    >>> import numba, numpy as np
+    >>> pull_once(numba.njit(lambda x, k: k * x * x), [np.array([1.0, 2.0]), 3.0], [0, 1], np.ones(2))[1]
+    [array([ 6., 12.]), 5.0]
+    """
+    tape = _thread_tape(np.float64)
+    try:
+        rec = _Recording(f, args, nums, "vjp", tape)
+        values, nodes, _ = rec.outputs(rec.result, "vjp")
+        adj = np.zeros(tape.recorded)
+        node, c = nodes[0], np.asarray(cotangent, dtype=np.float64)
+        if len(nodes) != 1 or c.shape != node.shape:
+            raise ValueError(f"vjp: the cotangent has shape {c.shape} but the output has shape "
+                             f"{node.shape if len(nodes) == 1 else len(nodes)}; they must match")
+        np.add.at(adj, node.ravel(), c.ravel())
+        return values[0], rec.split(rec.sweep(adj), args, nums)
+    finally:
+        _release(tape)

@@ -223,13 +223,13 @@ class RightHandSide:
     def pull(self, t, y, lam):
         """pull(t, y, lam) -> ``(J_y^T lam, J_p^T lam)``, shapes ``(n,)`` and ``(m,)``."""
         if self.compiled:
-            if self._compiled_vjp:
-                try:   # compiled reverse mode, where duals has it
-                    _, pullback = vjp(self.fun, t, y, self.params.value)
-                    _, gy, gp = pullback(lam)
+            if self._compiled_vjp:  # compiled reverse mode: one recording and one sweep
+                from ..jit.reverse import pull_once
+                try:
+                    _, (gy, gp) = pull_once(self.fun, [t, y, self.params.value], [1, 2], lam)
                     return (np.asarray(gy, dtype=np.float64).reshape(self.n),
                             np.asarray(gp, dtype=np.float64).reshape(self.m))
-                except NotImplementedError:
+                except TypeError:   # a construct the tape does not record (linear algebra)
                     self._compiled_vjp = False
             _, Jy, Jp = self.jacobians(t, y)
             return Jy.T @ lam, Jp.T @ lam
