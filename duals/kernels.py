@@ -196,9 +196,9 @@ def clear_cache():
 
     >>> clear_cache()  # the next call recompiles what it needs
     """
-    global _module
+    global _module, _vjp_module
     shutil.rmtree(cache_dir(), ignore_errors=True)
-    _module = None
+    _module = _vjp_module = None
 
 
 _module = None
@@ -240,3 +240,102 @@ def kernels():
 def kernel(name, kind):
     """kernel(name, kind) -> numba dispatcher: ``kind`` is ``"value"`` or ``"jvp"``."""
     return getattr(kernels(), f"{name}_{kind}")
+
+# ---------------------------------------------------------------- reverse mode
+
+# Reverse-mode kernels: one pass over the saved operands and the cotangent ``g`` computes the
+# cotangent of every differentiated argument, ``partial * g``, and writes it (``=``) or adds it
+# into an accumulator the walk owns (``+``). An entry marked in ``mask`` (zero by structure: a
+# branch not taken) whose product is not finite gives exactly 0. Operands and ``g`` of length 1
+# are broadcast through a zero stride; unused outputs are passed as length-1 dummies. The
+# variant name lists the outputs and how each is stored: ``mul_vjp_x=y+``.
+_VJP_HEADER = '''
+@_kernel
+def {fname}({params}, mask):
+    n = outs.shape[0]
+{strides}
+    if mask.shape[0] == n:
+        for i in range(n):
+{loads_strided}
+{stores_masked}
+        return
+    if {contiguous}:
+        for i in range(n):
+{loads_contiguous}
+{stores}
+        return
+    for i in range(n):
+{loads_strided}
+{stores}
+'''
+
+
+def vjp_variants(arity):
+    """vjp_variants(arity) -> the variant names a reverse-mode kernel is generated in (``"x=y+"``)."""
+    names = "xy"[:arity]
+    out = []
+    for k in range(1, 1 << arity):
+        wanted = [names[i] for i in range(arity) if k >> i & 1]
+        for ops in range(1 << len(wanted)):
+            out.append("".join(w + ("+" if ops >> j & 1 else "=") for j, w in enumerate(wanted)))
+    return out
+
+
+def _vjp_kernel(name, partials, variant):
+    arity = len(partials)
+    operands = ("xs", "ys")[:arity]
+    results = ("gx", "gy")[:arity]
+    params = ", ".join(operands + ("outs", "gs") + results)
+    strides = [f"    s{v} = 1 if {v}s.shape[0] == n else 0" for v in "xy"[:arity]]
+    strides.append("    sg = 1 if gs.shape[0] == n else 0")
+    pad = " " * 12
+    strided = [f"{pad}{v} = {v}s[i * s{v}]" for v in "xy"[:arity]] + [
+        f"{pad}out = outs[i]", f"{pad}g = gs[i * sg]"]
+    contiguous = [f"{pad}{v} = {v}s[i]" for v in "xy"[:arity]] + [f"{pad}out = outs[i]", f"{pad}g = gs[i]"]
+    stores, masked = [], []
+    for k in range(0, len(variant), 2):
+        v, op = variant[k], variant[k + 1]
+        i = "xy".index(v)
+        target = f"{results[i]}[i]"
+        assign = "+=" if op == "+" else "="
+        stores.append(f"{pad}{target} {assign} ({partials[i]}) * g")
+        masked += [f"{pad}p = ({partials[i]}) * g",
+                   f"{pad}if mask[i] and not np.isfinite(p):",
+                   f"{pad}    p = 0.0",
+                   f"{pad}{target} {assign} p"]
+    return _VJP_HEADER.format(
+        fname=f"{name}_vjp_{vjp_suffix(variant)}", params=params, strides="\n".join(strides),
+        loads_strided="\n".join(strided), loads_contiguous="\n".join(contiguous),
+        stores="\n".join(stores), stores_masked="\n".join(masked),
+        contiguous=" and ".join([f"s{v} == 1" for v in "xy"[:arity]] + ["sg == 1"]))
+
+
+def vjp_suffix(variant):
+    """The identifier spelling of a variant: ``"x=y+"`` -> ``"xwya"``."""
+    return variant.replace("=", "w").replace("+", "a")
+
+
+def generate_vjp_source(names):
+    """generate_vjp_source(names) -> str: the reverse-mode kernels of the table entries ``names``.
+
+    >>> "def mul_vjp_xwya" in generate_vjp_source(["mul"])
+    True
+    """
+    parts = [_HEADER, f"# vocabulary {_vocabulary_digest()}\n"]
+    for name in names:
+        entry = derivatives.TABLE[name]
+        for variant in vjp_variants(entry.arity):
+            parts.append(_vjp_kernel(name, entry.partials, variant))
+    return "\n".join(parts)
+
+
+_vjp_module = None
+VJP_NAMES = []   # the entries with reverse-mode kernels (filled by duals.ops.fused_vjp)
+
+
+def vjp_kernel(name, variant):
+    """vjp_kernel(name, variant) -> numba dispatcher of one reverse-mode kernel (compiled on first call)."""
+    global _vjp_module
+    if _vjp_module is None:
+        _vjp_module = load_generated("duals_vjp_kernels", generate_vjp_source(VJP_NAMES))
+    return getattr(_vjp_module, f"{name}_vjp_{vjp_suffix(variant)}")

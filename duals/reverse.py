@@ -9,6 +9,8 @@ The graph refers to nodes and leaves only, never to intermediate ``Var`` objects
 intermediate value is freed as soon as the user drops it and no rule needs it.
 """
 import contextlib
+import heapq
+import itertools
 
 import math
 
@@ -16,8 +18,10 @@ import numpy as np
 
 from . import core as _core
 from .core import Trace, Tracer, bind
+from .cotangents import SHARED, Cotangents
 from .float_warnings import call_at_user_line
 from .ops import all_of_copies, innermost
+from .ops.fused_vjp import RULES
 
 _no_grad_depth = 0
 
@@ -49,30 +53,41 @@ class ReverseTrace(Trace):
         self.level = level
         self.imperative = imperative
 
-    def process(self, prim, args, params, reported=False):
+    def process(self, primitive, args, params, reported=False):
+        # (not named ``prim``: duals.float_warnings names the step after the frame holding ``prim``,
+        # and a warning of the value computed here is the primal's, as from ``bind``)
         if _core.ANOMALY is not None and not reported:  # tell detect_anomaly what runs
-            return _core.ANOMALY.within("record", prim, None, self.process, prim, args, params, True)
+            return _core.ANOMALY.within("record", primitive, None, self.process, primitive, args, params, True)
         values = []
         inputs = []
         versions = []
-        constant_array = False
+        constant_array = nested = False
         for a in args:
             if type(a) is Var and a._trace is self:
-                values.append(a._value)
+                v = a._value
+                values.append(v)
                 # a cotangent goes to the node that made the value, or to the leaf itself
                 inputs.append(a if a.grad_fn is None else a.grad_fn)
-                versions.append((a._version, a._version[0]))
+                box = a._version
+                versions.append((box, box[0]))
+                if not nested and isinstance(v, Tracer):
+                    nested = True
             else:
                 values.append(a)
                 inputs.append(None)
                 versions.append(None)
-                constant_array = constant_array or isinstance(a, np.ndarray)
-        out = bind(prim, *values, **params)
+                if isinstance(a, Tracer):
+                    nested = True
+                elif not constant_array and isinstance(a, np.ndarray):
+                    constant_array = True
+        # plain values go straight to the implementation; traced ones to the next trace
+        out = bind(primitive, *values, **params) if nested or _core.ANOMALY is not None \
+            else primitive.impl(*values, **params)
         if self.imperative and _no_grad_depth:
             return Var._new(out, None, self)  # a fresh leaf: nothing before it is recorded
         if constant_array:
             values = [_own(a) if i is None else a for a, i in zip(values, inputs)]
-        node = Node(prim, values, params, inputs, versions, out)
+        node = Node(primitive, values, params, inputs, versions, out)
         v = Var._new(out, node, self)
         node.out_version = v._version
         return v
@@ -94,6 +109,9 @@ def _own(a):
 TAPE = ReverseTrace(level=1, imperative=True)
 
 
+_recorded = itertools.count()
+
+
 def _camel(name):
     return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
 
@@ -102,9 +120,11 @@ class Node:
     """A recorded primitive application; ``name`` tells the operation (``MulBackward``)."""
 
     __slots__ = ("prim", "args", "params", "out", "inputs", "versions", "out_version", "freed",
-                 "retained", "__weakref__")
+                 "retained", "seq", "__weakref__")
 
     def __init__(self, prim, args, params, inputs, versions, out):
+        # the order of recording is a topological order: every input was recorded before its use
+        self.seq = next(_recorded)
         self.prim = prim
         self.args = args
         self.params = params
@@ -291,33 +311,6 @@ def _weak(v):
     return weakref.ref(v)
 
 
-def _topological(roots):
-    """Nodes and leaves reachable from ``roots``, every consumer before what it consumes."""
-    order = []
-    seen = set()
-    stack = [(r, False) for r in roots]
-    while stack:
-        item, done = stack.pop()
-        if done:
-            order.append(item)
-            continue
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        stack.append((item, True))
-        if type(item) is Node:
-            if item.freed:
-                raise RuntimeError(
-                    f"trying to walk {item.name} a second time, but its saved values were "
-                    f"freed by the previous backward(); pass retain_graph=True to the first "
-                    f"backward() call if you need to walk the graph again")
-            for nxt in item.inputs:
-                if nxt is not None and id(nxt) not in seen:
-                    stack.append((nxt, False))
-    order.reverse()
-    return order
-
-
 def backward(seeds, retain_graph=False, accumulate=False):
     """backward([(var, cotangent), ...], retain_graph=False, accumulate=False) -> {id(leaf): cotangent}
 
@@ -332,30 +325,50 @@ def backward(seeds, retain_graph=False, accumulate=False):
 
 
 def _walk(seeds, retain_graph, accumulate):
+    """The walk: nodes in reverse order of recording (each after every consumer), leaves last.
+
+    A node enters the queue when it first receives a cotangent, so branches that receive none are
+    never visited.
+    """
     from .ops.elementwise import add
-    cot = {}
+    store = Cotangents(add, recycle=not retain_graph)
     unreached = {}  # id(target) -> entries of its cotangent that are zero by structure
-    roots = []
-    for var, g in seeds:
-        target = var.grad_fn if var.grad_fn is not None else var
+    queue = []      # (-seq, node): the latest recorded node first
+    pending = {}    # id(leaf) -> leaf Var with a cotangent
+
+    def put(target, gi, kind, z):
         key = id(target)
-        cot[key] = g if key not in cot else add(cot[key], g)
-        roots.append(target)
-    leaves = {}
-    for item in _topological(roots):
-        g = cot.pop(id(item), None)
-        if g is None:
-            continue
-        if type(item) is not Node:
-            if accumulate:
-                item.grad = g if item.grad is None else add(item.grad, g)
-            leaves[id(item)] = g
-            continue
-        mask = unreached.pop(id(item), None)
-        node = item
-        if _core.ANOMALY is not None:
-            _core.ANOMALY.now("cotangent", node)   # this node's VJP rules run
-        if node.out_version is not None and node.out_version[0] != 0:
+        if store.put(key, gi, kind):    # the first cotangent of target: it joins the queue
+            if type(target) is Node:
+                heapq.heappush(queue, (-target.seq, target))
+            else:
+                pending[key] = target
+            if z is not None:
+                unreached[key] = z
+        elif unreached:
+            before = unreached.pop(key, None)
+            if before is not None and z is not None:
+                unreached[key] = before & z
+
+    for var, g in seeds:
+        put(var.grad_fn if var.grad_fn is not None else var, g, SHARED, None)
+    anomaly = _core.ANOMALY
+    # fused rules on plain arrays (duals.ops.fused_vjp); detect_anomaly checks every rule's result
+    fused = RULES if anomaly is None else {}
+    take = store.take
+    while queue:
+        node = heapq.heappop(queue)[1]
+        if node.freed:
+            raise RuntimeError(
+                f"trying to walk {node.name} a second time, but its saved values were "
+                f"freed by the previous backward(); pass retain_graph=True to the first "
+                f"backward() call if you need to walk the graph again")
+        key = id(node)
+        g, g_free = take(key)
+        mask = unreached.pop(key, None) if unreached else None
+        if anomaly is not None:
+            anomaly.now("cotangent", node)   # this node's VJP rules run
+        if node.out_version[0] != 0:
             raise RuntimeError(
                 f"the value computed by {node.name} was modified in place after it was recorded "
                 f"(through .value or an in-place operation), and the backward pass needs it; "
@@ -364,57 +377,75 @@ def _walk(seeds, retain_graph, accumulate):
             owner = node.retained()
             if owner is not None:
                 owner.grad = g if owner.grad is None else add(owner.grad, g)
+                g_free = False
         prim = node.prim
-        every = None
-        if prim.vjp_all is not None:
-            needed = tuple(t is not None for t in node.inputs)
-            every = prim.vjp_all(g, needed, node.out, *node.args, **node.params)
-        for i, target in enumerate(node.inputs):
-            if target is None:
-                continue
-            box, version = node.versions[i]
-            if box[0] != version:
+        inputs = node.inputs
+        for entry in node.versions:
+            if entry is not None and entry[0][0] != entry[1]:
                 raise RuntimeError(
                     f"a value saved by {node.name} for the backward pass was modified by an "
-                    f"in-place operation (version {box[0]}, expected {version}); compute on a "
-                    f"copy, or do the update after backward()")
+                    f"in-place operation (version {entry[0][0]}, expected {entry[1]}); compute on "
+                    f"a copy, or do the update after backward()")
+        rule = fused.get(prim)
+        if rule is not None:
+            every = rule(node, g, g_free, store, None if mask is None or not mask.any() else mask)
+            if every is not None:
+                if g_free and not any(r is not None and r[0] is g for r in every):
+                    store.release(g)   # read for the last time: its buffer serves the next nodes
+                if mask is None and prim.unreached is None:   # no structural zeros to pass on
+                    for target, r in zip(inputs, every):
+                        if r is not None:
+                            put(target, r[0], r[1], None)
+                    if not retain_graph:
+                        store.free(node)
+                    continue
+        else:
+            every = None
+        if every is None and prim.vjp_all is not None:
+            needed = tuple(t is not None for t in inputs)
+            every = [(c, SHARED) for c in prim.vjp_all(g, needed, node.out, *node.args, **node.params)]
+        for i, target in enumerate(inputs):
+            if target is None:
+                continue
             rule = prim.vjps.get(i)
             if rule is None and every is None:
                 raise NotImplementedError(
                     f"primitive {prim.name!r} has no VJP rule for argument {i}; "
                     f"reverse mode cannot differentiate through it")
+            kind = SHARED
             # z: the entries of this argument's cotangent that are zero by structure
             marks = prim.unreached is not None and _takes_marks(target)
-            if every is None and prim.elementwise:
+            if prim.elementwise and prim.vjp_all is None:
                 z = mask
                 if marks:
                     z = _union(z, prim.unreached(i, mask, node.out, *node.args, **node.params))
-                if z is None:
+                if every is not None:
+                    gi, kind = every[i] or (None, SHARED)
+                elif z is None:
                     gi = rule(g, node.out, *node.args, **node.params)
                 else:  # the masked entries may compute 0 * inf before they are zeroed
                     with np.errstate(divide="ignore", invalid="ignore"):
                         gi = rule(g, node.out, *node.args, unreached=z, **node.params)
+                if z is not None:
                     z = _reduced(z, node.out, node.args[i]) if _takes_marks(target) else None
             else:
-                gi = every[i] if every is not None else rule(g, node.out, *node.args, **node.params)
+                if every is None:
+                    gi = rule(g, node.out, *node.args, **node.params)
+                else:
+                    gi, kind = every[i] or (None, SHARED)
                 z = prim.unreached(i, mask, node.out, *node.args, **node.params) if marks else None
-            if _core.ANOMALY is not None:
-                _core.ANOMALY.cotangent(node, i, gi)
-            if gi is None:
-                continue
-            key = id(target)
-            prev = cot.get(key)
-            if prev is None:
-                cot[key] = gi
-                if z is not None:
-                    unreached[key] = z
-            else:
-                cot[key] = add(prev, gi)
-                before = unreached.pop(key, None)
-                if before is not None and z is not None:
-                    unreached[key] = before & z
+            if anomaly is not None:
+                anomaly.cotangent(node, i, gi)
+            if gi is not None:
+                put(target, gi, kind, z)
         if not retain_graph:
-            node.free()
+            store.free(node)
+    leaves = {}
+    for key, leaf in pending.items():
+        g = store.take(key)[0]
+        if accumulate:
+            leaf.grad = g if leaf.grad is None else add(leaf.grad, g)
+        leaves[key] = g
     return leaves
 
 

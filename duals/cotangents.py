@@ -1,0 +1,138 @@
+"""The backward walk's cotangents: sums formed in place, and buffers reused within one walk.
+
+A cotangent that reaches a value along several paths is a sum. :class:`Cotangents` keeps, per
+target, the running sum and whether the walk *owns* it: an array the walk made itself (a fused
+rule's buffer, or a sum it formed) that nothing else holds. An owned sum takes the next term in
+place (``np.add(prev, g, out=prev)``, the same numbers as ``prev + g``), and a fused rule may add
+its product straight into it (:mod:`duals.ops.fused_vjp`). Everything else (a seed, ``g`` passed
+on by ``add``, a view made by a rule, a traced value in a nested walk) is shared and never written.
+
+Large temporaries would otherwise be allocated afresh for every node: glibc returns big blocks to
+the kernel and page-faults them in again (what :func:`duals.tune_allocator` changes process-wide).
+Within one walk this store reuses buffers instead: a node's cotangent once the node is done, and,
+when the graph is freed, a node's value if nothing else refers to it any more (its reference count
+says so: no ``Var``, view or other node holds it). The pool lives for one walk only.
+"""
+import sys
+
+import numpy as np
+
+ADDED, OWNED, SHARED = "added", "owned", "shared"
+POOL_FROM = 4096        # smaller buffers are cheap to allocate; not worth keeping
+_PER_SHAPE = 8
+_F64 = np.dtype(np.float64)
+
+
+def _count(a):
+    return sys.getrefcount(a)
+
+
+def _probe():
+    out = np.empty(1)
+    return _count(out)
+
+
+# the count of an array held by one local variable, measured through the same calls that test
+# it; on a free-threaded build reference counts are not exact, so nothing is recycled there
+_EXCLUSIVE = _probe()
+RECYCLE = getattr(sys, "_is_gil_enabled", lambda: True)()
+
+
+def _poolable(a):
+    return (type(a) is np.ndarray and a.dtype == _F64 and a.size >= POOL_FROM and a.base is None
+            and a.flags.c_contiguous and a.flags.writeable)
+
+
+def _adds_in_place(acc, term):
+    """Whether ``acc + term`` has ``acc``'s shape and dtype, so that it can be formed in ``acc``."""
+    if type(term) is np.ndarray:
+        shape = term.shape
+    elif type(term) in (float, np.float64):
+        shape = ()
+    else:
+        return False
+    return ((shape == acc.shape or np.broadcast_shapes(shape, acc.shape) == acc.shape)
+            and np.result_type(acc, term) == acc.dtype and acc.ndim > 0)
+
+
+class Cotangents:
+    """Cotangents(add, recycle): the running cotangent of every target (keyed by ``id``) of one walk."""
+
+    __slots__ = ("values", "owned", "pool", "add", "recycle")
+
+    def __init__(self, add, recycle):
+        self.values = {}
+        self.owned = set()
+        self.pool = {}
+        self.add = add                  # the add primitive, for sums the walk cannot form in place
+        self.recycle = recycle and RECYCLE
+
+    def take(self, key):
+        """take(key) -> (cotangent or None, owned): remove a target's cotangent to run its rules."""
+        g = self.values.pop(key, None)
+        if key in self.owned:
+            self.owned.discard(key)
+            return g, True
+        return g, False
+
+    def accumulator(self, key, shape):
+        """The owned running cotangent of ``key`` if a fused rule may add into it, else True."""
+        if key in self.owned:
+            acc = self.values[key]
+            if acc.shape == shape and acc.dtype == _F64 and acc.flags.c_contiguous:
+                return acc
+        return True
+
+    def put(self, key, term, kind):
+        """put(key, term, kind) -> bool: add ``term`` (``kind``: ADDED, OWNED or SHARED) into the
+        cotangent of ``key``; True if it is the first one ``key`` receives."""
+        if kind is ADDED:
+            return False
+        values = self.values
+        prev = values.get(key)
+        if prev is None:
+            values[key] = term
+            if kind is OWNED:
+                self.owned.add(key)
+            return True
+        owned = self.owned
+        if key in owned and _adds_in_place(prev, term):
+            np.add(prev, term, out=prev)
+            if kind is OWNED:
+                self.release(term)
+            return False
+        if kind is OWNED and type(prev) is np.ndarray and _adds_in_place(term, prev):
+            np.add(prev, term, out=term)
+            if key in owned:
+                self.release(prev)
+            values[key] = term
+            owned.add(key)
+            return False
+        total = self.add(prev, term)
+        values[key] = total
+        if type(total) is np.ndarray and total is not prev and total is not term:
+            owned.add(key)   # a new array: NumPy's sum of two plain arrays
+        else:
+            owned.discard(key)
+        return False
+
+    def alloc(self, shape):
+        """alloc(shape) -> an uninitialised float64 array, a reused buffer where one fits."""
+        free = self.pool.get(shape)
+        if free:
+            return free.pop()
+        return np.empty(shape)
+
+    def release(self, a):
+        """Give back a buffer that nothing refers to any more (the caller guarantees it)."""
+        if _poolable(a):
+            free = self.pool.setdefault(a.shape, [])
+            if len(free) < _PER_SHAPE:
+                free.append(a)
+
+    def free(self, node):
+        """Free ``node``'s saved values; its output becomes a buffer if nothing else refers to it."""
+        out = node.out
+        node.free()
+        if self.recycle and type(out) is np.ndarray and _poolable(out) and _count(out) == _EXCLUSIVE:
+            self.release(out)

@@ -1,0 +1,205 @@
+"""The fused reverse-mode rules (duals.ops.fused_vjp) and the walk's in-place sums and reused
+buffers (duals.cotangents) give the numbers of the primitives' own rules.
+
+They act on float64 arrays of at least ``FUSED_FROM`` entries; here they are forced onto the small
+arrays of the test table (``forced``) and compared with a walk that runs the rules only
+(``by_rules``): bit for bit where a partial is written with ``+ - * /`` alone, to a few ulps where
+it calls a function (Numba's libm against NumPy's loops).
+"""
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import duals
+import duals.numpy as dnp
+from duals import cotangents, derivatives, reverse
+from duals.ops import fused_vjp
+from duals.ops.elementwise import PRIMITIVES
+from op_cases import BINARY_DOMAIN, CASES, UNARY_DOMAIN
+from test_fuzz import PROFILE, _build, programs
+
+CALLS = re.compile(r"[a-z_0-9]+\(")
+
+
+@pytest.fixture
+def forced(monkeypatch):
+    monkeypatch.setattr(fused_vjp, "FUSED_FROM", 1)
+    monkeypatch.setattr(cotangents, "POOL_FROM", 1)
+
+
+def by_rules(fn, *args, **kwargs):
+    """fn(*args) with the primitives' rules only: no fused rule, no reused buffer."""
+    saved, recycle = reverse.RULES, cotangents.RECYCLE
+    reverse.RULES, cotangents.RECYCLE = {}, False
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        reverse.RULES, cotangents.RECYCLE = saved, recycle
+
+
+def assert_same(got, expected, exact=True):
+    for a, b in zip(np.atleast_1d(got) if not isinstance(got, tuple) else got,
+                    np.atleast_1d(expected) if not isinstance(expected, tuple) else expected):
+        if exact:
+            np.testing.assert_array_equal(a, b)
+        else:
+            scale = np.max(np.abs(b), initial=0.0, where=np.isfinite(b))
+            np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13 * scale)
+
+
+def _inputs(domain, n, seed):
+    rng = np.random.default_rng(seed)
+    lo, hi = domain
+    return rng.uniform(lo, hi, n)
+
+
+def _exact(name):
+    return not any(CALLS.search(p) for p in derivatives.TABLE[name].partials)
+
+
+@pytest.mark.parametrize("name", sorted(derivatives.UNARY))
+def test_unary_rules_give_the_rules_numbers(forced, name):
+    x = _inputs(UNARY_DOMAIN.get(name, derivatives.TABLE[name].domain), 300, 1)
+    u = np.cos(np.arange(300.0))
+    f = lambda x: np.sum(u * PRIMITIVES[name](x) + 0.5 * PRIMITIVES[name](x[::-1]))  # noqa: E731
+    assert_same(duals.grad(f)(x), by_rules(duals.grad(f), x), _exact(name))
+
+
+@pytest.mark.parametrize("form", ["both", "x only", "y only", "scalar y", "same", "accumulate"])
+@pytest.mark.parametrize("name", sorted(derivatives.BINARY))
+def test_binary_rules_give_the_rules_numbers(forced, name, form):
+    dom = BINARY_DOMAIN.get(name, derivatives.TABLE[name].domain)
+    x, y = _inputs(dom, 300, 2), _inputs(dom, 300, 3)
+    u = np.sin(np.arange(300.0))
+    op = PRIMITIVES[name]
+    f, argnums = {
+        "both": (lambda x, y: np.sum(u * op(x, y)), (0, 1)),
+        "x only": (lambda x, y: np.sum(u * op(x, y)), 0),
+        "y only": (lambda x, y: np.sum(u * op(x, y)), 1),
+        "scalar y": (lambda x, y: np.sum(u * op(x, 1.25)), 0),
+        "same": (lambda x, y: np.sum(u * op(x, x)), 0),
+        "accumulate": (lambda x, y: np.sum(u * op(x, y) * x + op(y, x) * y), (0, 1)),
+    }[form]
+    assert_same(duals.grad(f, argnums=argnums)(x, y), by_rules(duals.grad(f, argnums=argnums), x, y),
+                _exact(name))
+
+
+def test_structural_zeros_stay_exact_under_where(forced):
+    x = np.linspace(-1.0, 1.0, 301)
+    f = lambda x: np.sum(np.where(x > 0, np.sqrt(np.abs(x)) * np.log1p(x * x), 0.0))  # noqa: E731
+    g = duals.grad(f)(x)
+    assert_same(g, by_rules(duals.grad(f), x))
+    assert np.all(g[x <= 0] == 0.0) and np.all(np.isfinite(g))
+
+
+def test_slices_add_into_the_running_cotangent(forced):
+    x = np.linspace(-1.5, 1.5, 200)
+    f = lambda x: np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2) + np.sum(x[::3] * x[5])  # noqa
+    assert_same(duals.grad(f)(x), by_rules(duals.grad(f), x))
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not c.name.startswith("checkpoint")],
+                         ids=lambda c: c.id)
+def test_every_case_of_the_table_gives_the_rules_numbers(forced, case):
+    args = case.inputs()
+    rng = np.random.default_rng(5)
+    u = rng.standard_normal(np.shape(case.fn(*args)))
+    argnums = tuple(range(len(args)))
+    f = lambda *a: np.sum(u * case.fn(*a))  # noqa: E731
+    assert_same(duals.grad(f, argnums)(*args), by_rules(duals.grad(f, argnums), *args), exact=False)
+
+
+@settings(PROFILE)
+@given(programs())
+def test_random_compositions_give_the_rules_numbers(program):
+    inputs, steps = program
+    f = _build(steps)
+    argnums = tuple(range(len(inputs)))
+    loss = lambda *a: np.sum(f(*a) * 1.5)  # noqa: E731
+    saved = fused_vjp.FUSED_FROM, cotangents.POOL_FROM
+    fused_vjp.FUSED_FROM = cotangents.POOL_FROM = 1
+    try:
+        got = duals.grad(loss, argnums)(*inputs)
+    finally:
+        fused_vjp.FUSED_FROM, cotangents.POOL_FROM = saved
+    assert_same(got, by_rules(duals.grad(loss, argnums), *inputs), exact=False)
+
+
+def test_a_cotangent_passed_on_to_two_values_is_written_by_neither(forced):
+    x = np.linspace(0.1, 2.0, 100)
+
+    def f(x):
+        s = (np.sin(x) + np.cos(x)) ** 2     # add passes one cotangent to sin and cos
+        return np.sum(s * x + (x - s) * 3.0)
+
+    assert_same(duals.grad(f)(x), by_rules(duals.grad(f), x))
+
+
+def test_values_the_user_keeps_are_not_reused(forced):
+    x = duals.Var(np.linspace(0.1, 2.0, 100))
+    y = x * 2.0
+    z = np.sin(y)
+    view = z.value[10:20]
+    kept = (y.value.copy(), z.value.copy(), view.copy())
+    loss = np.sum(z * z * y)
+    loss.backward()
+    np.testing.assert_array_equal(y.value, kept[0])
+    np.testing.assert_array_equal(z.value, kept[1])
+    np.testing.assert_array_equal(view, kept[2])
+    x2 = duals.Var(np.linspace(0.1, 2.0, 100))
+    by_rules(lambda: np.sum(np.sin(x2 * 2.0) ** 2 * (x2 * 2.0)).backward())
+    np.testing.assert_array_equal(x.grad, x2.grad)
+
+
+def test_aux_values_are_not_reused(forced):
+    x = np.linspace(0.1, 2.0, 100)
+
+    def f(x):
+        y = np.exp(x) * 3.0
+        return np.sum(np.sin(y) * y), (y, np.sin(y))
+
+    (value, (y, s)), g = duals.value_and_grad(f, has_aux=True)(x)
+    np.testing.assert_array_equal(y, np.exp(x) * 3.0)
+    np.testing.assert_array_equal(s, np.sin(np.exp(x) * 3.0))
+    assert_same(g, by_rules(duals.grad(lambda x: f(x)[0]), x))
+
+
+def test_retained_gradients_and_repeated_backward_are_the_rules(forced):
+    def run():
+        x = duals.Var(np.linspace(0.1, 2.0, 100))
+        y = np.sin(x) * x
+        y.retain_grad()
+        loss = np.sum(y * y + y)
+        loss.backward(retain_graph=True)
+        loss.backward()
+        return x.grad, y.grad
+
+    assert_same(run(), by_rules(run))
+
+
+def test_only_an_output_nothing_else_refers_to_is_recycled():
+    store = cotangents.Cotangents(None, recycle=True)
+
+    class Node:
+        def __init__(self, out):
+            self.out = out
+
+        def free(self):
+            self.out = None
+
+    kept = np.zeros(cotangents.POOL_FROM)
+    store.free(Node(kept))
+    store.free(Node(np.zeros(cotangents.POOL_FROM)[::1]))       # a view: its base is elsewhere
+    store.free(Node(np.zeros(cotangents.POOL_FROM + 1)))        # nothing else holds it
+    assert [a.size for free in store.pool.values() for a in free] == [cotangents.POOL_FROM + 1]
+    assert store.alloc((cotangents.POOL_FROM + 1,)).size == cotangents.POOL_FROM + 1
+
+
+def test_large_arrays_take_the_fused_path():
+    x = np.linspace(0.1, 2.0, 2 * fused_vjp.FUSED_FROM)
+    f = lambda x: np.sum(np.sqrt(x) * x / (1.0 + x) - x ** 2)  # noqa: E731
+    assert_same(duals.grad(f)(x), by_rules(duals.grad(f), x))
+    exact = 1.5 * np.sqrt(x) / (1.0 + x) - x * np.sqrt(x) / (1.0 + x) ** 2 - 2 * x
+    np.testing.assert_allclose(duals.grad(f)(x), exact, rtol=1e-13, atol=1e-14)
