@@ -131,6 +131,8 @@ def make(typingctx, re, du):
     reference (:mod:`duals.jit.tape`), which makes an adjoint."""
     if isinstance(du, LaneVector) or (isinstance(du, types.UniTuple) and isinstance(du.dtype, DualType)):
         ret = DualType(du.dtype, du.count)
+    elif getattr(du, "dual_type", None) is not None:   # another lanes type names its dual type
+        ret = du.dual_type
     else:
         from .adjoint import AdjointType
         from .tape import TapeRef
@@ -205,9 +207,16 @@ def _dual_dtype(lanes, base):
     return np.dtype([("primal", base), ("tangent", base, (lanes,))])
 
 
+# other kinds of dual arrays, by the field names of their dtype: names -> type_of_dtype(dt) (the
+# index sets of duals.sparse.index_lanes); such a type gives its dtype back by .numpy_dtype()
+DTYPE_KINDS = {}
+
+
 def type_of_dtype(dt):
     """type_of_dtype(dtype) -> DualType (or AdjointType) or None when ``dt`` is not a dual dtype."""
     if dt.names != ("primal", "tangent"):
+        if dt.names in DTYPE_KINDS:
+            return DTYPE_KINDS[dt.names](dt)
         return _adjoint_type_of_dtype(dt) if dt.names == ("primal", "node", "tape") else None
     p = dt.fields["primal"][0]
     t = dt.fields["tangent"][0]
@@ -228,6 +237,8 @@ def type_of_dtype(dt):
 
 def dtype_of_type(t):
     """dtype_of_type(DualType) -> the matching structured dtype."""
+    if hasattr(t, "numpy_dtype"):
+        return t.numpy_dtype()
     base = dtype_of_type(t.base) if isinstance(t.base, DualType) else numpy_support.as_dtype(t.base)
     if t.lanes is None:
         from .adjoint import adjoint_dtype

@@ -44,6 +44,8 @@ def level_of(name, *operands):
     found = None
     for t in operands:
         e = element(t)
+        if isinstance(e, DualType) and getattr(e, "lanes_refusal", None):   # lanes of another kind
+            raise errors.TypingError(e.lanes_refusal.format(name=name))
         if isinstance(e, DualType) and e.lanes is None:
             raise errors.TypingError(
                 f"duals.jit: {name} works on the tangent lanes of dual arrays, which compiled "

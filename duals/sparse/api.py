@@ -174,38 +174,56 @@ def _fingerprint(value, keep):
 
 
 class _Patterns:
-    """The patterns of ``sparsity="auto"``, one per layout of the arguments (see the module doc)."""
+    """The patterns of ``sparsity="auto"``, one per layout of the arguments (see the module doc).
 
-    def __init__(self, detect):
+    Calling it gives ``(Sparsity, whether it is exact at this point)``. A ``trusted`` detection
+    says when it read a value; an untrusted one (compiled code) cannot, so a pattern it reuses
+    is not exact (the caller checks it, and calls :meth:`refresh` where the check fails).
+    """
+
+    def __init__(self, detect, trusted=True):
         self.detect = detect
+        self.trusted = trusted
         self.known = collections.OrderedDict()
+
+    def _key(self, args, argnum, kwargs, keep):
+        x = args[argnum]
+        return (argnum, np.shape(x), np.result_type(x).str,
+                tuple(_fingerprint(a, keep) for i, a in enumerate(args) if i != argnum),
+                _fingerprint(dict(kwargs), keep))
 
     def __call__(self, args, argnum, kwargs):
         keep = []
-        x = args[argnum]
-        key = (argnum, np.shape(x), np.result_type(x).str,
-               tuple(_fingerprint(a, keep) for i, a in enumerate(args) if i != argnum),
-               _fingerprint(dict(kwargs), keep))
+        key = self._key(args, argnum, kwargs, keep)
         known = self.known.get(key)
         if known is not None and not known[0].depends_on_values:
             self.known.move_to_end(key)
-            return known[0], True
+            return known[0], self.trusted
+        return self._detect(key, known, keep, args, argnum, kwargs), True
+
+    def refresh(self, args, argnum, kwargs):
+        """Detect again at this point; the known pattern grows to hold the new one."""
+        keep = []
+        key = self._key(args, argnum, kwargs, keep)
+        return self._detect(key, self.known.get(key), keep, args, argnum, kwargs)
+
+    def _detect(self, key, known, keep, args, argnum, kwargs):
         fresh = self.detect(args, argnum, kwargs)
         if known is not None:
             if known[0].contains(fresh):
-                return known[0], True
+                return known[0]
             fresh = known[0] | fresh
         self.known[key] = (fresh, keep)
         while len(self.known) > CACHED_LAYOUTS:
             self.known.popitem(last=False)
-        return fresh, True
+        return fresh
 
 
-def _patterns(sparsity, kind, who, detect):
-    """A function (args, argnum, kwargs) -> (Sparsity, whether detected at this point): the
-    "auto" cache over ``detect(args, argnum, kwargs)``, or the user's pattern, validated."""
+def _patterns(sparsity, kind, who, detect, trusted=True):
+    """A function (args, argnum, kwargs) -> (Sparsity, whether exact at this point): the "auto"
+    cache over ``detect(args, argnum, kwargs)``, or the user's pattern, validated."""
     if isinstance(sparsity, str) and sparsity == "auto":
-        return _Patterns(detect)
+        return _Patterns(detect, trusted)
     if isinstance(sparsity, Sparsity):
         as_sparsity(sparsity, kind, sparsity.shape[1], who)   # the kind, at once
     return lambda args, argnum, kwargs: (as_sparsity(sparsity, kind, int(np.size(args[argnum])), who), False)

@@ -27,14 +27,15 @@ def compiled_pattern(f, args, argnum, hessian, order):
 
 
 def _auto(f, has_aux, kind):
+    """The detection behind ``sparsity="auto"`` for a dispatcher."""
     from .index_lanes import detect_compiled
 
     def detect(args, argnum, kwargs):
-        target = f
         if has_aux:
-            raise TypeError("sparsity='auto' with has_aux=True is not supported for compiled code; "
-                            "pass sparsity=duals.sparsity(lambda ...: f(...)[0], ...)")
-        return detect_compiled(target, args, argnum, kind == "hessian", "smallest_last")
+            raise TypeError("sparsity='auto' with has_aux=True needs the output alone for detection "
+                            "in compiled code; pass sparsity=duals.sparsity(g, ...) for a g that "
+                            "returns only the output")
+        return detect_compiled(f, args, argnum, kind == "hessian", "smallest_last")
     return detect
 
 
@@ -88,17 +89,30 @@ class _CompiledReverse:
 
 
 def compiled_jacobian(f, argnum, has_aux, chunk_size, sparsity, patterns, who):
-    """``jacfwd``/``jacrev`` of a dispatcher with ``sparsity=``: a ``csr_array`` ``(out.size, in.size)``."""
+    """``jacfwd``/``jacrev`` of a dispatcher with ``sparsity=``: a ``csr_array`` ``(out.size, in.size)``.
+
+    With ``"auto"`` a reused pattern is checked by one extra lane (compiled code cannot say
+    whether it branched on values) and detected again at this point where the check fails.
+    """
     argnum = _single_argnum(argnum, who)
-    if isinstance(sparsity, str) and sparsity == "auto":
-        patterns = _patterns("auto", "jacobian", who, _auto(f, has_aux, "jacobian"))
+    auto = isinstance(sparsity, str) and sparsity == "auto"
+    if auto:
+        patterns = _patterns("auto", "jacobian", who, _auto(f, has_aux, "jacobian"), trusted=False)
 
     def jacobian(*args):
         args, i = _input(args, argnum, who)
-        S, detected = patterns(args, i, {})
+        S, exact = patterns(args, i, {})
+        try:
+            return evaluate(args, i, S, exact)
+        except compressed.PatternMismatch:
+            if not auto:
+                raise
+            return evaluate(args, i, patterns.refresh(args, i, {}), True)
+
+    def evaluate(args, i, S, exact):
         dtype = np.result_type(args[i])
         lines = "rows" if who == "jacfwd" else "columns"
-        check = None if detected else _checker(f, args, i, {}, S, "jacobian", who, has_aux, lines)
+        check = None if exact else _checker(f, args, i, {}, S, "jacobian", who, has_aux, lines)
         if who == "jacfwd":
             push = _CompiledForward(f, args, i, has_aux, who)
 

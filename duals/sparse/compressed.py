@@ -15,7 +15,11 @@ lane in a fixed pseudo-random direction ``r``, and ``J r`` is compared with the 
 """
 import numpy as np
 
-__all__ = ["columns", "rows", "symmetric", "check_direction", "verify"]
+__all__ = ["columns", "rows", "symmetric", "check_direction", "verify", "PatternMismatch"]
+
+
+class PatternMismatch(ValueError):
+    """The check lane disagrees with the decompressed matrix: the pattern misses an entry."""
 
 
 def _csr(values, P, shape=None):
@@ -156,6 +160,6 @@ def verify(J, direction, lane, who, explain, lines="rows"):
     wrong |= np.isfinite(expected) != np.isfinite(lane)
     if wrong.any():
         bad = np.flatnonzero(wrong)
-        raise ValueError(f"{who}: the sparsity pattern misses entries that are not zero at this "
+        raise PatternMismatch(f"{who}: the sparsity pattern misses entries that are not zero at this "
                          f"point (in {lines} {bad[:8].tolist()}{' ...' if bad.size > 8 else ''}); "
                          f"{explain(bad)}")

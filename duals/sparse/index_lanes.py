@@ -1,7 +1,274 @@
-"""Sparsity detection of @njit code (placeholder until the index-set lanes exist)."""
+"""Sparsity detection of unchanged ``@numba.njit`` code: duals whose lanes are sets of inputs.
+
+Compiled forward mode computes every operation as ``make(f(x), lscale(x._du, f'(x)))`` and
+friends: the rules generated from the derivative table only ever call the six lane operations
+of :mod:`duals.jit.lanes` on the tangent. :class:`IndexBits` is a "tangent" that is a set of
+input positions, ``words`` 64-bit words of bits: every lane operation is a bitwise OR (a
+scaling keeps the set, whatever the factor: the pattern is structural) and ``lzero`` the empty
+set. :class:`IndexDualType` is the dual over it, so the user's compiled code, run on an array
+of :func:`index_dtype`, computes its values as usual and the inputs each entry depends on.
+
+Branches the code takes on values (``if x > 0``) give the pattern at the given point; the
+generated ``maximum``/``minimum`` rules keep both sides (a structural superset). Compiled code
+cannot tell the pattern that it read a value, so a pattern found this way is checked at every
+later call of ``sparsity="auto"`` by one extra lane, and detected again where the check fails.
+Constructs that work on float lanes (linear algebra on dual arrays, through LAPACK) cannot run
+on index sets: detection then raises and asks for a pattern.
+
+>>> import numba
+>>> f = numba.njit(lambda x: x[1:] * x[:-1])
+>>> detect_compiled(f, [np.ones(4)], 0, False, "natural").pattern.toarray().astype(int).tolist()
+[[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]]
+"""
+import functools
+
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, errors, types
+from numba.core.datamodel import models
+from numba.extending import box, intrinsic, overload, register_model
+
+from ..jit import _types as dual_types
+from ..jit.lanes import ladd, laxpy, lneg, lscale, lsub, lzero
+from .patterns import Sparsity
+
+__all__ = ["IndexBits", "IndexDualType", "index_dtype", "detect_compiled"]
+
+WORDS = (1, 4, 16)   # set sizes compiled for: 64, 256 or 1024 inputs per pass
+FIELDS = ("primal", "sets")
+
+
+class IndexBits(types.Type):
+    """IndexBits(words): a set of input positions held as ``words`` 64-bit words."""
+
+    def __init__(self, words):
+        self.words = int(words)
+        super().__init__(name=f"IndexBits[{self.words} words]")
+
+    @property
+    def key(self):
+        return self.words
+
+    @property
+    def dual_type(self):
+        return IndexDualType(self.words)
+
+
+@register_model(IndexBits)
+class IndexBitsModel(models.DataModel):
+    """In registers ``<W x i64>`` (one OR instruction per union); in memory ``[W x i64]``."""
+
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type)
+        self._vector = ir.VectorType(ir.IntType(64), fe_type.words)
+        self._array = ir.ArrayType(ir.IntType(64), fe_type.words)
+
+    def get_value_type(self):
+        return self._vector
+
+    def get_data_type(self):
+        return self._array
+
+    def get_argument_type(self):
+        return self._vector
+
+    def get_return_type(self):
+        return self._vector
+
+    def as_argument(self, builder, value):
+        return value
+
+    def from_argument(self, builder, value):
+        return value
+
+    def as_return(self, builder, value):
+        return value
+
+    def from_return(self, builder, value):
+        return value
+
+    def as_data(self, builder, value):
+        out = ir.Constant(self._array, ir.Undefined)
+        for i in range(self._fe_type.words):
+            out = builder.insert_value(out, builder.extract_element(value, ir.IntType(32)(i)), i)
+        return out
+
+    def from_data(self, builder, value):
+        out = ir.Constant(self._vector, ir.Undefined)
+        for i in range(self._fe_type.words):
+            out = builder.insert_element(out, builder.extract_value(value, i), ir.IntType(32)(i))
+        return out
+
+    def load_from_data_pointer(self, builder, ptr, align=None):
+        return self.from_data(builder, builder.load(ptr, align=align))
+
+
+class IndexDualType(dual_types.DualType):
+    """IndexDualType(words): a float value and the set of inputs it depends on."""
+
+    # what code that works on float tangent lanes (duals.jit.parts.level_of) says to this type
+    lanes_refusal = ("duals.jit: {name} works on the float tangent lanes of dual arrays, and "
+                     "sparsity detection runs the code on index sets instead")
+
+    def __init__(self, words):
+        self.base = types.float64
+        self.words = int(words)
+        self.lanes = self.words        # one 8-byte slot per word after the value (array views)
+        self.tag = 1
+        self.float = types.float64
+        self.digest = dual_types.DIGEST
+        types.Type.__init__(self, name=f"IndexDual[{self.words} words]")
+
+    @property
+    def key(self):
+        return ("index sets", self.words, self.digest)
+
+    @property
+    def lanes_type(self):
+        return IndexBits(self.words)
+
+    def with_base(self, base):
+        return self
+
+    def numpy_dtype(self):
+        return index_dtype(self.words)
+
+
+@register_model(IndexDualType)
+class IndexDualModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, [("re", fe_type.base), ("du", fe_type.lanes_type)])
+
+
+@functools.lru_cache(maxsize=None)
+def index_dtype(words):
+    """index_dtype(words) -> the dtype of an array of index duals: a value and ``words`` uint64 words."""
+    return np.dtype([("primal", np.float64), ("sets", np.uint64, (int(words),))])
+
+
+def _type_of_dtype(dt):
+    sets = dt.fields["sets"][0]
+    if dt.fields["primal"][0] != np.float64 or sets.subdtype is None or sets.subdtype[0] != np.uint64:
+        return None
+    return IndexDualType(sets.shape[0])
+
+
+dual_types.DTYPE_KINDS[FIELDS] = _type_of_dtype
+
+# ---------------------------------------------------------------- the six lane operations: unions
+
+
+@intrinsic
+def _union(typingctx, a, b):
+    if not isinstance(a, IndexBits) or a != b:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.or_(args[0], args[1])
+    return a(a, b), codegen
+
+
+@intrinsic
+def _empty(typingctx, a):
+    def codegen(context, builder, sig, args):
+        return context.get_constant_null(a)
+    return a(a), codegen
+
+
+@overload(lscale)
+def _ov_lscale(t, s):
+    if isinstance(t, IndexBits):
+        return lambda t, s: t
+
+
+@overload(laxpy)
+def _ov_laxpy(t1, s1, t2, s2):
+    if isinstance(t1, IndexBits):
+        return lambda t1, s1, t2, s2: _union(t1, t2)
+
+
+@overload(ladd)
+def _ov_ladd(t1, t2):
+    if isinstance(t1, IndexBits):
+        return lambda t1, t2: _union(t1, t2)
+
+
+@overload(lsub)
+def _ov_lsub(t1, t2):
+    if isinstance(t1, IndexBits):
+        return lambda t1, t2: _union(t1, t2)
+
+
+@overload(lneg)
+def _ov_lneg(t):
+    if isinstance(t, IndexBits):
+        return lambda t: t
+
+
+@overload(lzero)
+def _ov_lzero(t):
+    if isinstance(t, IndexBits):
+        return lambda t: _empty(t)
+
+
+@box(IndexDualType)
+def _box_index_dual(typ, val, c):
+    c.pyapi.err_set_string("PyExc_TypeError", "sparsity detection of compiled code: the function "
+                                              "returned a scalar; return an array")
+    return cgutils.get_null_value(c.pyapi.pyobj)
+
+# ---------------------------------------------------------------- detection
+
+
+def _refused(f, reason):
+    name = getattr(f, "__name__", "the function")
+    return NotImplementedError(
+        f"sparsity detection of the compiled function {name!r} {reason}; pass sparsity= a pattern "
+        f"(a boolean or scipy.sparse matrix, or duals.sparsity of a NumPy version of the function)")
 
 
 def detect_compiled(f, args, argnum, hessian, order):
-    raise NotImplementedError(
-        f"sparsity detection of the compiled function {getattr(f, '__name__', f)!r} is not "
-        f"available; pass sparsity= a pattern (for example duals.sparsity of a NumPy version of it)")
+    """detect_compiled(f, args, argnum, hessian, order) -> the Jacobian's Sparsity at ``args``.
+
+    ``f`` runs once per 64·W inputs on arrays of :func:`index_dtype` (W words per entry).
+    """
+    from ..jit.api import _call, _check_dispatcher
+    f = _check_dispatcher(f, "sparsity")
+    if hessian:
+        raise _refused(f, "is not available for Hessians (index sets of index sets)")
+    x = args[argnum]
+    if not isinstance(x, np.ndarray):
+        raise _refused(f, "needs an array argument (here a scalar)")
+    n = x.size
+    words = next((w for w in WORDS if 64 * w >= n), WORDS[-1])
+    rows, cols, m = [], [], None
+    for start in range(0, max(n, 1), 64 * words):
+        seeded = np.zeros(x.shape, index_dtype(words))
+        seeded["primal"] = x
+        flat = seeded.reshape(-1)
+        k = np.arange(start, min(n, start + 64 * words))
+        local = k - start
+        flat["sets"][k, local // 64] = np.left_shift(np.uint64(1), (local % 64).astype(np.uint64))
+        call = list(args)
+        call[argnum] = seeded
+        try:
+            y = _call(f, call, "sparsity")
+        except (TypeError, errors.NumbaError) as exc:   # duals.jit says why, as a TypeError
+            raise _refused(f, f"cannot run it on index sets ({exc})") from exc
+        if not (isinstance(y, np.ndarray) and y.dtype.names == FIELDS):
+            if isinstance(y, np.ndarray) and y.dtype.kind == "f":   # nothing depends on x
+                m = y.size
+                continue
+            raise _refused(f, f"returned a {type(y).__name__}; it needs one array output")
+        sets = np.ascontiguousarray(y["sets"]).reshape(y.size, words)
+        row, word = np.nonzero(sets)                      # only the words that hold a bit
+        bits = np.unpackbits(sets[row, word].view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+        which, bit = np.nonzero(bits)
+        rows.append(row[which])
+        cols.append(start + 64 * word[which] + bit)
+        m = y.size
+    import scipy.sparse
+    row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    col = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+    pattern = scipy.sparse.csr_array((np.ones(row.size, dtype=bool), (row, col)), shape=(m or 0, n))
+    return Sparsity(pattern, "jacobian", order, depends_on_values=False)
