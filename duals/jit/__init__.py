@@ -29,6 +29,7 @@ fn = _rules.install()
 
 from . import linalg as _linalg  # noqa: E402,F401  (products and np.linalg on dual arrays)
 from . import array_functions as _array_functions  # noqa: E402,F401  (np.cumsum, np.where ...)
+from . import adjoint_arrays as _adjoint_arrays  # noqa: E402,F401  (the same on adjoints, by loops)
 
 __all__ = ["DualType", "dual_dtype", "type_of_dtype", "dtype_of_type", "compiled_jvp",
            "compiled_jacfwd", "compiled_hessian", "dual_array", "fn", "compiled_vjp", "compiled_grad",

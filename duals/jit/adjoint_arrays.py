@@ -1,0 +1,273 @@
+"""Whole-array functions on adjoint arrays (compiled reverse mode) that forward mode runs on lanes.
+
+Compiled forward mode computes ``np.where``, products (``@``, ``np.dot``, ``np.matmul``) and
+``np.linalg.solve``/``inv``/``det``/``norm`` of dual arrays by BLAS and LAPACK calls on the
+real parts with the tangent lanes as extra columns (:mod:`duals.jit.linalg`). Adjoints have no
+lanes: here the same functions are written with loops and scalar operations, which the tape
+records (a product of ``m × k`` by ``k × n`` records ``2 m k n`` operations; ``solve`` is
+Gaussian elimination with partial pivoting on the values, ``O(n³)`` operations). Exact, and
+meant for the small matrices of simulation code; for large dense linear algebra use forward
+mode (``duals.jacfwd``).
+
+>>> import numba, numpy as np, duals
+>>> A = np.array([[2.0, 1.0], [1.0, 3.0]])
+>>> duals.grad(numba.njit(lambda b: np.sum(np.linalg.solve(A, b))))(np.ones(2)).round(12).tolist()
+[0.4, 0.2]
+"""
+import operator
+
+import numpy as np
+from numba.core import errors, types
+from numba.extending import overload, register_jitable
+
+from ._types import DualType
+from .extras import _real
+
+__all__ = ["is_adjoint"]
+
+
+def is_adjoint(t):
+    """is_adjoint(t) -> whether Numba type ``t`` is an adjoint or an array of adjoints."""
+    e = t.dtype if isinstance(t, types.Array) else t
+    return isinstance(e, DualType) and e.lanes is None
+
+
+def _level(*ts):
+    """The adjoint type of the highest level among the operands, or None."""
+    found = None
+    for t in ts:
+        e = t.dtype if isinstance(t, types.Array) else t
+        if is_adjoint(e) and (found is None or e.tag > found.tag):
+            found = e
+    return found
+
+
+# ---------------------------------------------------------------- np.where
+
+@overload(np.where)
+def _ov_where(condition, x, y):
+    T = _level(x, y)
+    if T is None or not isinstance(condition, types.Array):
+        return None
+    x_array, y_array = isinstance(x, types.Array), isinstance(y, types.Array)
+
+    def impl(condition, x, y):
+        for operand_shape in ((x.shape if x_array else condition.shape),
+                              (y.shape if y_array else condition.shape)):
+            if operand_shape != condition.shape:
+                raise ValueError("np.where on adjoints (compiled reverse mode) needs branches of "
+                                 "the condition's shape, or scalars")
+        out = np.empty(condition.shape, T)
+        for idx in np.ndindex(condition.shape):
+            if condition[idx]:
+                out[idx] = _take(x, idx)
+            else:
+                out[idx] = _take(y, idx)
+        return out
+    return impl
+
+
+def _take(v, idx):
+    """_take(v, idx) -> ``v[idx]`` of an array, ``v`` itself of a scalar."""
+
+
+@overload(_take)
+def _ov_take(v, idx):
+    if isinstance(v, types.Array):
+        return lambda v, idx: v[idx]
+    return lambda v, idx: v
+
+
+# ---------------------------------------------------------------- products
+
+def _product_impl(a, b):
+    T = _level(a, b)
+    if T is None or not (isinstance(a, types.Array) and isinstance(b, types.Array)):
+        return None
+    if a.ndim == 1 and b.ndim == 1:
+        def vv(a, b):
+            _check(a.shape[0], b.shape[0])
+            total = 0.0
+            for i in range(a.shape[0]):
+                total = total + a[i] * b[i]
+            return total
+        return vv
+    if a.ndim == 2 and b.ndim == 1:
+        def mv(a, b):
+            _check(a.shape[1], b.shape[0])
+            out = np.empty(a.shape[0], T)
+            for i in range(a.shape[0]):
+                total = 0.0
+                for k in range(a.shape[1]):
+                    total = total + a[i, k] * b[k]
+                out[i] = total
+            return out
+        return mv
+    if a.ndim == 1 and b.ndim == 2:
+        def vm(a, b):
+            _check(a.shape[0], b.shape[0])
+            out = np.empty(b.shape[1], T)
+            for j in range(b.shape[1]):
+                total = 0.0
+                for k in range(a.shape[0]):
+                    total = total + a[k] * b[k, j]
+                out[j] = total
+            return out
+        return vm
+    if a.ndim == 2 and b.ndim == 2:
+        def mm(a, b):
+            _check(a.shape[1], b.shape[0])
+            out = np.empty((a.shape[0], b.shape[1]), T)
+            for i in range(a.shape[0]):
+                for j in range(b.shape[1]):
+                    total = 0.0
+                    for k in range(a.shape[1]):
+                        total = total + a[i, k] * b[k, j]
+                    out[i, j] = total
+            return out
+        return mm
+    raise errors.TypingError("duals.jit: products of adjoint arrays (compiled reverse mode) take "
+                             "1-d and 2-d operands")
+
+
+@register_jitable
+def _check(inner_a, inner_b):
+    if inner_a != inner_b:
+        raise ValueError("matmul: the inner dimensions of the operands differ")
+
+
+overload(np.dot)(_product_impl)
+overload(np.matmul)(_product_impl)
+overload(operator.matmul)(_product_impl)
+
+
+# ---------------------------------------------------------------- np.linalg
+
+@register_jitable
+def _eliminate(M, R):
+    """Gaussian elimination with partial pivoting (on the values) of ``M X = R`` in place;
+    returns the sign of the row permutation. ``M`` is square, ``R`` has the same rows."""
+    n = M.shape[0]
+    sign = 1.0
+    for k in range(n):
+        p = k
+        for r in range(k + 1, n):
+            if abs(_real(M[r, k])) > abs(_real(M[p, k])):
+                p = r
+        if _real(M[p, k]) == 0.0:
+            raise np.linalg.LinAlgError("Matrix is singular (compiled reverse mode eliminates on "
+                                        "the values; the derivative of det there, the adjugate, "
+                                        "needs forward mode: duals.jacfwd)")
+        if p != k:
+            sign = -sign
+            for c in range(n):
+                M[k, c], M[p, c] = M[p, c], M[k, c]
+            for c in range(R.shape[1]):
+                R[k, c], R[p, c] = R[p, c], R[k, c]
+        for r in range(k + 1, n):
+            factor = M[r, k] / M[k, k]
+            for c in range(k, n):
+                M[r, c] = M[r, c] - factor * M[k, c]
+            for c in range(R.shape[1]):
+                R[r, c] = R[r, c] - factor * R[k, c]
+    return sign
+
+
+@register_jitable
+def _back_substitute(M, R):
+    n = M.shape[0]
+    for c in range(R.shape[1]):
+        for k in range(n - 1, -1, -1):
+            total = R[k, c]
+            for j in range(k + 1, n):
+                total = total - M[k, j] * R[j, c]
+            R[k, c] = total / M[k, k]
+
+
+def _square_copy(A, T):
+    """A copy of square ``A`` as an array of adjoints ``T``."""
+
+
+@overload(_square_copy)
+def _ov_square_copy(A, T):
+    element = T.instance_type
+
+    def impl(A, T):
+        if A.ndim != 2 or A.shape[0] != A.shape[1]:
+            raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+        M = np.empty(A.shape, element)
+        for i in range(A.shape[0]):
+            for j in range(A.shape[1]):
+                M[i, j] = A[i, j]
+        return M
+    return impl
+
+
+@overload(np.linalg.solve)
+def _ov_solve(A, B):
+    T = _level(A, B)
+    if T is None or not isinstance(A, types.Array) or A.ndim != 2:
+        return None
+    vector = isinstance(B, types.Array) and B.ndim == 1
+
+    def impl(A, B):
+        M = _square_copy(A, T)
+        columns = B.reshape((B.shape[0], 1)) if vector else B
+        R = np.empty(columns.shape, T)
+        for i in range(columns.shape[0]):
+            for j in range(columns.shape[1]):
+                R[i, j] = columns[i, j]
+        _eliminate(M, R)
+        _back_substitute(M, R)
+        return R[:, 0].copy() if vector else R
+    return impl
+
+
+@overload(np.linalg.inv)
+def _ov_inv(A):
+    T = _level(A)
+    if T is None:
+        return None
+
+    def impl(A):
+        M = _square_copy(A, T)
+        R = np.zeros(A.shape, T)
+        for i in range(A.shape[0]):
+            R[i, i] = 1.0
+        _eliminate(M, R)
+        _back_substitute(M, R)
+        return R
+    return impl
+
+
+@overload(np.linalg.det)
+def _ov_det(A):
+    T = _level(A)
+    if T is None:
+        return None
+
+    def impl(A):
+        M = _square_copy(A, T)
+        sign = _eliminate(M, np.empty((A.shape[0], 0), T))
+        total = M[0, 0] * sign
+        for k in range(1, A.shape[0]):
+            total = total * M[k, k]
+        return total
+    return impl
+
+
+@overload(np.linalg.norm)
+def _ov_norm(x, ord=None):
+    T = _level(x)
+    if T is None or not isinstance(x, types.Array):
+        return None
+    if not (ord is None or isinstance(ord, (types.NoneType, types.Omitted))):
+        raise errors.TypingError("duals.jit: np.linalg.norm of adjoints (compiled reverse mode) "
+                                 "takes the default ord (2-norm of a vector, Frobenius of a matrix)")
+
+    def impl(x, ord=None):
+        total = 0.0
+        for idx in np.ndindex(x.shape):
+            total = total + x[idx] * x[idx]
+        return np.sqrt(total)
+    return impl
