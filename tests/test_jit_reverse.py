@@ -473,3 +473,51 @@ def test_a_plain_python_function_is_not_a_dispatcher():
 def test_values_traced_by_an_enclosing_python_transformation_are_refused_clearly():
     with pytest.raises(TypeError, match="traced by an enclosing duals transformation"):
         duals.jacfwd(lambda p: duals.grad(softplus_sum)(p * np.ones(2)))(1.0)
+
+
+# ---------------------------------------------------------------- long loops, checkpointed
+
+@njit
+def damped_step(x, p):
+    return x + 0.05 * (p[0] * np.sin(x[::-1]) - p[1] * x * x)
+
+
+@njit
+def final_misfit(x, p):
+    return np.sum((x - 0.5) ** 2) + p[0] * x[0]
+
+
+@njit
+def whole_loop(x0, p, steps):
+    x = x0                      # a plain argument, rebound below to hold derivatives
+    for _ in range(steps):
+        x = damped_step(x, p)
+    return final_misfit(x, p)
+
+
+@pytest.mark.parametrize("segment", [1, 7, 40, 1000])
+def test_a_loop_checkpointed_by_segments_gives_the_whole_loop_gradient(segment):
+    x0, p = np.linspace(0.1, 0.9, 5), np.array([1.3, 0.7])
+    value, (dx0, dp) = duals.jit.loop_value_and_grad(damped_step, final_misfit, 40, segment)(x0, p)
+    assert value == pytest.approx(whole_loop(x0, p, 40), rel=1e-14)
+    expected = duals.grad(whole_loop, argnums=(0, 1))(x0, p, 40)
+    _close(dx0, expected[0], rtol=1e-12)
+    _close(dp, expected[1], rtol=1e-12)
+    _close(dp, central_differences(whole_loop, [x0, p, 40], 1), rtol=1e-6)
+
+
+def test_a_plain_argument_rebound_to_hold_derivatives_is_promoted_in_both_modes():
+    x0, p = np.linspace(0.1, 0.9, 5), np.array([1.3, 0.7])
+    _close(duals.grad(whole_loop, argnums=1)(x0, p, 30), duals.jacfwd(whole_loop, argnums=1)(x0, p, 30),
+           rtol=1e-12)
+    _close(duals.jacfwd(whole_loop, argnums=1)(x0, p, 30),
+           central_differences(whole_loop, [x0, p, 30], 1), rtol=1e-6)
+
+
+def test_checkpointed_loop_arguments_are_checked():
+    with pytest.raises(ValueError, match="segment must be a positive integer"):
+        duals.jit.loop_value_and_grad(damped_step, final_misfit, 10, segment=0)
+    with pytest.raises(ValueError, match="steps must be a non-negative integer"):
+        duals.jit.loop_value_and_grad(damped_step, final_misfit, 2.5)
+    with pytest.raises(TypeError, match="must be a float array"):
+        duals.jit.loop_value_and_grad(damped_step, final_misfit, 3)(np.ones(5), 1.0)

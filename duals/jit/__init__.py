@@ -24,6 +24,7 @@ from . import tape as _tape, adjoint as _adjoint  # noqa: F401  (compiled revers
 from .api import compiled_jvp, compiled_jacfwd, compiled_hessian, dual_array
 from .reverse import (compiled_vjp, compiled_grad, compiled_value_and_grad,  # noqa: E402
                       compiled_jacrev, compiled_hvp, compiled_hessian_rev, compiled_hessian_auto)
+from .checkpoint import loop_value_and_grad  # noqa: E402
 
 fn = _rules.install()
 
@@ -34,4 +35,4 @@ from . import adjoint_arrays as _adjoint_arrays  # noqa: E402,F401  (the same on
 __all__ = ["DualType", "dual_dtype", "type_of_dtype", "dtype_of_type", "compiled_jvp",
            "compiled_jacfwd", "compiled_hessian", "dual_array", "fn", "compiled_vjp", "compiled_grad",
            "compiled_value_and_grad", "compiled_jacrev", "compiled_hvp", "compiled_hessian_rev",
-           "compiled_hessian_auto"]
+           "compiled_hessian_auto", "loop_value_and_grad"]

@@ -31,7 +31,7 @@ from ..arguments import output as _output, split_aux as _split_aux
 from ..arguments import COMPILED_HESSIAN_LANES, COMPILED_LANES, chunk_lanes as _chunk_lanes
 from ._types import _typeof_dual, dtype_of_type
 from .errors import reraise
-from .promotion import promoted_call
+from .promotion import promoted_arguments, promoted_call
 from .vectorized import entry, is_vectorized
 from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout_key
 
@@ -161,12 +161,26 @@ def _call(f, args, who):
             return f(*args)
         except (nb_errors.NumbaError, TypeError):  # did not compile (older Numba raise TypeError
             pass                                   # for some): the promoting copy is tried
-    try:
-        out = promoted_call(f, args)
-    except nb_errors.NumbaError as exc:  # compiling failed (errors inside the code pass through)
-        reraise(exc, who, getattr(f, "__name__", None))
-    _PROMOTING[f] = True
+    mode = _PROMOTING.get(f)
+    if mode != "arguments":
+        try:
+            out = promoted_call(f, args)
+            _PROMOTING[f] = True
+            return out
+        except nb_errors.NumbaError as exc:  # compiling failed (errors inside the code pass through)
+            if mode is True or not any(_is_float_array(a) for a in args):
+                reraise(exc, who, getattr(f, "__name__", None))
+            first = exc
+    try:  # a plain array argument rebound to hold duals (x = x0, then x = step(x, p)): promote it
+        out = promoted_call(f, promoted_arguments(args))
+    except nb_errors.NumbaError:
+        reraise(first if mode != "arguments" else exc, who, getattr(f, "__name__", None))
+    _PROMOTING[f] = "arguments"
     return out
+
+
+def _is_float_array(a):
+    return type(a) is np.ndarray and a.dtype.kind == "f"
 
 
 def _shape(x):
@@ -264,18 +278,20 @@ def _size(x):
     return x.size if isinstance(x, np.ndarray) else 1
 
 
-def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
-    """compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None) -> function returning ∂f/∂x.
+def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None):
+    """compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None) -> function returning ∂f/∂x.
 
     Shape ``out.shape + in.shape``; a tuple of blocks when ``argnums`` is a tuple. Every
     direction travels as one lane of a single call when there are at most ``MAX_LANES`` of
     them; more are pushed ``chunk_size`` at a time (all chunks with the same lane count).
+    ``workers=`` (see :mod:`duals.workers`) runs the chunks elsewhere, the same chunks.
 
     >>> import numba, numpy as np
     >>> compiled_jacfwd(numba.njit(lambda x: x * x))(3.0)
     6.0
     """
     f = _check_dispatcher(f, "jacfwd")
+    pool = _resolve_workers(workers, "jacfwd")
     known, plans = {}, {}
 
     def jacobian(*args):
@@ -286,38 +302,59 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
             if len(plans) > 64:
                 plans.clear()
             plan = plans[key] = _JacobianPlan(args, nums, single, chunk_size)
-        primals = [args[i] for i in nums]
-        columns, treedef, aux = None, None, None
-        for start, seeded in zip(plan.starts, plan.seeded or [None] * len(plan.starts)):
-            duals = (seeded.fill(primals) if seeded is not None
-                     else SeededArguments(primals, plan.lanes, start, reusable=False).duals)
-            for i, dual in zip(nums, duals):
-                args[i] = dual
-            result = _call(f, args, "jacfwd")
-            if has_aux:
-                result, aux_now = _split_aux(result, "jacfwd")
-                if aux is None:
-                    aux = _strip(aux_now)
-            leaves, treedef = _leaves(result)
-            if columns is None:
-                columns = [[] for _ in leaves]
-            valid = min(plan.chunk, plan.total - start)
-            for k, y in enumerate(leaves):
-                parts = _parts(y)
-                if parts is None:
-                    y = _plain(y, "jacfwd")
-                    block = np.zeros(_shape(y) + (valid,), dtype=float_dtype(y))
-                else:
-                    block = parts[1]
-                columns[k].append(block[..., :valid])
+        chunks = range(len(plan.starts))
+        if pool is None:
+            passes = [_forward_chunk(f, args, nums, plan, index, has_aux) for index in chunks]
+        else:
+            from .worker_tasks import forward_chunks
+            passes = pool.run(forward_chunks, (f, args, nums, single, chunk_size, has_aux), chunks,
+                              describe=plan.describe)
+        treedef, aux = passes[0][1:]
         jacobians = []
-        for blocks in columns:
+        for k in range(len(passes[0][0])):
+            blocks = [p[0][k] for p in passes]
             full = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=-1)
             jacobians.append(plan.split(full))
         result = _rebuild(treedef, jacobians)
         return (result, aux) if has_aux else result
 
     return jacobian
+
+
+def _resolve_workers(workers, who):
+    if workers is None:
+        return None
+    from ..workers import resolve
+    return resolve(workers, who)
+
+
+def _forward_chunk(f, args, nums, plan, index, has_aux):
+    """One compiled pass of jacfwd: chunk ``index`` of ``plan`` -> (the tangents of every output
+    leaf, ``out.shape + (directions,)``, the outputs' treedef, aux (first chunk only))."""
+    start = plan.starts[index]
+    primals = [args[i] for i in nums]
+    duals = (plan.seeded[index].fill(primals) if plan.seeded is not None
+             else SeededArguments(primals, plan.lanes, start, reusable=False).duals)
+    call = list(args)
+    for i, dual in zip(nums, duals):
+        call[i] = dual
+    result = _call(f, call, "jacfwd")
+    aux = None
+    if has_aux:
+        result, aux = _split_aux(result, "jacfwd")
+        aux = _strip(aux) if index == 0 else None
+    leaves, treedef = _leaves(result)
+    valid = min(plan.chunk, plan.total - start)
+    blocks = []
+    for y in leaves:
+        parts = _parts(y)
+        if parts is None:
+            y = _plain(y, "jacfwd")
+            block = np.zeros(_shape(y) + (valid,), dtype=float_dtype(y))
+        else:
+            block = parts[1]
+        blocks.append(block[..., :valid])
+    return blocks, treedef, aux
 
 
 class _JacobianPlan:
@@ -339,6 +376,11 @@ class _JacobianPlan:
         for p, n in zip(primals, sizes):
             self.cuts.append((offset, offset + n, p.shape) if isinstance(p, np.ndarray) else (offset,))
             offset += n
+
+    def describe(self, indices):
+        """The directions of chunks ``indices`` in words (for errors of ``workers=``)."""
+        last = min(self.starts[indices[-1]] + self.chunk, self.total) - 1
+        return f"directions {self.starts[indices[0]]}..{last}"
 
     def split(self, full):
         """Cut the last axis (all directions) of ``full`` into one block per argument."""
@@ -364,44 +406,37 @@ def _strip(aux):
     return tree.unflatten(treedef, out)
 
 
-def compiled_hessian(f, argnums=0, chunk_size=None):
-    """compiled_hessian(f, argnums=0, chunk_size=None) -> function returning the Hessian, forward over forward.
+def compiled_hessian(f, argnums=0, chunk_size=None, workers=None):
+    """compiled_hessian(f, argnums=0, chunk_size=None, workers=None) -> function returning the Hessian, forward over forward.
 
     Shape ``out.shape + in.shape + in.shape`` (``in.shape + in.shape`` for a scalar ``f``);
-    nested tuples of blocks when ``argnums`` is a tuple.
+    nested tuples of blocks when ``argnums`` is a tuple. ``workers=`` runs the passes (pairs of
+    chunks) elsewhere.
 
     >>> import numba, numpy as np
     >>> compiled_hessian(numba.njit(lambda x: x[0] ** 2 * x[1]))(np.array([1.0, 2.0])).tolist()
     [[4.0, 2.0], [2.0, 0.0]]
     """
     f = _check_dispatcher(f, "hessian")
+    pool = _resolve_workers(workers, "hessian")
 
     def hess(*args):
         args, nums, single = _inputs(args, argnums, "hessian")
         sizes = [_size(args[i]) for i in nums]
         total = sum(sizes)
         chunk = _chunk_lanes(chunk_size, total, "hessian", most=COMPILED_HESSIAN_LANES)
-        lanes = (chunk, chunk)  # (outer, inner)
-        rows, first = {}, None
-        for a in range(0, max(total, 1), chunk):
-            for b in range(0, max(total, 1), chunk):
-                call = list(args)
-                primals = [args[i] for i in nums]
-                for i, dual in zip(nums, SeededArguments(primals, lanes, (b, a), reusable=False).duals):
-                    call[i] = dual
-                leaves, treedef = tree.flatten(_call(f, call, "hessian"))
-                first = first or (leaves, treedef)
-                for k, y in enumerate(leaves):
-                    s = _as_struct(y)
-                    if s is None or s.dtype["primal"].names is None:
-                        y = _plain(y if s is None else s["primal"], "hessian")
-                        block = np.zeros(_shape(y) + (chunk, chunk))
-                    else:
-                        block = s["tangent"]["tangent"]  # out + (outer lane, inner lane)
-                    rows[k, a, b] = block
-        leaves, treedef = first
+        pairs = [(a, b) for a in range(0, max(total, 1), chunk) for b in range(0, max(total, 1), chunk)]
+        if pool is None:
+            passes = [_hessian_pass(f, args, nums, chunk, pair) for pair in pairs]
+        else:
+            from .worker_tasks import hessian_passes
+            passes = pool.run(hessian_passes, (f, args, nums, chunk), pairs, describe=lambda block: (
+                f"directions (outer, inner) {block[0]}..{block[-1]}, {chunk} each"))
+        rows = {(k, a, b): block for (a, b), (blocks, _) in zip(pairs, passes)
+                for k, block in enumerate(blocks)}
+        treedef = passes[0][1]
         results = []
-        for k in range(len(leaves)):
+        for k in range(len(passes[0][0])):
             out_shape = rows[k, 0, 0].shape[:-2]
             full = np.zeros(out_shape + (total, total))
             for (kk, a, b), block in rows.items():
@@ -412,6 +447,27 @@ def compiled_hessian(f, argnums=0, chunk_size=None):
         return tree.unflatten(treedef, results)
 
     return hess
+
+
+def _hessian_pass(f, args, nums, chunk, pair):
+    """One forward-over-forward pass of ``chunk`` × ``chunk`` lanes: outer directions from
+    ``pair[0]``, inner from ``pair[1]`` -> (one block ``out + (outer, inner)`` per output leaf, treedef)."""
+    a, b = pair
+    call = list(args)
+    primals = [args[i] for i in nums]
+    for i, dual in zip(nums, SeededArguments(primals, (chunk, chunk), (b, a), reusable=False).duals):
+        call[i] = dual
+    leaves, treedef = tree.flatten(_call(f, call, "hessian"))
+    blocks = []
+    for y in leaves:
+        s = _as_struct(y)
+        if s is None or s.dtype["primal"].names is None:
+            y = _plain(y if s is None else s["primal"], "hessian")
+            block = np.zeros(_shape(y) + (chunk, chunk))
+        else:
+            block = s["tangent"]["tangent"]  # out + (outer lane, inner lane)
+        blocks.append(block)
+    return blocks, treedef
 
 
 def _blocks2(full, nums, sizes, args, out_shape, single):

@@ -47,7 +47,7 @@ from numba.core.dispatcher import Dispatcher
 from numba.extending import overload
 from numba.np import numpy_support
 
-from ._types import DualType, _typeof_dual, type_of_dtype
+from ._types import DualType, _typeof_dual, dtype_of_type as _dtype_of, type_of_dtype
 from .arrays import _is_none
 from .compat import rewriting_compiler
 from .errors import MARK
@@ -79,6 +79,24 @@ def promoted_call(f, args):
     promotion = _promotion(dual_type_of(args))
     args = [promotion.clone(a) if _is_user_dispatcher(a) else a for a in args]
     return promotion.clone(f)(*args)
+
+
+def promoted_arguments(args):
+    """promoted_arguments(args) -> ``args`` with every plain float array as an array of the
+    highest dual type among them (zero tangents: constants at that level), for a function that
+    rebinds a plain argument to hold duals (``x = x0`` and then ``x = step(x, p)``)."""
+    element = dual_type_of(args)
+    out = []
+    for a in args:
+        if type(a) is np.ndarray and a.dtype.kind == "f":
+            dual = np.zeros(a.shape, _dtype_of(_over(element, numpy_support.from_dtype(a.dtype))))
+            innermost = dual
+            while innermost.dtype.names is not None:
+                innermost = innermost["primal"]
+            innermost[...] = a
+            a = dual
+        out.append(a)
+    return out
 
 
 def _is_user_dispatcher(obj):

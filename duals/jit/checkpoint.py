@@ -1,0 +1,114 @@
+"""The gradient of a long compiled time loop in bounded memory: record one segment at a time.
+
+``duals.grad`` of a compiled simulation records every operation of every step, 32 bytes each:
+10⁷ operations hold 320 MB. :func:`loop_value_and_grad` takes the loop apart instead: given
+``step(x, p) -> x`` and ``loss(x, p) -> float`` (both ``@numba.njit``), it runs the loop once
+plainly, keeping the state at the start of every segment of ``segment`` steps, then walks the
+segments backwards, recording each one from its stored state and sweeping the state's adjoint
+through it (checkpointing, as in Griewank's *revolve* with one level). The tape never holds more
+than one segment; the price is one more plain run of the loop, and the states kept are
+``steps / segment`` copies of ``x``. The result is the same gradient as ``duals.grad`` of the
+whole loop (the same operations, recorded in another order).
+
+>>> import numba, numpy as np, duals
+>>> @numba.njit
+... def step(x, p):
+...     return x + 0.1 * (p[0] - x * x)
+>>> @numba.njit
+... def loss(x, p):
+...     return np.sum(x * x)
+>>> @numba.njit
+... def whole(x, p):
+...     for _ in range(50):
+...         x = step(x, p)
+...     return loss(x, p)
+>>> value, (dx0, dp) = loop_value_and_grad(step, loss, 50, segment=7)(np.ones(2), np.array([2.0]))
+>>> expected = duals.grad(whole, argnums=(0, 1))(np.ones(2), np.array([2.0]))
+>>> bool(np.allclose(dx0, expected[0], rtol=1e-13) and np.allclose(dp, expected[1], rtol=1e-13))
+True
+"""
+import math
+
+import numba
+import numpy as np
+
+from .api import _check_dispatcher, _input
+from .reverse import _Recording, _release, _thread_tape
+
+__all__ = ["loop_value_and_grad"]
+
+
+@numba.njit
+def _run(step, x, p, count):
+    """``count`` applications of ``step`` to a copy of ``x``."""
+    x = x.copy()
+    for _ in range(count):
+        x = step(x, p)
+    return x
+
+
+def loop_value_and_grad(step, loss, steps, segment=None):
+    """loop_value_and_grad(step, loss, steps, segment=None) -> function ``(x0, p) -> (value, (∂/∂x0, ∂/∂p))``.
+
+    The value and gradient of ``loss(x_N, p)`` where ``x_{k+1} = step(x_k, p)``, ``N = steps``,
+    by compiled reverse mode one segment of ``segment`` steps at a time (default about
+    ``sqrt(steps)``): memory for one segment's tape and ``steps / segment`` states, time of
+    one extra plain run. ``step`` and ``loss`` are Numba dispatchers; ``x0`` and ``p`` float
+    arrays (``step`` returns a new array or its updated input).
+
+    >>> import numba, numpy as np
+    >>> step = numba.njit(lambda x, p: x * p[0])
+    >>> loss = numba.njit(lambda x, p: x[0])
+    >>> loop_value_and_grad(step, loss, 3)(np.array([2.0]), np.array([3.0]))[1][1].tolist()
+    [54.0]
+    """
+    step = _check_dispatcher(step, "loop_value_and_grad")
+    loss = _check_dispatcher(loss, "loop_value_and_grad")
+    if int(steps) != steps or steps < 0:
+        raise ValueError(f"loop_value_and_grad: steps must be a non-negative integer, got {steps!r}")
+    steps = int(steps)
+    if segment is None:
+        segment = max(1, int(math.sqrt(steps)))
+    if int(segment) != segment or segment < 1:
+        raise ValueError(f"loop_value_and_grad: segment must be a positive integer, got {segment!r}")
+    segment = int(segment)
+
+    def value_and_gradient(x0, p):
+        x0 = _as_array(x0, "x0")
+        p = _as_array(p, "p")
+        starts = list(range(0, steps, segment))
+        states, x = [], x0
+        for start in starts:  # plain run, keeping each segment's first state
+            states.append(x)
+            x = _run(step, x, p, min(segment, steps - start))
+        tape = _thread_tape(np.float64)
+        try:
+            rec = _Recording(loss, [x, p], [0, 1], "loop_value_and_grad", tape)
+            values, nodes, _ = rec.outputs(rec.result, "loop_value_and_grad")
+            if len(values) != 1 or np.shape(values[0]) != ():
+                raise TypeError("loop_value_and_grad: loss must return one float")
+            value = float(values[0])
+            adj = np.zeros(tape.recorded)
+            adj[int(nodes[0])] = 1.0
+            lam, gp = rec.split(rec.sweep(adj), [x, p], [0, 1])
+            gp = np.array(gp, dtype=np.float64)
+            for start, state in zip(reversed(starts), reversed(states)):
+                count = min(segment, steps - start)
+                rec = _Recording(_run, [step, state, p, count], [1, 2], "loop_value_and_grad", tape)
+                _, nodes, _ = rec.outputs(rec.result, "loop_value_and_grad")
+                adj = np.zeros(tape.recorded)
+                np.add.at(adj, nodes[0].ravel(), np.asarray(lam, dtype=np.float64).ravel())
+                lam, g = rec.split(rec.sweep(adj), [step, state, p, count], [1, 2])
+                gp += g
+        finally:
+            _release(tape)
+        return value, (lam, gp.reshape(p.shape))
+
+    return value_and_gradient
+
+
+def _as_array(a, what):
+    a = _input(np.asarray(a, dtype=np.float64), "loop_value_and_grad", what)
+    if not isinstance(a, np.ndarray) or a.ndim == 0:
+        raise TypeError(f"loop_value_and_grad: {what} must be a float array (wrap a scalar: np.array([v]))")
+    return a
