@@ -3,6 +3,7 @@
 Each example's main(argv) returns 0 and raises if its derivative check fails.
 """
 import importlib.util
+import sys
 import pathlib
 
 import pytest
@@ -21,6 +22,9 @@ EXAMPLES = [
 def _load(name):
     spec = importlib.util.spec_from_file_location(f"examples_{name}", EXAMPLES_DIR / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    # registered, as an import would: Numba's disk cache of an @njit(cache=True) function finds
+    # its module by name, and a later process fails with "No module named '<dynamic>'" without it
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
