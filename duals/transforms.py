@@ -17,6 +17,7 @@ from .validation import check_float_dtype
 from .forward import Dual, JVPTrace
 from .ops.shape import concatenate, getitem, moveaxis, reshape
 from .reverse import ReverseTrace, Var, _own, backward
+from . import workers as _workers
 
 __all__ = ["jvp", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian",
            "hvp", "value_grad_hessian", "sparsity"]
@@ -117,27 +118,42 @@ def jvp(f, primals, tangents):
     return tree.unflatten(treedef, primals_out), tree.unflatten(treedef, tangents_out)
 
 
-def jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None):
-    """jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None) -> function returning ∂f/∂x by forward mode.
+def jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None):
+    """jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None) -> function returning ∂f/∂x by forward mode.
 
     The Jacobian has shape ``out.shape + in.shape``. All input directions travel together
     as lanes, ``chunk_size`` at a time (the default keeps each intermediate near 64 MB).
 
-    With ``sparsity="auto"``, a boolean or ``scipy.sparse`` pattern, or a :func:`sparsity`
-    result, the Jacobian is a ``scipy.sparse.csr_array`` of shape ``(out.size, in.size)``, one
-    lane per column colour (see the sparse derivatives page of the docs).
+    Args:
+        f: the function (Python code duals traces, or a Numba dispatcher: compiled lanes).
+        argnums: which positional arguments to differentiate (an int or a tuple of ints).
+        has_aux: ``f`` returns ``(output, aux)``; the result is then ``(jacobian, aux)``.
+        chunk_size: directions per pass (default: within 64 MB per intermediate on the NumPy
+            path, 16 lanes for a dispatcher).
+        sparsity: ``"auto"``, a boolean or ``scipy.sparse`` pattern, or a :func:`sparsity`
+            result: a ``scipy.sparse.csr_array`` of shape ``(out.size, in.size)``, one lane per
+            column colour (see the sparse derivatives page of the docs).
+        workers: where the chunks run (``docs/workers.md``): ``None`` here; an int (a pool
+            of that many processes), a ``concurrent.futures.Executor``, a
+            ``dask.distributed.Client`` or a map-like callable. The chunks are those of the
+            serial call, so the result is the same bits.
 
     >>> import numpy as np
     >>> jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     >>> jacfwd(lambda x: x ** 2, sparsity="auto")(np.array([1.0, 2.0])).toarray().tolist()
     [[2.0, 0.0], [0.0, 4.0]]
+    >>> jacfwd(lambda x: x ** 2, chunk_size=1, workers=map)(np.array([1.0, 2.0])).tolist()
+    [[2.0, 0.0], [0.0, 4.0]]
     """
     if sparsity is not None:
+        _workers.not_yet_sparse(workers, "jacfwd")
         return _sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity, mode="fwd")
     if _is_compiled(f):
-        return _jit().compiled_jacfwd(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
-    return _on_containers(_jacfwd, f, argnums, "jacfwd", has_aux=has_aux, chunk_size=chunk_size)
+        return _jit().compiled_jacfwd(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size,
+                                      workers=workers)
+    return _on_containers(_jacfwd, f, argnums, "jacfwd", has_aux=has_aux, chunk_size=chunk_size,
+                          workers=workers)
 
 
 def _on_containers(transform, f, argnums, who, **options):
@@ -149,14 +165,26 @@ def _on_containers(transform, f, argnums, who, **options):
         if not Containers.present(args, nums):
             return plain(*args, **kwargs)
         c = Containers(args, nums, single)
-        flat = transform(lambda *leaves: f(*c.rebuild(leaves), **kwargs), c.argnums,
-                         group=c.group, **options)
+        flat = transform(_OnLeaves(f, c, kwargs), c.argnums, group=c.group, **options)
         return flat(*c.flat_args)
 
     return transformed
 
 
-def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None):
+class _OnLeaves:
+    """``f`` called on container arguments rebuilt from their leaves (a class, not a lambda, so
+    that ``workers=`` can pickle it)."""
+
+    def __init__(self, function, containers, kwargs):
+        self.function, self.containers, self.kwargs = function, containers, kwargs
+
+    def __call__(self, *leaves):
+        return self.function(*self.containers.rebuild(leaves), **self.kwargs)
+
+
+def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=None):
+    pool = _workers.resolve(workers, "jacfwd")
+
     @reported_at_user_line
     def jacobian(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "jacfwd")
@@ -166,38 +194,20 @@ def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None):
         sizes = [math.prod(_shape(args[i])) for i in nums]
         total = sum(sizes)
         chunk = _chunk_lanes(chunk_size, total, "jacfwd", size=max(sizes + [1]))
-        chunks, primal_leaves, treedef, aux, aux_trace = None, None, None, None, None
-        for start in range(0, max(total, 1), chunk):
-            lanes = min(chunk, total - start) if total else 0
-            trace = JVPTrace(new_level(), lanes=lanes)
-            call = list(args)
-            offset = 0
-            for i, n in zip(nums, sizes):
-                lo, hi = max(start, offset), min(start + lanes, offset + n)
-                if lo < hi:
-                    seed = np.zeros((lanes, n), dtype=_dtype(args[i]))
-                    seed[np.arange(lo, hi) - start, np.arange(lo, hi) - offset] = 1.0
-                    call[i] = Dual._new(args[i], seed.reshape((lanes,) + _shape(args[i])), trace)
-                offset += n
-            result = f(*call, **kwargs)
-            if has_aux:
-                result, aux_now = _split_aux(result, "jacfwd")
-                if aux_trace is None:
-                    aux, aux_trace = aux_now, trace
-            leaves, treedef = tree.flatten(result)
-            if chunks is None:
-                chunks = [[] for _ in leaves]
-                primal_leaves = leaves
-            for k, y in enumerate(leaves):
-                _check_leaf(y, "jacfwd")
-                if type(y) is Dual and y._trace is trace:
-                    chunks[k].append(y._tangent)
-                else:
-                    chunks[k].append(_zeros((lanes,) + _shape(y), y))
+        starts = range(0, max(total, 1), chunk)
+        fixed = (f, args, kwargs, nums, sizes, total, chunk, has_aux)
+        if pool is None:
+            passes = [_forward_pass(*fixed, start) for start in starts]
+        else:
+            _workers.check_untraced(args, kwargs, "jacfwd")
+            from .worker_tasks import forward_passes
+            passes = pool.run(forward_passes, fixed, starts, describe=lambda block: (
+                f"directions {block[0]}..{min(block[-1] + chunk, total) - 1}"))
+        out_shapes, treedef, aux = passes[0][1:]
         jacobians = []
-        for k, y in enumerate(primal_leaves):
-            stacked = chunks[k][0] if len(chunks[k]) == 1 else concatenate(chunks[k], axis=0)
-            out_shape = _shape(y.primal if type(y) is Dual else y)
+        for k, out_shape in enumerate(out_shapes):
+            tangents = [p[0][k] for p in passes]
+            stacked = tangents[0] if len(tangents) == 1 else concatenate(tangents, axis=0)
             blocks = []
             offset = 0
             for i, n in zip(nums, sizes):
@@ -207,11 +217,38 @@ def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None):
                 blocks.append(_output(in_dtype(reshape(part, out_shape + _shape(args[i])), args[i])))
             jacobians.append(blocks[0] if single else group(blocks) if group else tuple(blocks))
         result = tree.unflatten(treedef, jacobians)
-        if has_aux:
-            return result, _strip(aux, lambda a: type(a) is Dual and a._trace is aux_trace)
-        return result
+        return (result, aux) if has_aux else result
 
     return jacobian
+
+
+def _forward_pass(f, args, kwargs, nums, sizes, total, chunk, has_aux, start):
+    """One pass of jacfwd: directions ``start`` to ``start + chunk`` as lanes -> (the tangent
+    lanes of every output leaf, the outputs' shapes, their treedef, aux (first pass only))."""
+    lanes = min(chunk, total - start) if total else 0
+    trace = JVPTrace(new_level(), lanes=lanes)
+    call = list(args)
+    offset = 0
+    for i, n in zip(nums, sizes):
+        lo, hi = max(start, offset), min(start + lanes, offset + n)
+        if lo < hi:
+            seed = np.zeros((lanes, n), dtype=_dtype(args[i]))
+            seed[np.arange(lo, hi) - start, np.arange(lo, hi) - offset] = 1.0
+            call[i] = Dual._new(args[i], seed.reshape((lanes,) + _shape(args[i])), trace)
+        offset += n
+    result = f(*call, **kwargs)
+    aux = None
+    if has_aux:
+        result, aux = _split_aux(result, "jacfwd")
+        aux = _strip(aux, lambda a: type(a) is Dual and a._trace is trace) if start == 0 else None
+    leaves, treedef = tree.flatten(result)
+    tangents, shapes = [], []
+    for y in leaves:
+        _check_leaf(y, "jacfwd")
+        ours = type(y) is Dual and y._trace is trace
+        tangents.append(y._tangent if ours else _zeros((lanes,) + _shape(y), y))
+        shapes.append(_shape(y.primal if type(y) is Dual else y))
+    return tangents, shapes, treedef, aux
 
 
 def _strip(aux, is_ours):
@@ -358,68 +395,100 @@ def grad(f, argnums=0, has_aux=False):
     return gradient
 
 
-def jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None):
-    """jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None) -> function returning ∂f/∂x by reverse mode.
-
-    A Numba dispatcher is recorded once on a compiled tape and swept once per chunk.
+def jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None):
+    """jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None) -> function returning ∂f/∂x by reverse mode.
 
     One recording of ``f``; the output's cotangent directions are pulled back together as
-    lanes, ``chunk_size`` at a time. Same shape and values as :func:`jacfwd`.
+    lanes, ``chunk_size`` at a time. Same shape and values as :func:`jacfwd`. A Numba
+    dispatcher is recorded once on a compiled tape and swept once per chunk.
 
-    With ``sparsity=`` (as in :func:`jacfwd`) a ``scipy.sparse.csr_array``, one cotangent per
-    row colour.
+    Args:
+        f, argnums, has_aux: as in :func:`jacfwd`.
+        chunk_size: output rows per backward sweep (default: all within 64 MB).
+        sparsity: as in :func:`jacfwd`; a ``scipy.sparse.csr_array``, one cotangent per row colour.
+        workers: as in :func:`jacfwd`; each task records ``f`` once and sweeps its rows (one
+            plain evaluation in the caller first tells the output's shape).
 
     >>> import numpy as np
     >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
+    >>> jacrev(lambda x: x ** 2, chunk_size=1, workers=map)(np.array([1.0, 2.0])).tolist()
+    [[2.0, 0.0], [0.0, 4.0]]
     """
     if sparsity is not None:
+        _workers.not_yet_sparse(workers, "jacrev")
         return _sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity, mode="rev")
     if _is_compiled(f):
-        return _jit().compiled_jacrev(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
-    return _on_containers(_jacrev, f, argnums, "jacrev", has_aux=has_aux, chunk_size=chunk_size)
+        return _jit().compiled_jacrev(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size,
+                                      workers=workers)
+    return _on_containers(_jacrev, f, argnums, "jacrev", has_aux=has_aux, chunk_size=chunk_size,
+                          workers=workers)
 
 
-def _jacrev(f, argnums=0, has_aux=False, chunk_size=None, group=None):
+def _jacrev(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=None):
+    pool = _workers.resolve(workers, "jacrev")
+
     @reported_at_user_line
     def jacobian(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "jacrev")
+        if pool is not None:
+            from .worker_tasks import jacrev_spread
+            spread = jacrev_spread(pool, f, args, kwargs, nums, has_aux, chunk_size)
+            if spread is not None:
+                outs, treedef, rows, aux, inputs = spread
+                jacobians = [_reverse_blocks(rows[j], _shape(y), inputs, single, group)
+                             for j, y in enumerate(outs)]
+                result = tree.unflatten(treedef, jacobians)
+                return (result, aux) if has_aux else result
         trace, leaves, out = _reverse_call(f, args, nums, "jacrev", kwargs)
         if has_aux:
             out, aux = _split_aux(out, "jacrev")
             aux = _strip(aux, lambda a: type(a) is Var and a._trace is trace)
         outs, treedef = tree.flatten(out)
+        inputs = [v._value for v in leaves]
         jacobians = []
         for y in outs:
             _check_leaf(y, "jacrev")
             value = _value_of(y, trace)
             out_shape = _shape(value)
             m = math.prod(out_shape)
-            rows = [[] for _ in leaves]
+            rows = []
             if type(y) is Var and y._trace is trace and m:
                 chunk = _chunk_lanes(chunk_size, m, "jacrev", size=m)
-                eye_dtype = _dtype(value) if np.dtype(_dtype(value)).kind == "f" else np.float64
-                for start in range(0, m, chunk):
-                    lanes = min(chunk, m - start)
-                    seed = np.zeros((lanes, m), dtype=eye_dtype)
-                    seed[np.arange(lanes), start + np.arange(lanes)] = 1.0
-                    grads = backward([(y, seed.reshape((lanes,) + out_shape))], retain_graph=True)
-                    for k, v in enumerate(leaves):
-                        rows[k].append(grads[id(v)] if id(v) in grads
-                                       else _zeros((lanes,) + _shape(v._value), v._value))
-            blocks = []
-            for k, v in enumerate(leaves):
-                in_shape = _shape(v._value)
-                if rows[k]:
-                    stacked = rows[k][0] if len(rows[k]) == 1 else concatenate(rows[k], axis=0)
-                    blocks.append(_output(in_dtype(reshape(stacked, out_shape + in_shape), v._value)))
-                else:
-                    blocks.append(_output(_zeros(out_shape + in_shape, v._value)))
-            jacobians.append(blocks[0] if single else group(blocks) if group else tuple(blocks))
+                rows = [_pull_rows(y, value, leaves, start, min(chunk, m - start))
+                        for start in range(0, m, chunk)]
+            jacobians.append(_reverse_blocks(rows, out_shape, inputs, single, group))
         result = tree.unflatten(treedef, jacobians)
         return (result, aux) if has_aux else result
 
     return jacobian
+
+
+def _pull_rows(y, value, leaves, start, lanes):
+    """Rows ``start`` to ``start + lanes`` of the Jacobian of the recorded output ``y``: one
+    backward sweep with that many cotangent lanes -> one block ``(lanes,) + in.shape`` per input."""
+    m = math.prod(_shape(value))
+    eye_dtype = _dtype(value) if np.dtype(_dtype(value)).kind == "f" else np.float64
+    seed = np.zeros((lanes, m), dtype=eye_dtype)
+    seed[np.arange(lanes), start + np.arange(lanes)] = 1.0
+    grads = backward([(y, seed.reshape((lanes,) + _shape(value)))], retain_graph=True)
+    return [grads[id(v)] if id(v) in grads else _zeros((lanes,) + _shape(v._value), v._value)
+            for v in leaves]
+
+
+def _reverse_blocks(rows, out_shape, inputs, single, group):
+    """The Jacobian blocks of one output from its swept rows (one list per chunk; none: zeros)."""
+    blocks = []
+    for k, x in enumerate(inputs):
+        in_shape = _shape(x)
+        if rows:
+            parts = [r[k] for r in rows]
+            stacked = parts[0] if len(parts) == 1 else concatenate(parts, axis=0)
+            blocks.append(_output(in_dtype(reshape(stacked, out_shape + in_shape), x)))
+        else:
+            blocks.append(_output(_zeros(out_shape + in_shape, x)))
+    return blocks[0] if single else group(blocks) if group else tuple(blocks)
+
 
 # ---------------------------------------------------------------- choosing the mode
 
@@ -433,8 +502,8 @@ REVERSE_RATIO = 1.5
 REVERSE_FROM = 64
 
 
-def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None):
-    """jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None) -> function returning ∂f/∂x.
+def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None):
+    """jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None) -> function returning ∂f/∂x.
 
     ``mode="fwd"`` is :func:`jacfwd`, ``mode="rev"`` is :func:`jacrev`; ``"auto"`` evaluates
     ``f`` once per new input layout to count its outputs and picks reverse mode when the inputs
@@ -444,6 +513,10 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None):
     beat the compiled tape up to a few hundred inputs; ``mode="rev"`` asks for the tape). The result is the
     same in every mode; ``.mode_for(*args)`` tells which one a call takes.
 
+    Args:
+        f, argnums, has_aux, chunk_size, workers: as in :func:`jacfwd` and :func:`jacrev`.
+        mode: ``"auto"``, ``"fwd"`` or ``"rev"``.
+
     >>> import numpy as np
     >>> jac = jacobian(lambda x: np.sum(x ** 2))
     >>> jac(np.ones(100)).shape, jac.mode_for(np.ones(100)), jac.mode_for(np.ones(3))
@@ -451,8 +524,8 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None):
     """
     if mode not in ("auto", "fwd", "rev"):
         raise ValueError(f"jacobian: mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
-    forward = jacfwd(f, argnums, has_aux=has_aux, chunk_size=chunk_size)
-    reverse = jacrev(f, argnums, has_aux=has_aux, chunk_size=chunk_size)
+    forward = jacfwd(f, argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers)
+    reverse = jacrev(f, argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers)
     if _is_compiled(f) and mode == "auto":
         reverse = None  # compiled forward lanes beat the compiled tape up to many inputs
     chosen = {}
@@ -480,26 +553,46 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None):
 # ---------------------------------------------------------------- second order
 
 
-def hessian(f, argnums=0, sparsity=None):
-    """hessian(f, argnums=0, sparsity=None) -> function returning the Hessian, forward over reverse.
+def hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None):
+    """hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None) -> function returning the Hessian, forward over reverse.
 
     Shape ``in.shape + in.shape`` for a scalar ``f``. For a compiled (Numba) ``f`` with at most
     8 inputs, or a non-scalar output, forward over forward (one pass of 8 × 8 lanes); with
     more inputs and a scalar output, forward over reverse (8 directions per recording on the
     compiled tape, so ``n`` inputs cost about ``n / 8`` gradients instead of ``(n / 8)²`` passes).
 
-    With ``sparsity="auto"`` (or a Hessian pattern) a symmetric ``scipy.sparse.csr_array`` of
-    shape ``(in.size, in.size)``, one forward lane per star colour.
+    Args:
+        f, argnums: as in :func:`jacfwd`.
+        sparsity: ``"auto"`` (or a Hessian pattern): a symmetric ``scipy.sparse.csr_array`` of
+            shape ``(in.size, in.size)``, one forward lane per star colour.
+        chunk_size: forward directions per pass (Hessian columns per recording and sweep);
+            default: every direction on the NumPy path, 8 for a dispatcher.
+        workers: as in :func:`jacfwd`: the passes of the outer forward mode are spread.
 
     >>> import numpy as np
     >>> hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
+    >>> hessian(lambda x: np.sum(x ** 3), chunk_size=1, workers=map)(np.array([1.0, 2.0])).tolist()
+    [[6.0, 0.0], [0.0, 12.0]]
     """
     if sparsity is not None:
+        _workers.not_yet_sparse(workers, "hessian")
         return _sparse().sparse_hessian(f, argnums, sparsity)
     if _is_compiled(f):
-        return _jit().compiled_hessian_auto(f, argnums=argnums)
-    return jacfwd(jacrev(f, argnums), argnums)
+        return _jit().compiled_hessian_auto(f, argnums=argnums, chunk_size=chunk_size, workers=workers)
+    if workers is None:
+        return jacfwd(jacrev(f, argnums), argnums, chunk_size=chunk_size)
+    return jacfwd(_JacrevOf(f, argnums), argnums, chunk_size=chunk_size, workers=workers)
+
+
+class _JacrevOf:
+    """``jacrev(function, argnums)`` as an object that ``workers=`` can pickle (not a closure)."""
+
+    def __init__(self, function, argnums):
+        self.function, self.argnums = function, argnums
+
+    def __call__(self, *args, **kwargs):
+        return jacrev(self.function, self.argnums)(*args, **kwargs)
 
 
 def hvp(f, x, v):

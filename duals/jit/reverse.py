@@ -30,6 +30,7 @@ from ..forward import Dual
 from ._types import dual_dtype
 from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
 from .api import compiled_hessian, _call, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
+from .api import _resolve_workers
 from .tape import Tape
 
 __all__ = ["compiled_vjp", "compiled_grad", "compiled_value_and_grad", "compiled_jacrev",
@@ -149,12 +150,20 @@ class _Recording:
 
     def split(self, flat, args, nums, lead=()):
         """Cut ``flat`` (``lead + (total,)``) into one block per argument, shaped ``lead + in.shape``."""
-        blocks, offset = [], 0
-        for i, shape, n in zip(nums, self.shapes, self.sizes):
-            part = np.ascontiguousarray(flat[..., offset:offset + n]).reshape(lead + shape)
-            blocks.append(output(in_dtype(part, args[i])))
-            offset += n
-        return blocks
+        return split_inputs(flat, args, nums, lead, self.shapes, self.sizes)
+
+
+def split_inputs(flat, args, nums, lead=(), shapes=None, sizes=None):
+    """Cut ``flat`` (``lead + (total,)``) into one block per differentiated argument, shaped
+    ``lead + in.shape``, in the argument's float dtype (``shapes``, ``sizes``: the arguments')."""
+    if shapes is None:
+        shapes, sizes = [_shape(args[i]) for i in nums], [_size(args[i]) for i in nums]
+    blocks, offset = [], 0
+    for i, shape, n in zip(nums, shapes, sizes):
+        part = np.ascontiguousarray(flat[..., offset:offset + n]).reshape(lead + shape)
+        blocks.append(output(in_dtype(part, args[i])))
+        offset += n
+    return blocks
 
 
 def _innermost(v):
@@ -289,21 +298,27 @@ def _is_integer(a):
     return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
 
 
-def compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None):
-    """compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None) -> function returning ∂f/∂x.
+def compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None, workers=None):
+    """compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None, workers=None) -> function returning ∂f/∂x.
 
     One recording; the output's entries are pulled back ``chunk_size`` at a time (by default
     as many as keep the sweep's adjoints within the lane budget). Shape ``out.shape + in.shape``.
+    ``workers=`` splits the output's entries into one block per worker, each recorded once
+    (:mod:`duals.jit.worker_tasks`).
 
     >>> import numba, numpy as np
     >>> compiled_jacrev(numba.njit(lambda x: x * x[0]))(np.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [2.0, 1.0]]
     """
     f = _check_dispatcher(f, "jacrev")
+    pool = _resolve_workers(workers, "jacrev")
     known = {}
 
     def jacobian(*args):
         args, nums, single = _inputs(args, argnums, "jacrev", known)
+        if pool is not None:
+            from .worker_tasks import jacrev_rows
+            return jacrev_rows(pool, f, args, nums, single, has_aux, chunk_size)
         tape = _thread_tape(np.float64)
         try:
             rec = _Recording(f, args, nums, "jacrev", tape)
@@ -313,25 +328,40 @@ def compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None):
                 aux = _strip_aux(aux)
             values, nodes, treedef = rec.outputs(result, "jacrev")
             flat = np.concatenate([n.ravel() for n in nodes]) if nodes else np.zeros(0, np.int64)
-            rows = np.empty((flat.size, rec.total))
-            lanes = chunk_lanes(chunk_size, flat.size, "jacrev", size=tape.recorded)
-            for start in range(0, flat.size, lanes):
-                count = min(lanes, flat.size - start)
-                adj = np.zeros((tape.recorded, count))
-                np.add.at(adj, (flat[start:start + count], np.arange(count)), 1.0)
-                rows[start:start + count] = rec.sweep(adj).T
+            rows = pull_rows(rec, flat, chunk_size)
         finally:
             _release(tape)
-        blocks, offset = [], 0
-        for n in nodes:
-            part = rows[offset:offset + n.size].reshape(n.shape + (rec.total,))
-            offset += n.size
-            split = rec.split(part, args, nums, lead=n.shape)
-            blocks.append(split[0] if single else tuple(split))
-        jac = _rebuild(treedef, blocks)
+        jac = jacobian_blocks(rows, [n.shape for n in nodes], treedef, args, nums, single)
         return (jac, aux) if has_aux else jac
 
     return jacobian
+
+
+def pull_rows(rec, flat, chunk_size):
+    """The Jacobian's rows for the output nodes ``flat`` of a recording: ``(flat.size, inputs)``,
+    ``chunk_size`` cotangent lanes per sweep. Every lane is swept on its own, so the rows are
+    the same bits whatever the lanes per sweep."""
+    rows = np.empty((flat.size, rec.total))
+    lanes = chunk_lanes(chunk_size, flat.size, "jacrev", size=rec.tape.recorded)
+    for start in range(0, flat.size, lanes):
+        count = min(lanes, flat.size - start)
+        adj = np.zeros((rec.tape.recorded, count))
+        np.add.at(adj, (flat[start:start + count], np.arange(count)), 1.0)
+        rows[start:start + count] = rec.sweep(adj).T
+    return rows
+
+
+def jacobian_blocks(rows, out_shapes, treedef, args, nums, single):
+    """The Jacobian from its rows (all outputs' entries in order): one block per output leaf and
+    differentiated argument."""
+    blocks, offset = [], 0
+    for shape in out_shapes:
+        size = int(np.prod(shape, dtype=np.int64))
+        part = rows[offset:offset + size].reshape(shape + (rows.shape[1],))
+        offset += size
+        split = split_inputs(part, args, nums, lead=shape)
+        blocks.append(split[0] if single else tuple(split))
+    return _rebuild(treedef, blocks)
 
 
 # ---------------------------------------------------------------- second order: forward over reverse
@@ -371,52 +401,68 @@ def compiled_hvp(f, x, v):
     return rec.split(tangents[:, 0], [x], [0])[0]
 
 
-def compiled_hessian_rev(f, argnums=0, chunk_size=None):
-    """compiled_hessian_rev(f, argnums=0, chunk_size=None) -> function returning the Hessian of a
+def compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None):
+    """compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None) -> function returning the Hessian of a
     scalar compiled ``f``, forward over reverse: ``chunk_size`` columns (default
     :data:`REVERSE_HESSIAN_LANES`) per recording and sweep, so ``n`` inputs cost about ``n /
-    chunk_size`` gradients. Nested tuples of blocks when ``argnums`` is a tuple.
+    chunk_size`` gradients. Nested tuples of blocks when ``argnums`` is a tuple. ``workers=``
+    runs the chunks of columns elsewhere (:mod:`duals.workers`).
 
     >>> import numba, numpy as np
     >>> compiled_hessian_rev(numba.njit(lambda x: x[0] ** 2 * x[1]))(np.array([1.0, 2.0])).tolist()
     [[4.0, 2.0], [2.0, 0.0]]
     """
     f = _check_dispatcher(f, "hessian")
+    pool = _resolve_workers(workers, "hessian")
     known = {}
 
     def hess(*args):
         args, nums, single = _inputs(args, argnums, "hessian", known)
         total = sum(_size(args[i]) for i in nums)
         lanes = chunk_lanes(chunk_size, total, "hessian", most=REVERSE_HESSIAN_LANES)
-        full, rec = np.zeros((total, total)), None
-        for start in range(0, max(total, 1), lanes):
-            count = min(lanes, total - start)
-            seeds = np.zeros((total, lanes))
-            seeds[start + np.arange(count), np.arange(count)] = 1.0
-            rec, _, _, tangents = _dual_sweep(f, args, nums, "hessian", seeds)
-            full[:, start:start + count] = tangents[:, :count]
+        starts = range(0, max(total, 1), lanes)
+        if pool is None:
+            columns = [hessian_columns(f, args, nums, total, lanes, start) for start in starts]
+        else:
+            from .worker_tasks import hessian_column_chunks
+            columns = pool.run(hessian_column_chunks, (f, args, nums, total, lanes), starts,
+                               describe=lambda block: f"columns {block[0]}..{min(block[-1] + lanes, total) - 1}")
+        full = np.zeros((total, total))
+        for start, block in zip(starts, columns):
+            full[:, start:start + block.shape[1]] = block
         grid, offset = [], 0
-        for i, shape, n in zip(nums, rec.shapes, rec.sizes):
-            grid.append(tuple(rec.split(full[offset:offset + n].reshape(shape + (total,)), args, nums,
-                                        lead=shape)))
+        for i in nums:
+            shape, n = _shape(args[i]), _size(args[i])
+            grid.append(tuple(split_inputs(full[offset:offset + n].reshape(shape + (total,)), args, nums,
+                                           lead=shape)))
             offset += n
         return grid[0][0] if single else tuple(grid)
 
     return hess
 
 
-def compiled_hessian_auto(f, argnums=0):
-    """compiled_hessian_auto(f, argnums=0) -> the Hessian function ``duals.hessian`` gives a
+def hessian_columns(f, args, nums, total, lanes, start):
+    """Hessian columns ``start`` to ``start + lanes`` (fewer at the end): one recording over duals
+    seeded with those directions and one sweep -> ``(total, count)``."""
+    count = min(lanes, total - start)
+    seeds = np.zeros((total, lanes))
+    seeds[start + np.arange(count), np.arange(count)] = 1.0
+    tangents = _dual_sweep(f, args, nums, "hessian", seeds)[3]
+    return tangents[:, :count]
+
+
+def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
+    """compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None) -> the Hessian function ``duals.hessian`` gives a
     dispatcher: forward over forward (:func:`duals.jit.compiled_hessian`, one pass) up to
     ``COMPILED_HESSIAN_LANES`` inputs or for a non-scalar output, else forward over reverse
-    (:func:`compiled_hessian_rev`).
+    (:func:`compiled_hessian_rev`); ``chunk_size`` and ``workers`` go to the one taken.
 
     >>> import numba, numpy as np
     >>> float(compiled_hessian_auto(numba.njit(lambda x: np.sum(x ** 3)))(np.ones(12)).trace())
     72.0
     """
-    forward = compiled_hessian(f, argnums=argnums)
-    reverse = compiled_hessian_rev(f, argnums=argnums)
+    forward = compiled_hessian(f, argnums=argnums, chunk_size=chunk_size, workers=workers)
+    reverse = compiled_hessian_rev(f, argnums=argnums, chunk_size=chunk_size, workers=workers)
     known = {}
 
     def hess(*args):
