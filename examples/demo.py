@@ -40,7 +40,7 @@ def loss(p):
     return np.sum((oscillator(p) - data) ** 2)
 
 
-@numba.njit(cache=True)
+@numba.njit   # no cache=True: run as a script and loaded by the tests, its cache would name two modules
 def integrate(p, x0, steps, dt):
     """Semi-implicit Euler for x'' = -2γx' - ω²x, written as a plain loop."""
     x, v = x0[0], x0[1]
