@@ -164,6 +164,11 @@ def adjoint_gradient(fun, t_span, y0, p, loss=None, *, t_eval=None, integrand=No
     for option in ("jac", "jac_sparsity", "args", "vectorized", "dense_output", "events"):
         if option in options:
             raise TypeError(f"{WHO}: {option}= is not accepted (duals sets up both solves)")
+    if "workers" in options:
+        raise TypeError(f"{WHO}: workers= is not accepted: the forward solve and then the adjoint "
+                        f"solve each step through time in order, so there is nothing independent "
+                        f"to spread; to use several processes, spread independent calls (parameter "
+                        f"sets) yourself, e.g. with concurrent.futures' executor.map")
     if loss is None and integrand is None:
         raise TypeError(f"{WHO}: give loss (with t_eval) and/or integrand: the functional to "
                         f"differentiate")

@@ -108,9 +108,19 @@ def _samples(box, n_samples, sampler, rng):
     return box[:, 0] + unit * (box[:, 1] - box[:, 0])
 
 
-def _gradients(f, X, vectorized):
+def _gradients(f, X, vectorized, workers=None):
     """(values (N,), gradients (N, D)) of ``f`` at the rows of ``X``."""
     n, d = X.shape
+    pool = None
+    if workers is not None:
+        from ..workers import resolve
+        pool = resolve(workers, WHO)
+    if vectorized and pool is not None:
+        raise ValueError(f"{WHO}: workers= spreads the points' gradients, one per point; with "
+                         f"vectorized=True every point goes through one call of f, which does not "
+                         f"split without changing how it rounds (a matrix product sums in another "
+                         f"order for fewer rows). Pass vectorized=False to spread the points, or "
+                         f"leave workers out")
     if vectorized:
         if is_compiled(f):
             from ..jit import dual_array
@@ -131,14 +141,33 @@ def _gradients(f, X, vectorized):
             raise ValueError(f"{WHO}: with vectorized=True f(X) must return shape ({n},) for X "
                              f"of shape {X.shape}, got {values.shape}")
         return values, np.asarray(grads, dtype=np.float64).reshape(n, d)
-    vg = value_and_grad(f)
+    points = list(X)
+    if pool is None:
+        pairs = point_gradients(f, points)
+    else:
+        pairs = pool.run(_numbered_point_gradients, (f,), list(enumerate(points)),
+                         describe=lambda block: f"points {block[0][0]}..{block[-1][0]}")
     values, grads = np.empty(n), np.empty((n, d))
-    for i in range(n):
-        value, g = vg(X[i].copy())
-        if np.ndim(value) != 0:
-            raise ValueError(f"{WHO}: f must return one float per point, got shape {np.shape(value)}")
+    for i, (value, g) in enumerate(pairs):
         values[i], grads[i] = value, g
     return values, grads
+
+
+def _numbered_point_gradients(f, numbered):
+    """A task of ``dgsm(workers=)``: :func:`point_gradients` of ``(index, point)`` pairs."""
+    return point_gradients(f, [x for _, x in numbered])
+
+
+def point_gradients(f, points):
+    """[(f(x), ∇f(x)) for x in points]: the serial loop of :func:`dgsm`, and a task of ``workers=``."""
+    vg = value_and_grad(f)
+    pairs = []
+    for x in points:
+        value, g = vg(x.copy())
+        if np.ndim(value) != 0:
+            raise ValueError(f"{WHO}: f must return one float per point, got shape {np.shape(value)}")
+        pairs.append((value, g))
+    return pairs
 
 
 def measures(values, gradients, box, names, num_resamples=100, conf_level=0.95, rng=None):
@@ -176,8 +205,8 @@ def measures(values, gradients, box, names, num_resamples=100, conf_level=0.95, 
 
 
 def dgsm(f, bounds, n_samples=None, seed=None, *, sampler=None, samples=None, names=None,
-         vectorized=False, num_resamples=100, conf_level=0.95):
-    """dgsm(f, bounds, n_samples=None, seed=None, *, sampler=None, samples=None, names=None, vectorized=False, num_resamples=100, conf_level=0.95) -> DGSMResult.
+         vectorized=False, num_resamples=100, conf_level=0.95, workers=None):
+    """dgsm(f, bounds, n_samples=None, seed=None, *, sampler=None, samples=None, names=None, vectorized=False, num_resamples=100, conf_level=0.95, workers=None) -> DGSMResult.
 
     Derivative-based global sensitivity measures of ``f(x)`` over a box, from exact gradients.
 
@@ -195,6 +224,11 @@ def dgsm(f, bounds, n_samples=None, seed=None, *, sampler=None, samples=None, na
         samples: points ``(N, D)`` to use instead (from any sampler, SALib's included).
         names: input names (default the problem's, else ``x1``, ``x2``, ...).
         num_resamples, conf_level: the bootstrap of the confidence intervals.
+        workers: where the points' gradients are computed (see the workers page of the docs):
+            ``None`` here; an int (a pool of that many processes), a
+            ``concurrent.futures.Executor``, a ``dask.distributed.Client`` or a map-like
+            callable. Each task computes the gradients of consecutive points as the serial
+            loop does, so the result is the same bits. Not with ``vectorized=True``.
 
     Returns:
         A :class:`DGSMResult` with SALib's keys: ``vi`` (mean of ``(∂f/∂x_j)^2``), ``vi_std``
@@ -210,6 +244,8 @@ def dgsm(f, bounds, n_samples=None, seed=None, *, sampler=None, samples=None, na
     >>> res = dgsm(lambda x: x[0] + x[1], problem, 64, seed=1)
     >>> res["names"], np.round(res["vi"], 12).tolist()
     (['a', 'b'], [1.0, 1.0])
+    >>> dgsm(lambda x: x[0] + x[1], problem, 64, seed=1, workers=map)["vi"].tolist() == res["vi"].tolist()
+    True
     """
     box, names = _problem(bounds, names)
     rng = np.random.default_rng(seed)
@@ -221,7 +257,7 @@ def dgsm(f, bounds, n_samples=None, seed=None, *, sampler=None, samples=None, na
             raise ValueError(f"{WHO}: samples must have shape (N >= 2, {len(box)}), got {X.shape}")
         if n_samples is not None and n_samples != len(X):
             raise ValueError(f"{WHO}: n_samples = {n_samples} but {len(X)} samples were given")
-    values, grads = _gradients(f, X, vectorized)
+    values, grads = _gradients(f, X, vectorized, workers)
     result = measures(values, grads, box, names, num_resamples, conf_level, rng)
     result.samples, result.values, result.gradients = X, values, grads
     return result

@@ -22,8 +22,8 @@ __all__ = ["local", "LocalSensitivity"]
 WHO = "duals.sensitivity.local"
 
 
-def local(f, p, names=None, output_names=None):
-    """local(f, p, names=None, output_names=None) -> LocalSensitivity: ``∂f/∂p`` and ``(p_j / f_i) ∂f_i/∂p_j``.
+def local(f, p, names=None, output_names=None, workers=None):
+    """local(f, p, names=None, output_names=None, workers=None) -> LocalSensitivity: ``∂f/∂p`` and ``(p_j / f_i) ∂f_i/∂p_j``.
 
     Args:
         f: ``f(p)`` returning a float, an array (any shape, flattened in C order) or a dict of
@@ -34,6 +34,8 @@ def local(f, p, names=None, output_names=None):
         names: labels of the entries of an array ``p`` (default ``p[0]``, ``p[1]``, ...; a
             dict is labelled by its keys).
         output_names: labels of the entries of an array output (default ``f[0]``, ...).
+        workers: where the Jacobian's chunks run, as in :func:`duals.jacobian` (see the
+            workers page of the docs); the result is the same bits.
 
     Returns:
         A :class:`LocalSensitivity` with ``jacobian`` and ``normalized`` of shape
@@ -55,7 +57,7 @@ def local(f, p, names=None, output_names=None):
         raise TypeError(f"{WHO}: f returned a {type(value).__name__}; return a float, an array or "
                         f"a dict of named outputs (use dnp.stack to build an array)")
     outputs = Parameters(value, WHO, output_names, default="f")
-    blocks = _jacobian(f)(params.value)
+    blocks = _jacobian(f, workers=workers)(params.value)
     rows = []
     for key, start, stop, _ in outputs.blocks:
         block = blocks[key] if outputs.is_dict else blocks

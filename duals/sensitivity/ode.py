@@ -36,6 +36,11 @@ _REFUSED = {
     "jac_sparsity": "duals computes the exact Jacobian of the augmented system; leave jac_sparsity out",
     "args": "p reaches fun as its third argument; put other constants in a closure",
     "vectorized": "fun is called once per state (vectorized=True is not used); leave it out",
+    "workers": "the state and its sensitivities are one coupled system that the solver steps "
+               "through in order, under one step-size control, so there is nothing independent "
+               "to spread (solving groups of columns apart would change the steps, and the "
+               "numbers); to use several processes, spread independent solves (parameter sets, "
+               "initial states) yourself, e.g. with concurrent.futures' executor.map",
 }
 
 
