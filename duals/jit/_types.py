@@ -347,16 +347,16 @@ def _record_pointer(c, obj):
     return is_buffer, c.builder.load(c.builder.bitcast(slot, c.pyapi.voidptr.as_pointer()))
 
 
-@unbox(DualType)
-def _unbox_dual(typ, obj, c):
-    """An element of a dual array (``np.void``) is loaded from its memory; a :class:`duals.Dual`
-    goes through :func:`_to_tuple` and Numba's tuple unboxing."""
+def unbox_record(typ, obj, c, otherwise):
+    """The native value of ``typ`` read in place from ``obj``, an element (``np.void``) of an
+    array of its dtype; ``otherwise(value_ptr, error_ptr)`` emits the code for any other object
+    (it stores the value and the error flag)."""
     ll = c.context.get_value_type(typ)
     model = c.context.data_model_manager[typ]
     value_ptr = cgutils.alloca_once_value(c.builder, ll(None))
     error_ptr = cgutils.alloca_once_value(c.builder, cgutils.true_bit)
     is_record, data = _record_pointer(c, obj)
-    with c.builder.if_else(is_record, likely=True) as (record, dual_object):
+    with c.builder.if_else(is_record, likely=True) as (record, other):
         with record:
             buf = None
             if data is None:
@@ -368,17 +368,28 @@ def _unbox_dual(typ, obj, c):
                 c.builder.store(cgutils.false_bit, error_ptr)
                 if buf is not None:
                     c.pyapi.release_buffer(buf)
-        with dual_object:
-            helper = c.pyapi.unserialize(c.pyapi.serialize_object(_to_tuple))
-            tup = c.pyapi.call_function_objargs(helper, [obj])
-            c.pyapi.decref(helper)
-            with c.builder.if_then(cgutils.is_not_null(c.builder, tup), likely=True):
-                native = c.unbox(tuple_type(typ), tup)
-                data = c.context.data_model_manager[tuple_type(typ)].as_data(c.builder, native.value)
-                c.builder.store(model.from_data(c.builder, data), value_ptr)
-                c.builder.store(native.is_error, error_ptr)
-                c.pyapi.decref(tup)
+        with other:
+            otherwise(value_ptr, error_ptr)
     return NativeValue(c.builder.load(value_ptr), is_error=c.builder.load(error_ptr))
+
+
+@unbox(DualType)
+def _unbox_dual(typ, obj, c):
+    """An element of a dual array (``np.void``) is loaded from its memory; a :class:`duals.Dual`
+    goes through :func:`_to_tuple` and Numba's tuple unboxing."""
+    model = c.context.data_model_manager[typ]
+
+    def dual_object(value_ptr, error_ptr):
+        helper = c.pyapi.unserialize(c.pyapi.serialize_object(_to_tuple))
+        tup = c.pyapi.call_function_objargs(helper, [obj])
+        c.pyapi.decref(helper)
+        with c.builder.if_then(cgutils.is_not_null(c.builder, tup), likely=True):
+            native = c.unbox(tuple_type(typ), tup)
+            data = c.context.data_model_manager[tuple_type(typ)].as_data(c.builder, native.value)
+            c.builder.store(model.from_data(c.builder, data), value_ptr)
+            c.builder.store(native.is_error, error_ptr)
+            c.pyapi.decref(tup)
+    return unbox_record(typ, obj, c, dual_object)
 
 
 @box(DualType)

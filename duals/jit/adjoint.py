@@ -19,9 +19,9 @@ import functools
 import numpy as np
 from numba.core import cgutils, types
 from numba.core.datamodel import models
-from numba.extending import NativeValue, box, register_model, unbox
+from numba.extending import box, register_model, unbox
 
-from ._types import DIGEST, DualType, _record_pointer
+from ._types import DIGEST, DualType, unbox_record
 from .tape import TapeRef
 
 __all__ = ["AdjointType", "AdjointScalar", "adjoint_dtype", "is_adjoint_dtype"]
@@ -95,27 +95,10 @@ class AdjointScalar:
 @unbox(AdjointType)
 def _unbox_adjoint(typ, obj, c):
     """An element of an adjoint array (``np.void``), read in place."""
-    ll = c.context.get_value_type(typ)
-    model = c.context.data_model_manager[typ]
-    value_ptr = cgutils.alloca_once_value(c.builder, ll(None))
-    error_ptr = cgutils.alloca_once_value(c.builder, cgutils.true_bit)
-    is_record, data = _record_pointer(c, obj)
-    with c.builder.if_else(is_record, likely=True) as (record, other):
-        with record:
-            buf = None
-            if data is None:
-                buf = c.pyapi.alloca_buffer()
-                data = c.pyapi.extract_record_data(obj, buf)
-            with c.builder.if_then(cgutils.is_not_null(c.builder, data), likely=True):
-                ptr = c.builder.bitcast(data, model.get_data_type().as_pointer())
-                c.builder.store(model.load_from_data_pointer(c.builder, ptr, align=1), value_ptr)
-                c.builder.store(cgutils.false_bit, error_ptr)
-                if buf is not None:
-                    c.pyapi.release_buffer(buf)
-        with other:
-            c.pyapi.err_set_string("PyExc_TypeError", "an adjoint scalar enters compiled code only "
-                                                      "as an element of an adjoint array")
-    return NativeValue(c.builder.load(value_ptr), is_error=c.builder.load(error_ptr))
+    def refuse(value_ptr, error_ptr):
+        c.pyapi.err_set_string("PyExc_TypeError", "an adjoint scalar enters compiled code only "
+                                                  "as an element of an adjoint array")
+    return unbox_record(typ, obj, c, refuse)
 
 
 @box(AdjointType)
