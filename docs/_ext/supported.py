@@ -42,7 +42,9 @@ which `duals.numpy` is built from) and from the Numba overloads `duals.jit` inst
   (indices, booleans, piecewise constants), no derivative.
 - **compiled**: inside `@numba.njit` code run on dual numbers (`duals.jvp`, `jacfwd`, `hessian` of
   a dispatcher, see [compiled code](compiled.md)). ✓ duals.jit has a rule; *error*: refused with a
-  message that names the function; — no rule.
+  message that names the function; — no rule. Compiled reverse mode (`grad`, `vjp`, `jacrev` of a
+  dispatcher) runs the same functions but those that work on tangent lanes; [compiled reverse
+  mode](compiled_reverse.md) lists them.
 - **rules in**: the module of `duals/ops/` (or `duals/`) whose docstring states the policy at
   non-differentiable points.
 
@@ -87,7 +89,7 @@ def _jit_modules():
 
 def _compiled(target, jit):
     modules = jit.get(id(target), set()) if target is not None else set()
-    if modules - {"duals.jit.errors"}:
+    if modules - {"duals.jit.errors", "duals.jit.adjoint_arrays"}:  # the column is forward mode
         return "✓"
     return "*error*" if modules else "—"
 

@@ -84,17 +84,20 @@ def promoted_call(f, args):
 def promoted_arguments(args):
     """promoted_arguments(args) -> ``args`` with every plain float array as an array of the
     highest dual type among them (zero tangents: constants at that level), for a function that
-    rebinds a plain argument to hold duals (``x = x0`` and then ``x = step(x, p)``)."""
+    rebinds a plain argument to hold duals (``x = x0`` and then ``x = step(x, p)``) or stores
+    duals into one; the caller's arrays are not written."""
     element = dual_type_of(args)
-    out = []
+    out, promoted = [], {}  # one promoted array per argument object: aliases stay aliases
     for a in args:
         if type(a) is np.ndarray and a.dtype.kind == "f":
-            dual = np.zeros(a.shape, _dtype_of(_over(element, numpy_support.from_dtype(a.dtype))))
-            innermost = dual
-            while innermost.dtype.names is not None:
-                innermost = innermost["primal"]
-            innermost[...] = a
-            a = dual
+            if id(a) not in promoted:
+                dual = np.zeros(a.shape, _dtype_of(_over(element, numpy_support.from_dtype(a.dtype))))
+                innermost = dual
+                while innermost.dtype.names is not None:
+                    innermost = innermost["primal"]
+                innermost[...] = a
+                promoted[id(a)] = dual
+            a = promoted[id(a)]
         out.append(a)
     return out
 
