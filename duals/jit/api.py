@@ -173,8 +173,8 @@ def _call(f, args, who):
             first = exc
     try:  # a plain array argument rebound to hold duals (x = x0, then x = step(x, p)): promote it
         out = promoted_call(f, promoted_arguments(args))
-    except nb_errors.NumbaError:
-        reraise(first if mode != "arguments" else exc, who, getattr(f, "__name__", None))
+    except nb_errors.NumbaError as again:
+        reraise(first if mode != "arguments" else again, who, getattr(f, "__name__", None))
     _PROMOTING[f] = "arguments"
     return out
 

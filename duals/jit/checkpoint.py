@@ -84,7 +84,7 @@ def loop_value_and_grad(step, loss, steps, segment=None):
         tape = _thread_tape(np.float64)
         try:
             rec = _Recording(loss, [x, p], [0, 1], "loop_value_and_grad", tape)
-            values, nodes, _ = rec.outputs(rec.result, "loop_value_and_grad")
+            values, nodes, _, _ = rec.outputs("loop_value_and_grad")
             if len(values) != 1 or np.shape(values[0]) != ():
                 raise TypeError("loop_value_and_grad: loss must return one float")
             value = float(values[0])
@@ -95,7 +95,7 @@ def loop_value_and_grad(step, loss, steps, segment=None):
             for start, state in zip(reversed(starts), reversed(states)):
                 count = min(segment, steps - start)
                 rec = _Recording(_run, [step, state, p, count], [1, 2], "loop_value_and_grad", tape)
-                _, nodes, _ = rec.outputs(rec.result, "loop_value_and_grad")
+                _, nodes, _, _ = rec.outputs("loop_value_and_grad")
                 adj = np.zeros(tape.recorded)
                 np.add.at(adj, nodes[0].ravel(), np.asarray(lam, dtype=np.float64).ravel())
                 lam, g = rec.split(rec.sweep(adj), [step, state, p, count], [1, 2])

@@ -123,8 +123,13 @@ class _Recording:
         self.result = _call(f, inputs.write(args, nums, seeds), who)
         tape.check(who)
 
-    def outputs(self, result, who):
-        """(values, nodes, treedef) of ``result``'s leaves: nodes 0 where a leaf is a constant."""
+    def outputs(self, who, has_aux=False):
+        """(values, nodes, treedef, aux) of the result's leaves (with ``has_aux``, of its first
+        part, the second being ``aux`` as plain values); nodes 0 where a leaf is a constant."""
+        result, aux = self.result, None
+        if has_aux:
+            result, aux = split_aux(result, who)
+            aux = _strip_aux(aux)
         leaves, treedef = _leaves(result)
         values, nodes = [], []
         for y in leaves:
@@ -141,7 +146,7 @@ class _Recording:
             else:
                 raise TypeError(f"{who}: the compiled function returned a {type(y).__name__}; "
                                 f"return floats, arrays or tuples of them")
-        return values, nodes, treedef
+        return values, nodes, treedef, aux
 
     def sweep(self, adj):
         """Pull ``adj`` (one adjoint per node; ``(nodes, lanes)`` for lanes) back to the inputs."""
@@ -218,11 +223,7 @@ def compiled_value_and_grad(f, argnums=0, has_aux=False):
         tape = _thread_tape(np.float64)
         try:
             rec = _Recording(f, args, nums, "grad", tape)
-            result = rec.result
-            if has_aux:
-                result, aux = split_aux(result, "grad")
-                aux = _strip_aux(aux)
-            values, nodes, _ = rec.outputs(result, "grad")
+            values, nodes, _, aux = rec.outputs("grad", has_aux)
             node, value = _scalar_node(values, nodes, "grad")
             adj = np.zeros(tape.recorded)
             adj[node] = 1.0
@@ -270,11 +271,7 @@ def compiled_vjp(f, *primals, has_aux=False):
         args[i] = _input(args[i], "vjp", f"primal {i}")
     tape = Tape(np.float64)
     rec = _Recording(f, args, nums, "vjp", tape)
-    result = rec.result
-    if has_aux:
-        result, aux = split_aux(result, "vjp")
-        aux = _strip_aux(aux)
-    values, nodes, treedef = rec.outputs(result, "vjp")
+    values, nodes, treedef, aux = rec.outputs("vjp", has_aux)
     value = _rebuild(treedef, [output(v) for v in values])
 
     def vjp_fn(cotangent):
@@ -322,11 +319,7 @@ def compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None, workers=None):
         tape = _thread_tape(np.float64)
         try:
             rec = _Recording(f, args, nums, "jacrev", tape)
-            result = rec.result
-            if has_aux:
-                result, aux = split_aux(result, "jacrev")
-                aux = _strip_aux(aux)
-            values, nodes, treedef = rec.outputs(result, "jacrev")
+            values, nodes, treedef, aux = rec.outputs("jacrev", has_aux)
             flat = np.concatenate([n.ravel() for n in nodes]) if nodes else np.zeros(0, np.int64)
             rows = pull_rows(rec, flat, chunk_size)
         finally:
@@ -374,7 +367,7 @@ def _dual_sweep(f, args, nums, who, seeds):
     tape = _thread_tape(base)
     try:
         rec = _Recording(f, args, nums, who, tape, base=base, seeds=seeds)
-        values, nodes, _ = rec.outputs(rec.result, who)
+        values, nodes, _, _ = rec.outputs(who)
         node, value = _scalar_node(values, nodes, who)
         adj = np.zeros(tape.recorded, base)
         adj["primal"][node] = 1.0
@@ -489,7 +482,7 @@ def pull_once(f, args, nums, cotangent):
     tape = _thread_tape(np.float64)
     try:
         rec = _Recording(f, args, nums, "vjp", tape)
-        values, nodes, _ = rec.outputs(rec.result, "vjp")
+        values, nodes, _, _ = rec.outputs("vjp")
         adj = np.zeros(tape.recorded)
         node, c = nodes[0], np.asarray(cotangent, dtype=np.float64)
         if len(nodes) != 1 or c.shape != node.shape:

@@ -18,9 +18,8 @@ forked from the caller it is the caller's own dispatcher, compiled code included
 """
 import numpy as np
 
-from ..arguments import split_aux
 from .api import _JacobianPlan, _forward_chunk, _hessian_pass
-from .reverse import _Recording, _release, _strip_aux, _thread_tape, hessian_columns, jacobian_blocks, pull_rows
+from .reverse import _Recording, _release, _thread_tape, hessian_columns, jacobian_blocks, pull_rows
 
 __all__ = ["forward_chunks", "hessian_passes", "hessian_column_chunks", "jacrev_rows", "jacrev_shares"]
 
@@ -62,11 +61,7 @@ def jacrev_shares(f, args, nums, has_aux, chunk_size, shares, indices):
     tape = _thread_tape(np.float64)
     try:
         rec = _Recording(f, args, nums, "jacrev", tape)
-        result, aux = rec.result, None
-        if has_aux:
-            result, aux = split_aux(result, "jacrev")
-            aux = _strip_aux(aux)
-        _, nodes, treedef = rec.outputs(result, "jacrev")
+        _, nodes, treedef, aux = rec.outputs("jacrev", has_aux)
         flat = np.concatenate([n.ravel() for n in nodes]) if nodes else np.zeros(0, np.int64)
         m = flat.size
         return [(pull_rows(rec, flat[m * b // shares:m * (b + 1) // shares], chunk_size),
