@@ -105,17 +105,26 @@ def _len(self):
     return s[0]
 
 
+_CALLS = {}   # ufunc -> the duals function a plain call of it takes (learnt on first use)
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if not kwargs and method == "__call__":
+        target = _CALLS.get(ufunc)
+        if target is not None:
+            return target(*inputs)
     if kwargs.get("out") is not None:
         raise TypeError(f"numpy.{ufunc.__name__}(..., out=...) cannot write a traced value into an "
                         f"array; drop out= and use the returned value")
     kwargs.pop("out", None)
     if method == "__call__":
-        foreign = _foreign_ufunc(ufunc)
-        if foreign is not None:
-            return foreign(*inputs, **kwargs)
-        if ufunc.__name__ in N:
-            return N[ufunc.__name__](*inputs, **kwargs)
+        target = _foreign_ufunc(ufunc)
+        if target is None and ufunc.__name__ in N:
+            target = N[ufunc.__name__]
+        if target is not None:
+            if not kwargs:
+                _CALLS[ufunc] = target
+            return target(*inputs, **kwargs)
     table = {"reduce": _REDUCERS, "accumulate": _ACCUMULATORS}.get(method, {})
     if ufunc.__name__ in table and len(inputs) == 1:
         name, allowed = table[ufunc.__name__]

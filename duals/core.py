@@ -75,7 +75,21 @@ class Primitive:
         registry[name] = self
 
     def __call__(self, *args, **params):
-        return bind(self, *args, **params)
+        # bind(self, *args, **params), written out: a call per operation is measurable (W5)
+        prim = self   # duals.float_warnings names the primitive at work from a local ``prim``
+        top = None
+        level = -1
+        for a in args:
+            if isinstance(a, Tracer):
+                t = a._trace
+                if t.level > level:
+                    top = t
+                    level = t.level
+        if top is None:
+            if ANOMALY is not None:
+                return ANOMALY.impl(prim, args, params)
+            return prim.impl(*args, **params)
+        return top.process(prim, args, params)
 
     def def_jvp(self, argnum, rule):
         """Register ``rule(tangent, out, *args, **params) -> tangent of out`` for one argument."""

@@ -83,38 +83,37 @@ class Cotangents:
                 return acc
         return True
 
-    def put(self, key, term, kind):
-        """put(key, term, kind) -> bool: add ``term`` (``kind``: ADDED, OWNED or SHARED) into the
-        cotangent of ``key``; True if it is the first one ``key`` receives."""
+    def start(self, key, term, kind):
+        """The first cotangent of ``key`` (``kind`` OWNED or SHARED)."""
+        self.values[key] = term
+        if kind is OWNED:
+            self.owned.add(key)
+
+    def accumulate(self, key, term, kind):
+        """Add ``term`` (``kind``: ADDED, OWNED or SHARED) into the running cotangent of ``key``."""
         if kind is ADDED:
-            return False
+            return
         values = self.values
-        prev = values.get(key)
-        if prev is None:
-            values[key] = term
-            if kind is OWNED:
-                self.owned.add(key)
-            return True
+        prev = values[key]
         owned = self.owned
         if key in owned and _adds_in_place(prev, term):
             np.add(prev, term, out=prev)
             if kind is OWNED:
                 self.release(term)
-            return False
+            return
         if kind is OWNED and type(prev) is np.ndarray and _adds_in_place(term, prev):
             np.add(prev, term, out=term)
             if key in owned:
                 self.release(prev)
             values[key] = term
             owned.add(key)
-            return False
+            return
         total = self.add(prev, term)
         values[key] = total
         if type(total) is np.ndarray and total is not prev and total is not term:
             owned.add(key)   # a new array: NumPy's sum of two plain arrays
         else:
             owned.discard(key)
-        return False
 
     def alloc(self, shape):
         """alloc(shape) -> an uninitialised float64 array, a reused buffer where one fits."""

@@ -21,7 +21,7 @@ from .core import Trace, Tracer, bind
 from .cotangents import SHARED, Cotangents
 from .float_warnings import call_at_user_line
 from .ops import all_of_copies, innermost
-from .ops.fused_vjp import RULES
+from .ops.fused_vjp import RULES, SCALAR_RULES
 
 _no_grad_depth = 0
 
@@ -60,22 +60,21 @@ class ReverseTrace(Trace):
             return _core.ANOMALY.within("record", primitive, None, self.process, primitive, args, params, True)
         values = []
         inputs = []
-        versions = []
-        constant_array = nested = False
+        constant_array = nested = changed = False
         for a in args:
             if type(a) is Var and a._trace is self:
                 v = a._value
                 values.append(v)
-                # a cotangent goes to the node that made the value, or to the leaf itself
-                inputs.append(a if a.grad_fn is None else a.grad_fn)
-                box = a._version
-                versions.append((box, box[0]))
+                # a cotangent goes to the node that made the value, or to the leaf itself, which
+                # also count the value's in-place changes
+                target = a if a.grad_fn is None else a.grad_fn
+                inputs.append(target)
+                changed = changed or target.version != 0
                 if not nested and isinstance(v, Tracer):
                     nested = True
             else:
                 values.append(a)
                 inputs.append(None)
-                versions.append(None)
                 if isinstance(a, Tracer):
                     nested = True
                 elif not constant_array and isinstance(a, np.ndarray):
@@ -87,10 +86,9 @@ class ReverseTrace(Trace):
             return Var._new(out, None, self)  # a fresh leaf: nothing before it is recorded
         if constant_array:
             values = [_own(a) if i is None else a for a, i in zip(values, inputs)]
-        node = Node(primitive, values, params, inputs, versions, out)
-        v = Var._new(out, node, self)
-        node.out_version = v._version
-        return v
+        # the versions of the traced arguments when recorded, kept only when one is not 0
+        versions = [None if i is None else i.version for i in inputs] if changed else None
+        return Var._new(out, Node(primitive, values, params, inputs, versions, out), self)
 
 
 def _own(a):
@@ -119,7 +117,7 @@ def _camel(name):
 class Node:
     """A recorded primitive application; ``name`` tells the operation (``MulBackward``)."""
 
-    __slots__ = ("prim", "args", "params", "out", "inputs", "versions", "out_version", "freed",
+    __slots__ = ("prim", "args", "params", "out", "inputs", "versions", "version", "freed",
                  "retained", "seq", "__weakref__")
 
     def __init__(self, prim, args, params, inputs, versions, out):
@@ -130,8 +128,11 @@ class Node:
         self.params = params
         self.out = out
         self.inputs = inputs        # per argument: the producing Node, a leaf Var, or None
-        self.versions = versions    # per argument: (version box, version when recorded)
-        self.out_version = None     # the version box of the Var holding ``out`` (0 when recorded)
+        # per argument, the version of its value when recorded; None: every one was 0
+        self.versions = versions
+        # how often the value ``out`` was changed in place since it was recorded (through the Var
+        # holding it: Var.value or an in-place operation); a leaf Var counts its own
+        self.version = 0
         self.freed = False
         self.retained = None
         if _core.ANOMALY is not None:
@@ -164,7 +165,7 @@ class _VersionedArray(np.ndarray):
 
     def _bump(self):
         if self._box is not None:
-            self._box[0] += 1
+            self._box.version += 1
 
     def __setitem__(self, index, value):
         self._bump()
@@ -195,7 +196,7 @@ class Var(Tracer):
     6.0
     """
 
-    __slots__ = ("_value", "grad_fn", "_trace", "grad", "_version", "__weakref__")
+    __slots__ = ("_value", "grad_fn", "_trace", "grad", "version", "__weakref__")
 
     def __init__(self, value):
         if isinstance(value, Tracer):
@@ -208,7 +209,7 @@ class Var(Tracer):
         self.grad_fn = None
         self._trace = TAPE
         self.grad = None
-        self._version = [0]
+        self.version = 0
 
     @classmethod
     def _new(cls, value, node, trace):
@@ -217,7 +218,7 @@ class Var(Tracer):
         v.grad_fn = node
         v._trace = trace
         v.grad = None
-        v._version = [0]
+        v.version = 0
         return v
 
     @classmethod
@@ -230,9 +231,13 @@ class Var(Tracer):
         v = self._value
         if isinstance(v, np.ndarray):
             view = v.view(_VersionedArray)
-            view._box = self._version
+            view._box = self._holder()
             return view
         return v
+
+    def _holder(self):
+        """What counts this value's in-place changes: the node that made it, or the leaf itself."""
+        return self if self.grad_fn is None else self.grad_fn
 
     @property
     def is_leaf(self):
@@ -292,7 +297,7 @@ class Var(Tracer):
                 ufunc(self._value, other, out=self._value)
             else:
                 self._value = np.asarray(ufunc(self._value, other))
-            self._version[0] += 1
+            self._holder().version += 1
             return self
         if self.grad_fn is None and self._trace.imperative:
             raise RuntimeError("a leaf Var cannot be modified in place while the tape records; "
@@ -332,29 +337,33 @@ def _walk(seeds, retain_graph, accumulate):
     """
     from .ops.elementwise import add
     store = Cotangents(add, recycle=not retain_graph)
+    values = store.values
     unreached = {}  # id(target) -> entries of its cotangent that are zero by structure
     queue = []      # (-seq, node): the latest recorded node first
     pending = {}    # id(leaf) -> leaf Var with a cotangent
 
     def put(target, gi, kind, z):
         key = id(target)
-        if store.put(key, gi, kind):    # the first cotangent of target: it joins the queue
-            if type(target) is Node:
-                heapq.heappush(queue, (-target.seq, target))
-            else:
-                pending[key] = target
-            if z is not None:
-                unreached[key] = z
-        elif unreached:
-            before = unreached.pop(key, None)
-            if before is not None and z is not None:
-                unreached[key] = before & z
+        if key in values:
+            store.accumulate(key, gi, kind)
+            if unreached:
+                before = unreached.pop(key, None)
+                if before is not None and z is not None:
+                    unreached[key] = before & z
+            return
+        store.start(key, gi, kind)    # the first cotangent of target: it joins the queue
+        if type(target) is Node:
+            heapq.heappush(queue, (-target.seq, target))
+        else:
+            pending[key] = target
+        if z is not None:
+            unreached[key] = z
 
     for var, g in seeds:
         put(var.grad_fn if var.grad_fn is not None else var, g, SHARED, None)
     anomaly = _core.ANOMALY
-    # fused rules on plain arrays (duals.ops.fused_vjp); detect_anomaly checks every rule's result
-    fused = RULES if anomaly is None else {}
+    # fused rules (duals.ops.fused_vjp); detect_anomaly checks every rule's result instead
+    fused, on_scalars = (RULES, SCALAR_RULES) if anomaly is None else ({}, {})
     take = store.take
     while queue:
         node = heapq.heappop(queue)[1]
@@ -368,7 +377,7 @@ def _walk(seeds, retain_graph, accumulate):
         mask = unreached.pop(key, None) if unreached else None
         if anomaly is not None:
             anomaly.now("cotangent", node)   # this node's VJP rules run
-        if node.out_version[0] != 0:
+        if node.version != 0:
             raise RuntimeError(
                 f"the value computed by {node.name} was modified in place after it was recorded "
                 f"(through .value or an in-place operation), and the backward pass needs it; "
@@ -380,12 +389,26 @@ def _walk(seeds, retain_graph, accumulate):
                 g_free = False
         prim = node.prim
         inputs = node.inputs
-        for entry in node.versions:
-            if entry is not None and entry[0][0] != entry[1]:
-                raise RuntimeError(
-                    f"a value saved by {node.name} for the backward pass was modified by an "
-                    f"in-place operation (version {entry[0][0]}, expected {entry[1]}); compute on "
-                    f"a copy, or do the update after backward()")
+        versions = node.versions
+        for i, target in enumerate(inputs):
+            if target is not None:
+                now = target.version   # the count of the node that made the value, or the leaf's
+                if now != (0 if versions is None else versions[i]):
+                    raise RuntimeError(
+                        f"a value saved by {node.name} for the backward pass was modified by an "
+                        f"in-place operation (version {now}, expected "
+                        f"{0 if versions is None else versions[i]}); compute on a copy, or do the "
+                        f"update after backward()")
+        if type(node.out) is not np.ndarray:   # a number: the 0-d rules, evaluated with math
+            rule = on_scalars.get(prim) if mask is None else None
+            cotangents = None if rule is None else rule(node, g)
+            if cotangents is not None:
+                for target, gi in zip(inputs, cotangents):
+                    if gi is not None:
+                        put(target, gi, SHARED, None)
+                if not retain_graph:
+                    node.free()
+                continue
         rule = fused.get(prim)
         if rule is not None:
             every = rule(node, g, g_free, store, None if mask is None or not mask.any() else mask)

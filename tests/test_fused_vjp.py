@@ -31,12 +31,12 @@ def forced(monkeypatch):
 
 def by_rules(fn, *args, **kwargs):
     """fn(*args) with the primitives' rules only: no fused rule, no reused buffer."""
-    saved, recycle = reverse.RULES, cotangents.RECYCLE
-    reverse.RULES, cotangents.RECYCLE = {}, False
+    saved = reverse.RULES, reverse.SCALAR_RULES, cotangents.RECYCLE
+    reverse.RULES, reverse.SCALAR_RULES, cotangents.RECYCLE = {}, {}, False
     try:
         return fn(*args, **kwargs)
     finally:
-        reverse.RULES, cotangents.RECYCLE = saved, recycle
+        reverse.RULES, reverse.SCALAR_RULES, cotangents.RECYCLE = saved
 
 
 def assert_same(got, expected, exact=True):
@@ -203,3 +203,15 @@ def test_large_arrays_take_the_fused_path():
     assert_same(duals.grad(f)(x), by_rules(duals.grad(f), x))
     exact = 1.5 * np.sqrt(x) / (1.0 + x) - x * np.sqrt(x) / (1.0 + x) ** 2 - 2 * x
     np.testing.assert_allclose(duals.grad(f)(x), exact, rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", sorted(derivatives.TABLE))
+def test_rules_on_numbers_give_the_rules_numbers(name):
+    entry = derivatives.TABLE[name]
+    lo, hi = UNARY_DOMAIN.get(name, BINARY_DOMAIN.get(name, entry.domain))
+    point = (lo + 0.3 * (hi - lo), lo + 0.8 * (hi - lo))[:entry.arity]
+    argnums = tuple(range(entry.arity))
+    f = lambda *a: PRIMITIVES[name](*a) * 1.5 + PRIMITIVES[name](*a[::-1])  # noqa: E731
+    assert_same(duals.grad(f, argnums)(*point), by_rules(duals.grad(f, argnums), *point))
+    g = lambda x: PRIMITIVES[name](*(x,) * entry.arity)  # noqa: E731
+    assert_same(duals.grad(g)(np.array(point[0])), by_rules(duals.grad(g), np.array(point[0])))

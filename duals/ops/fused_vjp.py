@@ -31,7 +31,8 @@ from ..cotangents import ADDED, OWNED, SHARED
 
 # below this many entries NumPy's calls through the rules cost as little, and nothing compiles
 FUSED_FROM = 4096
-RULES = {}   # primitive -> rule
+RULES = {}           # primitive -> rule on arrays
+SCALAR_RULES = {}    # primitive -> rule on 0-d float64 values
 
 _F64 = np.dtype(np.float64)
 _NUMPY_FASTER = re.compile(r"\b(exp|log)\(")
@@ -62,13 +63,45 @@ def _flat_g(g):
 _NUMBERS = frozenset((float, np.float64, int))
 
 
-def _scalars(g, args):
-    """Whether ``g`` and every argument are float64 numbers (or 0-d arrays) that ``math`` can take."""
-    for a in (g, *args):
-        t = type(a)
-        if t not in _NUMBERS and not (t is np.ndarray and a.ndim == 0 and a.dtype == _F64):
-            return False
-    return True
+def on_scalars(name, partials):
+    """on_scalars(name, partials) -> rule(node, g) for 0-d float64 values, or None.
+
+    The rule returns the cotangent of each argument (None where none is needed), the table's
+    formulas times ``g`` evaluated with Python's ``math`` on the node's own numbers (NumPy scalars
+    warn where NumPy would), or None when a value is not a float64 number or ``math`` refuses it.
+    """
+    from .elementwise import SCALAR
+    from ..float_warnings import RULE_FILE
+    arity = len(partials)
+    names = ("x", "y")[:arity]
+    formulas = "; ".join(p for p in partials if p not in ("0.0", "1.0", "-1.0"))
+    variants = []
+    for code in range(1, 1 << arity):     # bit i: argument i wants a cotangent
+        terms = ["None" if not code >> i & 1 or p == "0.0" else "g" if p == "1.0" else "-g"
+                 if p == "-1.0" else f"({p}) * g" for i, p in enumerate(partials)]
+        source = f"lambda g, {', '.join(names)}, out: ({', '.join(terms)},)"
+        variants.append(eval(compile(source, f"{RULE_FILE}{formulas or partials[0]}>", "eval"),  # noqa: S307
+                             SCALAR))
+    variants = tuple(variants)
+
+    def rule(node, g, _numbers=_NUMBERS):
+        t = type(g)
+        if t not in _numbers and not (t is np.ndarray and g.ndim == 0 and g.dtype == _F64):
+            return None
+        args = node.args
+        code = 0
+        for i, a in enumerate(args):
+            t = type(a)
+            if t not in _numbers and not (t is np.ndarray and a.ndim == 0 and a.dtype == _F64):
+                return None
+            if node.inputs[i] is not None:
+                code |= 1 << i
+        try:
+            return variants[code - 1](g, *args, node.out)
+        except _vocabulary.FALLBACK:
+            return None
+
+    return rule
 
 
 def elementwise(name, partials):
@@ -77,41 +110,15 @@ def elementwise(name, partials):
         return None
     kinds = tuple("zero" if p == "0.0" else "one" if p == "1.0" else "minus" if p == "-1.0"
                   else "formula" for p in partials)
-    argnames = ("x", "y")[:len(partials)] + ("out",)
-    from .elementwise import SCALAR, _formula
-    on_scalars = tuple(_formula(p, argnames, SCALAR) for p in partials)
     on_arrays = not any(_NUMPY_FASTER.search(p) for p in partials)
     if on_arrays:
         kernels.VJP_NAMES.append(name)
     letters = "xy"[:len(partials)]
 
-    def scalar_rule(node, g, mask):
-        args = node.args
-        if mask is not None or not _scalars(g, args):
-            return None
-        results = []
-        for i, target in enumerate(node.inputs):
-            kind = kinds[i]
-            if target is None or kind == "zero":
-                results.append(None)
-            elif kind == "one":
-                results.append((g, SHARED))
-            elif kind == "minus":
-                results.append((-g, SHARED))
-            else:
-                try:
-                    d = on_scalars[i](*args, node.out)
-                except _vocabulary.FALLBACK:
-                    return None
-                results.append((g if d == 1.0 else -g if d == -1.0 else d * g, SHARED))
-        return results
-
     def rule(node, g, g_free, store, mask):
         out = node.out
-        if type(out) is not np.ndarray or out.ndim == 0:
-            return scalar_rule(node, g, mask)
         args = node.args
-        if (not on_arrays or out.size < FUSED_FROM or out.dtype != _F64 or type(g) is not np.ndarray
+        if (not on_arrays or type(out) is not np.ndarray or out.size < FUSED_FROM or out.dtype != _F64 or type(g) is not np.ndarray
                 or g.dtype != _F64 or g.shape != out.shape):
             return None
         n = out.size
@@ -198,9 +205,12 @@ def _install():
     from .elementwise import PRIMITIVES
     from .shape import _is_basic, getitem_p
     for name, prim in PRIMITIVES.items():
-        rule = elementwise(name, derivatives.TABLE[name].partials)
+        partials = derivatives.TABLE[name].partials
+        rule = elementwise(name, partials)
         if rule is not None:
             RULES[prim] = rule
+        if name not in derivatives.SELECTING:
+            SCALAR_RULES[prim] = on_scalars(name, partials)
     RULES[getitem_p] = slicing
 
 
