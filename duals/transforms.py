@@ -502,19 +502,22 @@ REVERSE_RATIO = 1.5
 REVERSE_FROM = 64
 
 
-def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None):
-    """jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None) -> function returning ∂f/∂x.
+def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None, sparsity=None):
+    """jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None, sparsity=None) -> function returning ∂f/∂x.
 
     ``mode="fwd"`` is :func:`jacfwd`, ``mode="rev"`` is :func:`jacrev`; ``"auto"`` evaluates
     ``f`` once per new input layout to count its outputs and picks reverse mode when the inputs
     number more than ``REVERSE_FROM`` (64) and more than ``REVERSE_RATIO`` (1.5) times the
     outputs, forward mode otherwise (the crossover measured on this project's machine, see the
     module source). A Numba dispatcher takes compiled forward mode under ``"auto"`` (its lanes
-    beat the compiled tape up to a few hundred inputs; ``mode="rev"`` asks for the tape). The result is the
-    same in every mode; ``.mode_for(*args)`` tells which one a call takes.
+    beat the compiled tape up to a few hundred inputs; ``mode="rev"`` asks for the tape). With
+    ``sparsity=`` the result is a ``scipy.sparse.csr_array`` (see :func:`jacfwd`), and ``"auto"``
+    takes reverse mode when the pattern's row colours number fewer than its column colours by
+    ``REVERSE_RATIO``, forward mode otherwise. The result is the same in every mode;
+    ``.mode_for(*args)`` tells which one a call takes.
 
     Args:
-        f, argnums, has_aux, chunk_size, workers: as in :func:`jacfwd` and :func:`jacrev`.
+        f, argnums, has_aux, chunk_size, workers, sparsity: as in :func:`jacfwd` and :func:`jacrev`.
         mode: ``"auto"``, ``"fwd"`` or ``"rev"``.
 
     >>> import numpy as np
@@ -524,6 +527,8 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
     """
     if mode not in ("auto", "fwd", "rev"):
         raise ValueError(f"jacobian: mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
+    if sparsity is not None:
+        return _sparse_jacobian_by_colours(f, argnums, mode, has_aux, chunk_size, workers, sparsity)
     forward = jacfwd(f, argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers)
     reverse = jacrev(f, argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers)
     if _is_compiled(f) and mode == "auto":
@@ -542,6 +547,30 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
             out = out[0] if has_aux else out
             n_out = sum(math.prod(_shape(y)) for y in tree.flatten(out)[0])
             chosen[key] = "rev" if n_in > REVERSE_FROM and n_in > REVERSE_RATIO * n_out else "fwd"
+        return chosen[key]
+
+    def jac(*args, **kwargs):
+        return (forward if mode_for(*args, **kwargs) == "fwd" else reverse)(*args, **kwargs)
+
+    jac.mode_for = mode_for
+    return jac
+
+def _sparse_jacobian_by_colours(f, argnums, mode, has_aux, chunk_size, workers, pattern):
+    """``jacobian(..., sparsity=pattern)``: compressed forward or reverse mode, by colour counts."""
+    options = dict(has_aux=has_aux, chunk_size=chunk_size, workers=workers, sparsity=pattern)
+    forward, reverse = jacfwd(f, argnums, **options), jacrev(f, argnums, **options)
+    chosen = {}
+
+    def mode_for(*args, **kwargs):
+        if mode != "auto":
+            return mode
+        key = (len(args),) + tuple((_shape(a), str(_dtype(a))) for a in args)
+        if key not in chosen:
+            found = (pattern if hasattr(pattern, "row_colors") else
+                     sparsity(f, *args, argnums=argnums) if isinstance(pattern, str) else
+                     _sparse().Sparsity(pattern))
+            rows, columns = len(set(found.row_colors.tolist())), found.n_colors
+            chosen[key] = "rev" if REVERSE_RATIO * rows < columns else "fwd"
         return chosen[key]
 
     def jac(*args, **kwargs):

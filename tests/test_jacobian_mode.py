@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import duals
+import duals.numpy as dnp
 from duals import transforms
 
 RNG = np.random.default_rng(3)
@@ -102,3 +103,19 @@ def test_reverse_entry_points_of_compiled_code_give_the_exact_gradient_by_the_co
     assert value == pytest.approx(lorenz96_misfit(F0, X0))
     for a, b in zip(pullback(2.0), expected):
         np.testing.assert_allclose(a, 2.0 * b, rtol=1e-13)
+
+
+def test_jacobian_with_sparsity_takes_the_mode_with_fewer_colours():
+    import scipy.sparse
+    x = np.linspace(1.0, 2.0, 30)
+    banded = lambda x: x[1:] * x[:-1]  # noqa: E731  (two column colours, two row colours)
+    dense_row = lambda x: dnp.concatenate([x * x, dnp.sum(x, keepdims=True)])  # noqa: E731
+    for f, mode in ((banded, "fwd"), (dense_row, "rev")):
+        jac = duals.jacobian(f, sparsity="auto")
+        assert jac.mode_for(x) == mode
+        J = jac(x)
+        assert isinstance(J, scipy.sparse.csr_array)
+        np.testing.assert_allclose(J.toarray(), duals.jacfwd(f)(x), rtol=1e-14)
+    forced = duals.jacobian(dense_row, mode="fwd", sparsity="auto")
+    assert forced.mode_for(x) == "fwd"
+    np.testing.assert_allclose(forced(x).toarray(), duals.jacfwd(dense_row)(x), rtol=1e-14)
