@@ -500,6 +500,10 @@ def _reverse_blocks(rows, out_shape, inputs, single, group):
 # 20 % (one pass each) and forward mode, which records nothing, is kept
 REVERSE_RATIO = 1.5
 REVERSE_FROM = 64
+# compiled code: 16 forward lanes per call against one recording on the compiled tape, whose
+# cost is memory traffic (W7 of benchmarks/, Lorenz-96 with 80 inputs: lanes 23x the plain
+# call, the tape 64x; 6 inputs: 2-4x against 22-34x): the tape wins from about 250 inputs
+COMPILED_REVERSE_FROM = 256
 
 
 def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None, sparsity=None):
@@ -509,8 +513,8 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
     ``f`` once per new input layout to count its outputs and picks reverse mode when the inputs
     number more than ``REVERSE_FROM`` (64) and more than ``REVERSE_RATIO`` (1.5) times the
     outputs, forward mode otherwise (the crossover measured on this project's machine, see the
-    module source). A Numba dispatcher takes compiled forward mode under ``"auto"`` (its lanes
-    beat the compiled tape up to a few hundred inputs; ``mode="rev"`` asks for the tape). With
+    module source). A Numba dispatcher takes the compiled tape only from ``COMPILED_REVERSE_FROM``
+    (256) inputs (compiled forward lanes are cheaper below). With
     ``sparsity=`` the result is a ``scipy.sparse.csr_array`` (see :func:`jacfwd`), and ``"auto"``
     takes reverse mode when the pattern's row colours number fewer than its column colours by
     ``REVERSE_RATIO``, forward mode otherwise. The result is the same in every mode;
@@ -531,13 +535,12 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
         return _sparse_jacobian_by_colours(f, argnums, mode, has_aux, chunk_size, workers, sparsity)
     forward = jacfwd(f, argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers)
     reverse = jacrev(f, argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers)
-    if _is_compiled(f) and mode == "auto":
-        reverse = None  # compiled forward lanes beat the compiled tape up to many inputs
+    least = COMPILED_REVERSE_FROM if _is_compiled(f) else REVERSE_FROM
     chosen = {}
 
     def mode_for(*args, **kwargs):
-        if mode != "auto" or reverse is None:
-            return "fwd" if reverse is None else mode
+        if mode != "auto":
+            return mode
         nums, _ = _argnums(argnums, len(args), "jacobian")
         leaves = [leaf for i in nums for leaf in tree.flatten(args[i])[0]]
         key = (len(args), tuple((_shape(a), str(_dtype(a))) for a in leaves))
@@ -546,7 +549,7 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
             out = f(*args, **kwargs)
             out = out[0] if has_aux else out
             n_out = sum(math.prod(_shape(y)) for y in tree.flatten(out)[0])
-            chosen[key] = "rev" if n_in > REVERSE_FROM and n_in > REVERSE_RATIO * n_out else "fwd"
+            chosen[key] = "rev" if n_in > least and n_in > REVERSE_RATIO * n_out else "fwd"
         return chosen[key]
 
     def jac(*args, **kwargs):

@@ -45,10 +45,14 @@ def test_containers_count_every_leaf():
     np.testing.assert_allclose(jac(p)["W"], 2 * p["W"])
 
 
-def test_a_dispatcher_takes_compiled_forward_mode():
+def test_a_dispatcher_takes_compiled_forward_mode_up_to_many_inputs_then_the_tape():
     f = numba.njit(lambda x: x * x)
     jac = duals.jacobian(f)
     assert jac.mode_for(np.ones(100)) == "fwd"
+    energy = numba.njit(lambda x: np.sum(x * x))
+    wide = duals.jacobian(energy)
+    assert wide.mode_for(np.ones(100)) == "fwd" and wide.mode_for(np.ones(300)) == "rev"
+    np.testing.assert_allclose(wide(np.arange(300.0)), 2 * np.arange(300.0))
     np.testing.assert_allclose(jac(np.arange(3.0)), np.diag(2 * np.arange(3.0)))
     rev = duals.jacobian(f, mode="rev")
     assert rev.mode_for(np.ones(100)) == "rev"
