@@ -1,0 +1,235 @@
+"""workers=: Jacobians, Hessians and DGSM spread over a process pool, a thread pool, a map-like
+callable and a Dask cluster give the serial result bit for bit, for Python code and for @njit code;
+functions that do not pickle, tasks that raise and workers that die give clear errors.
+
+The functions that cross processes live in tests/workers_helpers.py (module level, importable).
+"""
+import os
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+import numpy as np
+import pytest
+
+import duals
+import duals.workers
+from duals import tree
+from duals.sensitivity import dgsm
+
+import workers_helpers as h
+
+rng = np.random.default_rng(7)
+X10, A10 = rng.standard_normal(10), rng.standard_normal((7, 10))
+X40, A40 = rng.standard_normal(40), rng.standard_normal((9, 40))
+X20 = rng.standard_normal(20)
+PARAMS = {"w": rng.standard_normal(5), "b": rng.standard_normal(5)}
+BOX = [(0.0, 1.0)] * 4
+
+
+def _dgsm(f):
+    def run(workers):
+        res = dgsm(f, BOX, 16, seed=0, workers=workers)
+        return lambda: (res["vi"], res["vi_std"], res["dgsm"], res["dgsm_conf"], res.values, res.gradients)
+    return run
+
+
+# case -> (the transformation for a given workers=, its arguments); chunk sizes give several tasks
+CASES = {
+    "numpy jacfwd": (lambda w: duals.jacfwd(h.numpy_model, chunk_size=3, workers=w), (X10, A10)),
+    "numpy jacrev": (lambda w: duals.jacrev(h.numpy_model, chunk_size=2, workers=w), (X10, A10)),
+    "numpy hessian": (lambda w: duals.hessian(h.numpy_scalar, chunk_size=3, workers=w), (X10,)),
+    "numpy jacobian of containers, with aux": (
+        lambda w: duals.jacobian(h.numpy_with_aux, mode="fwd", has_aux=True, chunk_size=3, workers=w),
+        (PARAMS, 1.5)),
+    "numpy dgsm": (_dgsm(h.numpy_scalar), ()),
+    "compiled jacfwd": (lambda w: duals.jacfwd(h.compiled_model, workers=w), (X40, A40)),
+    "compiled jacrev": (lambda w: duals.jacrev(h.compiled_model, workers=w), (X40, A40)),
+    "compiled hessian, forward over reverse": (lambda w: duals.hessian(h.compiled_scalar, workers=w), (X20,)),
+    "compiled hessian, forward over forward": (
+        lambda w: duals.hessian(h.compiled_scalar, chunk_size=2, workers=w), (X20[:6],)),
+    "compiled dgsm": (_dgsm(h.compiled_scalar), ()),
+}
+
+_SERIAL = {}
+
+
+def _serial(case):
+    if case not in _SERIAL:
+        make, args = CASES[case]
+        _SERIAL[case] = make(None)(*args)
+    return _SERIAL[case]
+
+
+def _assert_same_bits(got, expected):
+    got_leaves, got_def = tree.flatten(got)
+    expected_leaves, expected_def = tree.flatten(expected)
+    assert got_def == expected_def
+    for g, e in zip(got_leaves, expected_leaves):
+        assert type(g) is type(e)
+        np.testing.assert_array_equal(g, e, strict=True)
+
+
+@pytest.fixture(params=["processes", "threads", "map"])
+def workers(request):
+    if request.param == "processes":
+        yield 2
+    elif request.param == "threads":
+        with ThreadPoolExecutor(2) as pool:
+            yield pool
+    else:
+        yield map
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_result_is_the_serial_one_bit_for_bit(case, workers):
+    make, args = CASES[case]
+    expected = _serial(case)   # first: forked workers then inherit its compiled code
+    _assert_same_bits(make(workers)(*args), expected)
+
+
+def test_workers_none_and_one_are_the_serial_path():
+    assert duals.workers.resolve(None, "jacfwd") is None
+    assert duals.workers.resolve(1, "jacfwd") is None
+    assert duals.workers.resolve(-1, "jacfwd") is None or duals.workers.resolve(-1, "jacfwd").parallelism > 1
+
+
+def test_a_pool_given_as_workers_is_kept_and_serves_several_calls():
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(2) as pool:
+        jac = duals.jacfwd(h.compiled_model, workers=pool)
+        first, second = jac(X40, A40), jac(X40 + 1.0, A40)
+    _assert_same_bits(first, _serial("compiled jacfwd"))
+    _assert_same_bits(second, duals.jacfwd(h.compiled_model)(X40 + 1.0, A40))
+
+
+def test_executor_map_is_taken_as_its_executor():
+    with ThreadPoolExecutor(3) as pool:
+        assert duals.workers.resolve(pool.map, "jacfwd").spec is pool
+        assert duals.workers.resolve(pool.map, "jacfwd").parallelism == 3
+
+
+def test_blocks_are_consecutive_units_two_per_worker():
+    blocks = duals.workers.resolve(2, "jacfwd").blocks(range(10))
+    assert blocks == [[0, 1], [2, 3, 4], [5, 6], [7, 8, 9]]
+    assert duals.workers.resolve(2, "jacfwd").blocks(range(3)) == [[0], [1], [2]]
+
+
+# ---------------------------------------------------------------- how processes start
+
+def test_pools_fork_without_other_threads_and_use_a_fork_server_with_them():
+    if not sys.platform.startswith("linux"):
+        pytest.skip("fork is used on Linux only")
+    assert duals.workers.start_method() == "fork"
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    try:
+        assert duals.workers.start_method() == "forkserver"
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_importing_duals_and_using_workers_imports_no_dask():
+    code = ("import sys, numpy as np, duals; "
+            "duals.jacfwd(np.sin, chunk_size=1, workers=map)(np.ones(2)); "
+            "print(sorted(m for m in ('dask', 'distributed', 'cloudpickle') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------- bad input and failures
+
+@pytest.mark.parametrize("bad, error, words", [
+    ("two", TypeError, "map-like callable"),
+    (0, ValueError, "positive count"),
+    (-3, ValueError, "positive count"),
+    (True, TypeError, "number of processes"),
+])
+def test_bad_workers_raise_naming_what_is_accepted(bad, error, words):
+    with pytest.raises(error, match=words):
+        duals.jacfwd(h.numpy_model, workers=bad)
+    with pytest.raises(error, match=words):
+        duals.jacrev(h.compiled_model, workers=bad)
+
+
+def test_a_closure_over_a_lock_names_itself_and_the_fix():
+    lock = threading.Lock()
+
+    def guarded(x):
+        with lock:
+            return x * 2.0
+
+    with pytest.raises(TypeError, match=r"the function '.*guarded' cannot be pickled.*module level"):
+        duals.jacfwd(guarded, chunk_size=1, workers=2)(np.ones(2))
+    with ThreadPoolExecutor(2) as pool:  # threads share memory: nothing is pickled
+        assert duals.jacfwd(guarded, chunk_size=1, workers=pool)(np.ones(2)).tolist() == [[2, 0], [0, 2]]
+
+
+def test_a_lambda_without_cloudpickle_asks_for_module_level_or_cloudpickle(monkeypatch):
+    monkeypatch.setattr(duals.workers, "_cloudpickle", lambda: None)
+    with pytest.raises(TypeError, match=r"by pickle, and the function '.*<lambda>' cannot be pickled.*pip install cloudpickle"):
+        duals.jacfwd(lambda x: x * 2.0, chunk_size=1, workers=2)(np.ones(2))
+
+
+@pytest.mark.parametrize("where", ["processes", "threads"])
+def test_a_task_that_raises_raises_its_error_naming_the_block(where):
+    spec = 2 if where == "processes" else ThreadPoolExecutor(2)
+    with pytest.raises(ValueError, match="model diverged") as caught:
+        dgsm(h.fails_above, BOX, 64, seed=0, workers=spec)
+    notes = " ".join(getattr(caught.value, "__notes__", []))
+    assert "duals.sensitivity.dgsm: block" in notes and "points" in notes
+    if where == "threads":
+        spec.shutdown()
+
+
+def test_a_worker_that_dies_raises_broken_process_pool():
+    with pytest.raises(BrokenProcessPool, match="worker process died"):
+        duals.jacfwd(h.dies_in_a_worker, chunk_size=1, workers=2)(np.ones(2), os.getpid())
+
+
+def test_workers_inside_another_transformation_is_refused():
+    inner = duals.jacfwd(np.sin, chunk_size=1, workers=map)
+    with pytest.raises(TypeError, match="traced by an enclosing duals transformation"):
+        duals.grad(lambda x: np.sum(inner(x)))(np.ones(2))
+
+
+def test_vectorized_dgsm_with_workers_is_refused():
+    with pytest.raises(ValueError, match="vectorized=False"):
+        dgsm(lambda X: X.sum(axis=1), BOX, 8, seed=0, vectorized=True, workers=map)
+
+
+def test_solve_ivp_refuses_workers_and_says_why():
+    pytest.importorskip("scipy")
+    from duals.sensitivity import solve_ivp
+    with pytest.raises(TypeError, match="one coupled system"):
+        solve_ivp(lambda t, y, k: -k * y, (0.0, 1.0), [1.0], 0.5, workers=2)
+
+
+# ---------------------------------------------------------------- a Dask cluster (last: its threads)
+
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_dask_cluster_result_is_the_serial_one_bit_for_bit(case, dask_client):
+    make, args = CASES[case]
+    expected = _serial(case)
+    _assert_same_bits(make(dask_client)(*args), expected)
+
+
+def test_dask_task_that_raises_raises_its_error_naming_the_block(dask_client):
+    with pytest.raises(ValueError, match="model diverged") as caught:
+        dgsm(h.fails_above, BOX, 64, seed=0, workers=dask_client)
+    assert "duals.sensitivity.dgsm: block" in " ".join(getattr(caught.value, "__notes__", []))

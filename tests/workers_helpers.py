@@ -1,0 +1,60 @@
+"""Functions that tests/test_workers.py sends to other processes: at module level in an importable
+module (tests/ is on sys.path through conftest.py), so that they pickle by reference; the compiled
+ones with cache=True, so that workers load them from Numba's cache instead of compiling."""
+import math
+import os
+
+import numba
+import numpy as np
+
+
+def numpy_model(x, A):
+    """A vector function whose lanes meet in a matrix product (BLAS)."""
+    return np.tanh(A @ np.sin(x)) * np.exp(-0.5 * x[:2].sum())
+
+
+def numpy_scalar(x):
+    return np.sum(np.sin(x[1:]) ** 3 * x[:-1]) + 0.5 * np.sum(x ** 2)
+
+
+def numpy_with_aux(params, scale):
+    """Containers in and out, with aux: a dict argument, a tuple output."""
+    w, b = params["w"], params["b"]
+    y = np.tanh(scale * w * b)
+    return (y, np.sum(w ** 2)), {"norm": np.sum(y)}
+
+
+@numba.njit(cache=True)
+def compiled_model(x, A):
+    out = np.empty_like(x[:A.shape[0]])   # of x's type: duals when x is (no promotion)
+    damping = math.exp(-0.5 * (x[0] + x[1]))
+    for i in range(A.shape[0]):
+        total = 0.0 * x[0]
+        for j in range(x.size):
+            total += A[i, j] * math.sin(x[j])
+        out[i] = math.tanh(total) * damping
+    return out
+
+
+@numba.njit(cache=True)
+def compiled_scalar(x):
+    total = 0.0
+    for i in range(x.size - 1):
+        total += math.sin(x[i + 1]) ** 3 * x[i]
+    for i in range(x.size):
+        total += 0.5 * x[i] * x[i]
+    return total
+
+
+def fails_above(x):
+    """Raises for points whose first entry exceeds 0.9 (a DGSM sample block that fails)."""
+    if x[0] > 0.9:
+        raise ValueError("model diverged: x[0] > 0.9")
+    return np.sum(x ** 2)
+
+
+def dies_in_a_worker(x, caller_pid):
+    """Ends its process without a word when it is not the caller's (a worker that dies)."""
+    if os.getpid() != caller_pid:
+        os._exit(3)
+    return x * 2.0
