@@ -147,8 +147,8 @@ def jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=
     [[2.0, 0.0], [0.0, 4.0]]
     """
     if sparsity is not None:
-        _workers.not_yet_sparse(workers, "jacfwd")
-        return _sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity, mode="fwd")
+        return _sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity, mode="fwd",
+                                         workers=workers)
     if _is_compiled(f):
         return _jit().compiled_jacfwd(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size,
                                       workers=workers)
@@ -416,8 +416,8 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=
     [[2.0, 0.0], [0.0, 4.0]]
     """
     if sparsity is not None:
-        _workers.not_yet_sparse(workers, "jacrev")
-        return _sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity, mode="rev")
+        return _sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity, mode="rev",
+                                         workers=workers)
     if _is_compiled(f):
         return _jit().compiled_jacrev(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size,
                                       workers=workers)
@@ -608,8 +608,7 @@ def hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None):
     [[6.0, 0.0], [0.0, 12.0]]
     """
     if sparsity is not None:
-        _workers.not_yet_sparse(workers, "hessian")
-        return _sparse().sparse_hessian(f, argnums, sparsity)
+        return _sparse().sparse_hessian(f, argnums, sparsity, workers=workers)
     if _is_compiled(f):
         return _jit().compiled_hessian_auto(f, argnums=argnums, chunk_size=chunk_size, workers=workers)
     if workers is None:

@@ -174,12 +174,6 @@ def check_untraced(args, kwargs, who):
                             f"derivatives, duals.hessian(f, workers=...))")
 
 
-def not_yet_sparse(workers, who):
-    if workers is not None:
-        raise NotImplementedError(f"{who}: workers= with sparsity= is not available yet; "
-                                  f"drop one of them")
-
-
 # ---------------------------------------------------------------- the task, on a worker
 
 def run_block(item):

@@ -53,6 +53,32 @@ CASES = {
     "compiled dgsm": (_dgsm(h.compiled_scalar), ()),
 }
 
+def _sparse(make):
+    """A sparse-Jacobian case: its csr_array compared by its three arrays."""
+    def run(workers):
+        jac = make(workers)
+        return lambda *args: (lambda J: (J.data, J.indices, J.indptr))(jac(*args))
+    return run
+
+
+X30 = np.linspace(-1.0, 1.0, 30)
+TRIDIAGONAL = np.abs(np.subtract.outer(np.arange(30), np.arange(30))) <= 1
+
+CASES.update({
+    "numpy sparse jacfwd": (_sparse(lambda w: duals.jacfwd(h.tridiagonal_residual, sparsity="auto",
+                                                           chunk_size=1, workers=w)), (X30,)),
+    "numpy sparse jacrev": (_sparse(lambda w: duals.jacrev(h.tridiagonal_residual, sparsity="auto",
+                                                           chunk_size=1, workers=w)), (X30,)),
+    "numpy sparse hessian": (_sparse(lambda w: duals.hessian(h.chain_energy, sparsity="auto",
+                                                             workers=w)), (X30,)),
+    "compiled sparse jacfwd": (_sparse(lambda w: duals.jacfwd(h.compiled_tridiagonal_residual,
+                                                              sparsity=TRIDIAGONAL, workers=w)), (X30,)),
+    "compiled sparse jacrev": (_sparse(lambda w: duals.jacrev(h.compiled_tridiagonal_residual,
+                                                              sparsity=TRIDIAGONAL, workers=w)), (X30,)),
+    "compiled sparse hessian": (_sparse(lambda w: duals.hessian(h.compiled_chain_energy,
+                                                                sparsity=TRIDIAGONAL, workers=w)), (X30,)),
+})
+
 _SERIAL = {}
 
 

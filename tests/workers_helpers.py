@@ -46,6 +46,38 @@ def compiled_scalar(x):
     return total
 
 
+def tridiagonal_residual(x):
+    """Broyden's tridiagonal residual: a sparse Jacobian of 3 colours."""
+    padded = np.concatenate([np.zeros(1), x, np.zeros(1)])
+    return (3.0 - 2.0 * x) * x - padded[:-2] - 2.0 * padded[2:] + 1.0
+
+
+def chain_energy(x):
+    """A scalar whose Hessian is tridiagonal."""
+    return np.sum((x[1:] - x[:-1]) ** 4) + np.sum(np.sin(x))
+
+
+@numba.njit(cache=True)
+def compiled_tridiagonal_residual(x):
+    out = np.empty_like(x)
+    n = x.size
+    for i in range(n):
+        left = x[i - 1] if i > 0 else 0.0 * x[0]
+        right = x[i + 1] if i < n - 1 else 0.0 * x[0]
+        out[i] = (3.0 - 2.0 * x[i]) * x[i] - left - 2.0 * right + 1.0
+    return out
+
+
+@numba.njit(cache=True)
+def compiled_chain_energy(x):
+    total = 0.0 * x[0]
+    for i in range(x.size - 1):
+        total += (x[i + 1] - x[i]) ** 4
+    for i in range(x.size):
+        total += math.sin(x[i])
+    return total
+
+
 def fails_above(x):
     """Raises for points whose first entry exceeds 0.9 (a DGSM sample block that fails)."""
     if x[0] > 0.9:

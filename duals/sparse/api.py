@@ -18,12 +18,19 @@ from ..core import Tracer, new_level
 from ..float_warnings import call_at_user_line
 from ..forward import Dual, JVPTrace
 from ..reverse import ReverseTrace, Var, backward
-from . import compressed
+from . import compressed, spread
 from .patterns import Sparsity, as_sparsity, from_index_sets
 
 __all__ = ["sparsity", "sparse_jacobian", "sparse_hessian"]
 
 CACHED_LAYOUTS = 16   # "auto" keeps the patterns of this many argument layouts per function
+
+
+def _resolve_workers(workers, who):
+    if workers is None:
+        return None
+    from ..workers import resolve
+    return resolve(workers, who)
 
 
 def _single_argnum(argnums, who):
@@ -71,10 +78,13 @@ class _Forward:
 
     def __call__(self, seeds):
         x = self.args[self.argnum]
-        k, n = seeds.shape
-        chunk = chunk_lanes(self.chunk_size, k, self.who, size=max(n, self.rows or 1))
-        parts = [self._push(seeds[start:start + chunk]) for start in range(0, k, chunk)]
+        parts = [self._push(seeds[a:b]) for a, b in self.bounds(*seeds.shape)]
         return np.concatenate(parts, axis=0) if parts else np.zeros((0, self.rows or 0), x.dtype)
+
+    def bounds(self, k, n):
+        """The chunks ``(start, stop)`` in which ``k`` seeds of ``n`` entries are pushed."""
+        chunk = chunk_lanes(self.chunk_size, k, self.who, size=max(n, self.rows or 1))
+        return [(start, min(start + chunk, k)) for start in range(0, k, chunk)]
 
     def _push(self, seeds):
         k = seeds.shape[0]
@@ -129,16 +139,26 @@ class _Reverse:
         k, m = seeds.shape
         if not self.traced:
             return np.zeros((k, self.n), dtype=seeds.dtype)
-        chunk = chunk_lanes(self.chunk_size, k, self.who, size=max(m, self.n))
-        parts = []
-        for start in range(0, k, chunk):
-            part = seeds[start:start + chunk]
-            grads = backward([(self.y, part.reshape((part.shape[0],) + np.shape(self.value)))],
-                             retain_graph=True)
-            g = grads.get(id(self.leaf))
-            parts.append(np.zeros((part.shape[0], self.n), seeds.dtype) if g is None
-                         else _plain_lanes(g, self.who).reshape(part.shape[0], self.n))
-        return np.concatenate(parts, axis=0)
+        return np.concatenate([self._pull(seeds[a:b]) for a, b in self.bounds(k, m)], axis=0)
+
+    def bounds(self, k, m):
+        """The chunks ``(start, stop)`` in which ``k`` cotangents of ``m`` entries are pulled."""
+        return reverse_bounds(self.chunk_size, k, m, self.n, self.who)
+
+    def _pull(self, part):
+        if not self.traced:
+            return np.zeros((part.shape[0], self.n), dtype=part.dtype)
+        grads = backward([(self.y, part.reshape((part.shape[0],) + np.shape(self.value)))],
+                         retain_graph=True)
+        g = grads.get(id(self.leaf))
+        return (np.zeros((part.shape[0], self.n), part.dtype) if g is None
+                else _plain_lanes(g, self.who).reshape(part.shape[0], self.n))
+
+
+def reverse_bounds(chunk_size, k, m, n, who):
+    """The chunks ``(start, stop)`` of ``k`` cotangents that reverse mode pulls back together."""
+    chunk = chunk_lanes(chunk_size, k, who, size=max(m, n))
+    return [(start, min(start + chunk, k)) for start in range(0, k, chunk)]
 
 # ---------------------------------------------------------------- detection and the "auto" cache
 
@@ -258,16 +278,19 @@ def _checker(f, args, argnum, kwargs, S, kind, who, has_aux, lines):
 # ---------------------------------------------------------------- the transformations
 
 
-def sparse_jacobian(f, argnums=0, has_aux=False, chunk_size=None, sparsity="auto", mode="fwd"):
+def sparse_jacobian(f, argnums=0, has_aux=False, chunk_size=None, sparsity="auto", mode="fwd",
+                    workers=None):
     """The function behind ``duals.jacfwd/jacrev(f, sparsity=...)``: returns ``scipy.sparse.csr_array``
-    of shape ``(out.size, in.size)`` (with ``has_aux``, ``(J, aux)``)."""
+    of shape ``(out.size, in.size)`` (with ``has_aux``, ``(J, aux)``). ``workers=`` runs the
+    chunks of compressed lanes elsewhere (:mod:`duals.sparse.spread`)."""
     who = "jacfwd" if mode == "fwd" else "jacrev"
     argnum = _single_argnum(argnums, who)
+    pool = _resolve_workers(workers, who)
     patterns = _patterns(sparsity, "jacobian", who,
                          lambda a, i, kw: _jacobian_pattern(f, a, i, kw, has_aux, "smallest_last"))
     if is_compiled(f):
         from .compiled import compiled_jacobian
-        return compiled_jacobian(f, argnum, has_aux, chunk_size, sparsity, patterns, who)
+        return compiled_jacobian(f, argnum, has_aux, chunk_size, sparsity, patterns, who, pool)
 
     def jacobian(*args, **kwargs):
         args, i = _input(args, argnum, who)
@@ -277,9 +300,13 @@ def sparse_jacobian(f, argnums=0, has_aux=False, chunk_size=None, sparsity="auto
                                                "rows" if mode == "fwd" else "columns")
         if mode == "fwd":
             push = _Forward(f, args, i, kwargs, has_aux, chunk_size, who)
+            if pool is not None:
+                push = spread.forward(pool, _Forward, (f, args, i, kwargs, has_aux, chunk_size, who),
+                                      push, kwargs)
             J = compressed.columns(S.pattern, S.colors, _matching(push, S, who), dtype, check)
         else:
-            pull = _Reverse(f, args, i, kwargs, has_aux, chunk_size, who)
+            pull = (_Reverse(f, args, i, kwargs, has_aux, chunk_size, who) if pool is None else
+                    spread.reverse(pool, _Reverse, f, args, i, kwargs, has_aux, chunk_size, who))
             _rows_agree(int(np.size(pull.value)), S, who)
             J = compressed.rows(S.pattern, S.row_colors, pull, dtype, check)
             push = pull
@@ -304,17 +331,18 @@ def _matching(push, S, who):
     return checked
 
 
-def sparse_hessian(f, argnums=0, sparsity="auto"):
+def sparse_hessian(f, argnums=0, sparsity="auto", workers=None):
     """The function behind ``duals.hessian(f, sparsity=...)``: a symmetric ``csr_array`` ``(n, n)``."""
     who = "hessian"
     argnum = _single_argnum(argnums, who)
+    pool = _resolve_workers(workers, who)
     patterns = _patterns(sparsity, "hessian", who,
                          lambda a, i, kw: _hessian_pattern(f, a, i, kw, "smallest_last"))
     if is_compiled(f):
         from .compiled import compiled_hessian
-        return compiled_hessian(f, argnum, sparsity, patterns, who)
+        return compiled_hessian(f, argnum, sparsity, patterns, who, pool)
     from ..transforms import grad
-    gradient = grad(f, argnums=argnum)
+    gradient = grad(f, argnums=argnum) if pool is None else spread.GradientOf(f, argnum)
 
     def hessian(*args, **kwargs):
         args, i = _input(args, argnum, who)
@@ -322,6 +350,9 @@ def sparse_hessian(f, argnums=0, sparsity="auto"):
         dtype = np.result_type(args[i])
         check = None if detected else _checker(f, args, i, kwargs, S, "hessian", who, False, "rows")
         push = _Forward(gradient, args, i, kwargs, False, None, who)
+        if pool is not None:
+            push = spread.forward(pool, _Forward, (gradient, args, i, kwargs, False, None, who), push,
+                                  kwargs)
         return compressed.symmetric(S.pattern, S.colors, push, dtype, check)
 
     hessian.__name__ = "sparse_hessian"

@@ -9,7 +9,7 @@ the unchanged function on index-set lanes (:mod:`duals.sparse.index_lanes`).
 import numpy as np
 
 from ..arguments import COMPILED_LANES, split_aux
-from . import compressed
+from . import compressed, spread
 from .api import _checker, _input, _patterns, _single_argnum
 
 __all__ = ["compiled_jacobian", "compiled_hessian", "compiled_pattern"]
@@ -48,9 +48,12 @@ class _CompiledForward:
         self.rows = None
 
     def __call__(self, seeds):
-        k = seeds.shape[0]
-        parts = [self._push(seeds[start:start + COMPILED_LANES]) for start in range(0, k, COMPILED_LANES)]
-        return np.concatenate(parts, axis=0)
+        return np.concatenate([self._push(seeds[a:b]) for a, b in self.bounds(*seeds.shape)], axis=0)
+
+    @staticmethod
+    def bounds(k, n=None):
+        """The chunks ``(start, stop)`` of ``k`` seeds: one compiled call of ``COMPILED_LANES`` lanes each."""
+        return [(start, min(start + COMPILED_LANES, k)) for start in range(0, k, COMPILED_LANES)]
 
     def _push(self, seeds):
         api, _ = _jit()
@@ -88,7 +91,7 @@ class _CompiledReverse:
         return np.array(rows, dtype=seeds.dtype).reshape(len(rows), self.n)
 
 
-def compiled_jacobian(f, argnum, has_aux, chunk_size, sparsity, patterns, who):
+def compiled_jacobian(f, argnum, has_aux, chunk_size, sparsity, patterns, who, pool=None):
     """``jacfwd``/``jacrev`` of a dispatcher with ``sparsity=``: a ``csr_array`` ``(out.size, in.size)``.
 
     With ``"auto"`` a reused pattern is checked by one extra lane (compiled code cannot say
@@ -115,6 +118,8 @@ def compiled_jacobian(f, argnum, has_aux, chunk_size, sparsity, patterns, who):
         check = None if exact else _checker(f, args, i, {}, S, "jacobian", who, has_aux, lines)
         if who == "jacfwd":
             push = _CompiledForward(f, args, i, has_aux, who)
+            if pool is not None:
+                push = spread.forward(pool, _CompiledForward, (f, args, i, has_aux, who), push)
 
             def checked(seeds):
                 lanes = push(seeds)
@@ -122,7 +127,8 @@ def compiled_jacobian(f, argnum, has_aux, chunk_size, sparsity, patterns, who):
                 return lanes
             J = compressed.columns(S.pattern, S.colors, checked, dtype, check)
         else:
-            push = _CompiledReverse(f, args, i, has_aux, who)
+            push = (_CompiledReverse(f, args, i, has_aux, who) if pool is None else
+                    spread.compiled_reverse(pool, _CompiledReverse, f, args, i, has_aux, who))
             _rows_agree(int(np.size(push.value)), S, who)
             J = compressed.rows(S.pattern, S.row_colors, push, dtype, check)
         return (J, push.aux) if has_aux else J
@@ -135,7 +141,7 @@ def _rows_agree(m, S, who):
     agree(m, S, who)
 
 
-def compiled_hessian(f, argnum, sparsity, patterns, who):
+def compiled_hessian(f, argnum, sparsity, patterns, who, pool=None):
     """``hessian`` of a dispatcher with ``sparsity=``: a symmetric ``csr_array`` ``(n, n)``."""
     argnum = _single_argnum(argnum, who)
     if isinstance(sparsity, str) and sparsity == "auto":
@@ -146,15 +152,21 @@ def compiled_hessian(f, argnum, sparsity, patterns, who):
         S, detected = patterns(args, i, {})
         dtype = np.result_type(args[i])
         check = None if detected else _checker(f, args, i, {}, S, "hessian", who, False, "rows")
-        _, reverse = _jit()
 
-        def push(seeds):   # H @ seeds.T, seeds (k, n): one recording over duals of k lanes
-            parts = []
-            for start in range(0, seeds.shape[0], COMPILED_LANES):
-                block = seeds[start:start + COMPILED_LANES]
-                tangents = reverse._dual_sweep(f, args, [i], who, np.ascontiguousarray(block.T, np.float64))[3]
-                parts.append(np.asarray(tangents).reshape(-1, block.shape[0]).T)
+        lanes = None if pool is None else spread.compiled_hessian(pool, f, args, i, who, _CompiledForward.bounds)
+
+        def push(seeds):   # H @ seeds.T, seeds (k, n): one recording over duals per chunk of lanes
+            parts = ([hessian_lanes(f, args, i, who, seeds[a:b])
+                      for a, b in _CompiledForward.bounds(seeds.shape[0])] if lanes is None else [lanes(seeds)])
             return np.concatenate(parts, axis=0).astype(dtype, copy=False)
         return compressed.symmetric(S.pattern, S.colors, push, dtype, check)
 
     return hessian
+
+
+def hessian_lanes(f, args, i, who, block):
+    """``block @ H`` for up to ``COMPILED_LANES`` seeds ``block`` (k, n): one compiled recording
+    over duals whose lanes are the seeds, and one sweep."""
+    _, reverse = _jit()
+    tangents = reverse._dual_sweep(f, args, [i], who, np.ascontiguousarray(block.T, np.float64))[3]
+    return np.asarray(tangents).reshape(-1, block.shape[0]).T
