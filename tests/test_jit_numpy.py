@@ -117,13 +117,38 @@ def special_functions(x):
 
 
 @njit
-def uses_median(x):
-    return np.median(x)
+def channel_summary(X):
+    """A table of sensor readings with dropouts (NaN): per-channel means, the range of the
+    readings, the total of the first channel."""
+    return np.nanmean(X, axis=0), np.nanmax(X) - np.nanmin(X), np.nansum(X[:, 0]), np.nanmax(X, axis=1)
 
 
 @njit
-def uses_nansum(x):
-    return np.nansum(x)
+def median_absolute_deviation(x):
+    m = np.median(x)
+    return m, np.median(np.abs(x - m))
+
+
+@njit
+def trimmed_mean_in_place(x):
+    s = x.copy()
+    s.sort()
+    return np.mean(s[1:-1])
+
+
+@njit
+def ranked_stably(x, w):
+    return np.sum(x[np.argsort(x, kind="mergesort")] * w) + x[x.argsort(kind="mergesort")][0]
+
+
+@njit
+def uses_percentile(x):
+    return np.percentile(x, 90.0)
+
+
+@njit
+def uses_nanvar(x):
+    return np.nanvar(x)
 
 
 # ---------------------------------------------------------------- integrals and ODEs
@@ -246,12 +271,83 @@ def test_sort_and_argsort_based_code_matches_the_numpy_path_at_ties_too():
     np.testing.assert_array_equal(got, want)
 
 
+def test_in_place_sort_follows_the_stable_order_of_np_sort_at_ties():
+    for x in (np.array([0.4, -1.0, 2.5, 0.1, 1.7]), np.array([1.0, 2.0, 1.0, 2.0, 1.0])):
+        assert trimmed_mean_in_place(x) == trimmed_mean(x)
+        got = jacfwd(trimmed_mean_in_place)(x)
+        np.testing.assert_array_equal(got, jacfwd(trimmed_mean)(x))
+        np.testing.assert_allclose(got, duals.jacrev(trimmed_mean.py_func)(x), rtol=1e-15)
+
+
+def test_stable_argsort_and_its_method_match_the_numpy_path_at_ties():
+    x, w = np.array([2.0, 1.0, 2.0, 1.0]), np.array([1.0, 2.0, 3.0, 4.0])
+    assert ranked_stably(x, w) == ranked_stably.py_func(x, w)
+    matches_numpy_path(ranked_stably, x, w, argnums=(0, 1))
+
+
+def test_default_argsort_of_a_dual_array_at_ties_asks_for_a_stable_kind():
+    tied = np.array([0.4, -1.0, 0.4, 0.1])
+    ranked(tied, np.ones(4))  # the plain call is fine
+    with pytest.raises(ValueError, match=r"np\.argsort of a dual array with equal entries.*kind='mergesort'"):
+        jacfwd(ranked)(tied, np.ones(4))
+
+
 def test_sort_at_ties_passes_derivatives_in_stable_order():
     @njit
     def sort(x):
         return np.sort(x)
     x = np.array([2.0, 1.0, 2.0, 1.0, 2.0])
     np.testing.assert_array_equal(jacfwd(sort)(x), np.eye(5)[np.argsort(x, kind="stable")])
+
+
+# ---------------------------------------------------------------- median and the nan* reductions
+
+def test_median_absolute_deviation_matches_the_numpy_path_at_ties_too():
+    for x in (np.array([0.4, -1.0, 2.5, 0.1, 1.7]), np.array([3.0, 1.0, 2.5, 0.5]),
+              np.array([2.0, 1.0, 2.0, 2.0, 7.0, 1.0])):
+        np.testing.assert_array_equal(median_absolute_deviation(x), (np.median(x), np.median(np.abs(x - np.median(x)))))
+        matches_numpy_path(median_absolute_deviation, x)
+    x = np.array([0.4, -1.0, 2.5, 0.1, 1.7])
+    got = jacfwd(median_absolute_deviation)(x)
+    for g, k in zip(got, range(2)):
+        want = central_differences(lambda v: median_absolute_deviation(v)[k], (x,), 0)
+        np.testing.assert_allclose(g, want, rtol=1e-7, atol=1e-9)
+
+
+def test_median_of_an_array_with_a_nan_is_nan_with_derivative_zero():
+    x = np.array([0.4, np.nan, 2.5])
+    with np.errstate(invalid="ignore"):
+        m, _ = median_absolute_deviation(x)
+        d_m, _ = jacfwd(median_absolute_deviation)(x)
+    assert np.isnan(m)
+    np.testing.assert_array_equal(d_m, 0.0)
+
+
+READINGS = np.array([[0.3, np.nan, 1.2], [1.1, 0.4, np.nan], [np.nan, 2.0, -0.1], [0.8, 2.0, 0.5]])
+
+
+def test_nan_reductions_leave_the_missing_readings_out_as_the_numpy_path():
+    means, spread, total, row_max = channel_summary(READINGS)
+    np.testing.assert_allclose(means, np.nanmean(READINGS, axis=0), rtol=1e-15)
+    assert (spread, total) == (np.nanmax(READINGS) - np.nanmin(READINGS), np.nansum(READINGS[:, 0]))
+    np.testing.assert_array_equal(row_max, np.nanmax(READINGS, axis=1))
+    matches_numpy_path(channel_summary, READINGS)
+    d_means = jacfwd(channel_summary)(READINGS)[0]
+    counts = np.sum(~np.isnan(READINGS), axis=0)
+    for j in range(3):  # d mean_j / d X[i, j] = 1 / count_j where X[i, j] is a reading, else 0
+        np.testing.assert_allclose(d_means[j, :, j], np.where(np.isnan(READINGS[:, j]), 0.0, 1.0 / counts[j]))
+
+
+def test_nanmax_at_minus_infinity_and_max_at_tied_infinities_split_as_the_numpy_path():
+    @njit
+    def extremes(x, y):
+        return np.nanmax(x), np.nanmean(x), np.max(y)
+    x, y = np.array([-np.inf, np.nan, -np.inf]), np.array([np.inf, 1.0, np.inf])
+    with np.errstate(invalid="ignore"):
+        assert extremes(x, y) == (-np.inf, -np.inf, np.inf)
+        matches_numpy_path(extremes, x, y, argnums=(0, 1))
+        d_nanmax, _ = jacfwd(extremes, argnums=(0, 1))(x, y)[0]
+    np.testing.assert_array_equal(d_nanmax, [1 / 3, 0.0, 1 / 3])  # the NaN, read as -inf, ties
 
 
 # ---------------------------------------------------------------- value-only functions
@@ -331,7 +427,7 @@ def test_fn_special_functions_on_arrays_match_central_differences():
 # ---------------------------------------------------------------- clear errors
 
 def test_functions_without_a_compiled_rule_give_one_line_naming_them():
-    for f, label in ((uses_median, "np.median"), (uses_nansum, "np.nansum")):
+    for f, label in ((uses_percentile, "np.percentile"), (uses_nanvar, "np.nanvar")):
         with pytest.raises(TypeError, match=rf"^jacfwd: {label} of dual numbers is not supported") as info:
             jacfwd(f)(np.array([1.0, 2.0, 3.0]))
         assert "\n" not in str(info.value)

@@ -23,9 +23,10 @@ import builtins
 import operator
 
 import numpy as np
-from numba.core import types
+from numba.core import types, utils
 from numba.core.imputils import lower_builtin
-from numba.core.typing.templates import AbstractTemplate, infer_global, signature
+from numba.core.typing.templates import (AbstractTemplate, AttributeTemplate, infer_getattr,
+                                         infer_global, signature)
 from numba.extending import overload, register_jitable
 
 from .. import derivatives
@@ -258,6 +259,54 @@ def _reduction_typer(label, reduce):
 def _method_typer(reduce):
     """``x.prod()``, ``x.mean()``: Numba's own methods take no arguments, so these neither."""
     return lambda a: (lambda a: reduce(a)) if _is_dual_array(a) else None
+
+
+# ---------------------------------------------------------------- methods of dual arrays
+
+_METHODS = {}  # name -> the method template of dual arrays
+
+
+def dual_array_method(name, stub):
+    """dual_array_method(name, stub): ``x.<name>(args)`` of a dual array is ``stub(x, args)`` (a
+    function with an ``@overload``); every other array keeps Numba's own method.
+
+    (An ``@overload_method`` would take the name for every array: Numba resolves a method by
+    its name before it types the call.)
+    """
+    params = list(utils.pysignature(stub).parameters.values())[1:]
+    pysig = utils.pysignature(stub).replace(parameters=params)
+
+    def lowering_key(*args):
+        """The key of the lowering below (unique to this method)."""
+
+    class MethodTemplate(AbstractTemplate):
+        key = lowering_key
+
+        def generic(self, args, kws):
+            fnty = self.context.resolve_value_type(stub)
+            sig = self.context.resolve_function_type(fnty, (self.this,) + tuple(args), kws)
+            if sig is None:
+                return None
+            return signature(sig.return_type, *sig.args[1:], recvr=self.this).replace(pysig=pysig)
+
+    @lower_builtin(lowering_key, types.Any, types.VarArg(types.Any))
+    def lower(context, builder, sig, args):
+        fnty = context.typing_context.resolve_value_type(stub)
+        found = context.typing_context.resolve_function_type(fnty, sig.args, {})
+        return context.get_function(fnty, found)(builder, args)
+
+    _METHODS[name] = MethodTemplate
+
+
+@infer_getattr
+class _DualArrayMethods(AttributeTemplate):
+    key = types.Array
+    metadata = {"target": "cpu"}  # tried before Numba's array attributes, which it falls back to
+
+    def generic_resolve(self, ary, attr):
+        if _is_dual_array(ary) and attr in _METHODS:
+            return types.BoundFunction(_METHODS[attr], ary)
+        return None
 
 
 def array_spellings(name):

@@ -9,7 +9,8 @@ duals). :func:`split` copies out the real part (shape ``S``) and the lanes, lane
 Each function takes the dual type ``T`` of the level being differentiated (a Numba type, passed
 as a value): an operand that is not a dual of that level is a constant there, so
 ``split`` returns it with ``None`` tangents, and the helpers below treat ``None`` as zero
-without doing any work for it.
+without doing any work for it. :func:`real_values` copies out the plain floats under every
+dual layer (what sorting and searching compare).
 
 >>> import numba, numpy as np
 >>> from duals.jit import DualType, dual_array
@@ -26,7 +27,7 @@ from ._types import DualType
 from .rules import binary_choice
 
 __all__ = ["split", "join", "join_scalar", "plus", "minus", "lanes_left", "lanes_right",
-           "level_of", "is_dual_array", "element"]
+           "level_of", "is_dual_array", "element", "real_values"]
 
 
 def element(t):
@@ -153,6 +154,35 @@ def _ov_join_scalar(re, du, T):
         v[0, 1:] = du
         return out[0]
     return impl
+
+
+# ---------------------------------------------------------------- real parts as floats
+
+def real_values(x):
+    """real_values(x) -> the plain floats under every dual layer of a dual array (a copy)."""
+
+
+@overload(real_values)
+def _ov_real_values(x):
+    if not is_dual_array(x):
+        return lambda x: x
+    floats = x.dtype.float
+    width = _floats_per_element(x.dtype)
+
+    def impl(x):
+        c = np.ascontiguousarray(x)
+        return np.ascontiguousarray(c.view(floats).reshape(x.shape + (width,))[..., 0])
+    return impl
+
+
+def _floats_per_element(t):
+    """How many floats one dual of type ``t`` holds (its first one is the innermost real part)."""
+    if isinstance(t, DualType) and t.lanes is None:  # an adjoint: its base, then node and tape
+        return _floats_per_element(t.base) + 2
+    if isinstance(t, DualType):
+        return (1 + t.lanes) * _floats_per_element(t.base)
+    return 1
+
 
 
 # ---------------------------------------------------------------- tangent arithmetic, None = zero
