@@ -46,13 +46,15 @@ def _poolable(a):
 def _adds_in_place(acc, term):
     """Whether ``acc + term`` has ``acc``'s shape and dtype, so that it can be formed in ``acc``."""
     if type(term) is np.ndarray:
+        if term.shape == acc.shape and term.dtype == acc.dtype:
+            return acc.ndim > 0
         shape = term.shape
     elif type(term) in (float, np.float64):
         shape = ()
     else:
         return False
-    return ((shape == acc.shape or np.broadcast_shapes(shape, acc.shape) == acc.shape)
-            and np.result_type(acc, term) == acc.dtype and acc.ndim > 0)
+    return (acc.ndim > 0 and np.broadcast_shapes(shape, acc.shape) == acc.shape
+            and np.result_type(acc, term) == acc.dtype)
 
 
 class Cotangents:

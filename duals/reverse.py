@@ -335,7 +335,7 @@ def _walk(seeds, retain_graph, accumulate):
     A node enters the queue when it first receives a cotangent, so branches that receive none are
     never visited.
     """
-    from .ops.elementwise import add
+    add = _add()
     store = Cotangents(add, recycle=not retain_graph)
     values = store.values
     unreached = {}  # id(target) -> entries of its cotangent that are zero by structure
@@ -470,6 +470,16 @@ def _walk(seeds, retain_graph, accumulate):
             leaf.grad = g if leaf.grad is None else add(leaf.grad, g)
         leaves[key] = g
     return leaves
+
+
+def _add():
+    global _add_p
+    if _add_p is None:
+        from .ops.elementwise import add as _add_p
+    return _add_p
+
+
+_add_p = None
 
 
 def _takes_marks(target):

@@ -25,11 +25,30 @@ SCALAR = dict(derivatives.CONSTANTS, **{k: getattr(_vocabulary, k) for k in deri
 _FLOAT64 = (float, np.float64)
 
 
+# ... and with the primitives' own implementations, for plain operands: the same NumPy (or math)
+# operations as the primitives would run on them, without binding each one
+PLAIN = dict(derivatives.CONSTANTS)
+
+
 def _formula(expr, argnames, namespace=TRACED):
     """A Python function evaluating a formula with the library's primitives (or ``namespace``),
     compiled under the file name ``<duals rule EXPR>``: a NumPy warning it raises names it."""
     source = f"lambda {', '.join(argnames)}: {expr}"
     return eval(compile(source, f"{RULE_FILE}{expr}>", "eval"), namespace)  # noqa: S307 - table is ours
+
+
+def _partial(expr, argnames):
+    """A partial derivative of the table: with the primitives on traced operands (differentiable
+    again), with their implementations on plain ones (the same numbers, a bind less per operation)."""
+    traced = _formula(expr, argnames)
+    plain = _formula(expr, argnames, PLAIN)
+
+    def partial(*args):
+        for a in args:
+            if isinstance(a, Tracer):
+                return traced(*args)
+        return plain(*args)
+    return partial
 
 
 def _times(d, t):
@@ -137,7 +156,7 @@ def _make_unary(name, value, deriv):
         prim.def_jvp(0, lambda t, out, x: None)
         prim.def_vjp(0, lambda g, out, x, unreached=None: None)
         return prim
-    d = _formula(deriv, ("x", "out"))
+    d = _partial(deriv, ("x", "out"))
     prim.def_jvp(0, lambda t, out, x: _times(d(x, out), t))
     prim.def_vjp(0, lambda g, out, x, unreached=None: masked(_times(d(x, out), g), unreached))
     scalar_value = _formula(value, ("x",), SCALAR)
@@ -195,7 +214,7 @@ def _make_binary(name, value, dx, dy):
             prim.def_jvp(argnum, lambda t, out, x, y: None)
             prim.def_vjp(argnum, lambda g, out, x, y, unreached=None: None)
             continue
-        d = partials[argnum] = _formula(deriv, ("x", "y", "out"))
+        d = partials[argnum] = _partial(deriv, ("x", "y", "out"))
         operand = (lambda x, y: x) if argnum == 0 else (lambda x, y: y)
 
         def jvp(t, out, x, y, d=d, operand=operand):
@@ -271,8 +290,10 @@ def _publish(prim):
     names = [f"{sub}.{n}" for n in numpy_names] if sub else list(numpy_names)
     export(*names)(prim)
     TRACED[prim.name] = prim
+    PLAIN[prim.name] = prim.impl
     for n in numpy_names:
         TRACED[n] = prim
+        PLAIN[n] = prim.impl
 
 
 PRIMITIVES = {}
@@ -336,6 +357,7 @@ def where(condition, x, y):
 
 
 TRACED["where"] = where
+PLAIN["where"] = lambda condition, x, y: _select_impl(np.asarray(condition, dtype=bool), x, y)
 
 
 @export()

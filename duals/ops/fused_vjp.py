@@ -27,6 +27,8 @@ import re
 import numpy as np
 
 from .. import _vocabulary, derivatives, kernels
+from ..core import Tracer
+from .. import cotangents
 from ..cotangents import ADDED, OWNED, SHARED
 
 # below this many entries NumPy's calls through the rules cost as little, and nothing compiles
@@ -105,7 +107,12 @@ def on_scalars(name, partials):
 
 
 def elementwise(name, partials):
-    """elementwise(name, partials) -> rule for the table entry ``name`` (None if it keeps its rules)."""
+    """elementwise(name, partials) -> rule for the table entry ``name`` (None if it keeps its rules).
+
+    Large float64 arrays take the generated kernel; other plain arrays (smaller, float32, with
+    lanes, or a formula NumPy computes faster) evaluate the formula with the primitives'
+    implementations, the rules' very operations without their layers.
+    """
     if name in derivatives.SELECTING:
         return None
     kinds = tuple("zero" if p == "0.0" else "one" if p == "1.0" else "minus" if p == "-1.0"
@@ -114,23 +121,53 @@ def elementwise(name, partials):
     if on_arrays:
         kernels.VJP_NAMES.append(name)
     letters = "xy"[:len(partials)]
+    from .elementwise import PLAIN, _formula
+    plain = tuple(_formula(p, ("x", "y")[:len(partials)] + ("out",), PLAIN) for p in partials)
 
     def rule(node, g, g_free, store, mask):
         out = node.out
-        args = node.args
-        if (not on_arrays or type(out) is not np.ndarray or out.size < FUSED_FROM or out.dtype != _F64 or type(g) is not np.ndarray
-                or g.dtype != _F64 or g.shape != out.shape):
+        if type(out) is not np.ndarray or type(g) is not np.ndarray or out.ndim == 0:
             return None
-        n = out.size
+        args = node.args
         inputs = node.inputs
         wanted = [i for i, t in enumerate(inputs) if t is not None and kinds[i] != "zero"]
+        for i, a in enumerate(args):
+            if isinstance(a, Tracer):
+                return None
+            if i in wanted and getattr(a, "shape", ()) != out.shape:
+                return None   # a differentiated argument that was broadcast: the rules reduce it
+        if (on_arrays and out.size >= FUSED_FROM and out.dtype == _F64 and g.dtype == _F64
+                and g.shape == out.shape):
+            return by_kernel(node, g, g_free, store, mask, wanted)
+        if mask is not None or g.shape[g.ndim - out.ndim:] != out.shape:
+            return None
+        results = [None] * len(args)
+        sharers = [i for i in wanted if kinds[i] == "one"]
+        for i in wanted:
+            if kinds[i] == "minus":
+                alone = g_free and len(wanted) == 1 and g.flags.writeable
+                results[i] = (np.negative(g, out=g) if alone else -g, OWNED)
+            elif kinds[i] == "formula":
+                d = plain[i](*args, out)
+                if (type(d) is np.ndarray and d.shape == g.shape and d.dtype == g.dtype == _F64
+                        and g.size >= cotangents.POOL_FROM):   # into a reused buffer: no fresh pages
+                    results[i] = (np.multiply(d, g, out=store.alloc(g.shape)), OWNED)
+                else:
+                    results[i] = (d * g, OWNED)
+        for i in sharers:   # partial 1: the cotangent is g itself, owned if only one takes it
+            results[i] = (g, OWNED if g_free and len(sharers) == 1 and g.flags.writeable else SHARED)
+        return results
+
+    def by_kernel(node, g, g_free, store, mask, wanted):
+        out = node.out
+        args = node.args
+        n = out.size
         if mask is not None and any(kinds[i] != "formula" for i in wanted):
             return None
-        for i, a in enumerate(args):
-            shape = getattr(a, "shape", ())
-            if shape != out.shape and (i in wanted or np.size(a) != 1):
-                return None   # a differentiated argument that was broadcast: the rules reduce it
-        into = [store.accumulator(id(t), out.shape) if t is not None else False for t in inputs]
+        for a in args:
+            if getattr(a, "shape", ()) != out.shape and np.size(a) != 1:
+                return None   # a constant broadcast along some axes only
+        into = [store.accumulator(id(t), out.shape) if t is not None else False for t in node.inputs]
         results = [None] * len(args)
         formulas = [i for i in wanted if kinds[i] == "formula"]
         # g's buffer may hold one result when nothing else reads g after the kernel

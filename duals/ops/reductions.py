@@ -32,6 +32,14 @@ def _sum_jvp(t, out, x, *, axis, keepdims):
 def _expand_back(g, out, x, axis, keepdims):
     """Cotangent of a reduction output broadcast back over the input's shape."""
     lead = lead_of(g, out)
+    if type(g) is np.ndarray or type(g) is np.float64:   # plain: NumPy's view, as the primitives make
+        s = np.shape(g)
+        if not keepdims:
+            kept = list(shape(x))
+            for a in axis:
+                kept[a] = 1
+            s = s[:lead] + tuple(kept)
+        return np.broadcast_to(np.reshape(g, s), s[:lead] + shape(x))
     if not keepdims:
         kept = list(shape(x))
         for a in axis:
