@@ -412,9 +412,29 @@ def test_an_exception_inside_compiled_code_propagates_and_the_next_call_works():
     _close(duals.grad(fails_above_one)(np.array([0.5, 3.0])), [3.0, 0.5])
 
 
+@njit
+def long_sum_of_squares(a, n):
+    total = 0.0
+    for k in range(n):
+        total += (a * (1.0 + 1e-7 * k)) ** 2
+    return total
+
+
+def test_ten_million_recorded_operations_fit_well_under_a_gibibyte():
+    from duals.jit.reverse import _thread_tape
+    n = 3_400_000  # three recorded operations per iteration
+    g = duals.grad(long_sum_of_squares)(0.5, n)
+    k = np.arange(n)
+    assert g == pytest.approx(2 * 0.5 * np.sum((1.0 + 1e-7 * k) ** 2), rel=1e-10)
+    tape = _thread_tape(np.float64)
+    assert tape.recorded >= 10_000_000
+    assert tape.recorded * tape.dtype.itemsize < 2 ** 28  # 240 MiB of nodes for 10⁷ operations
+    assert tape.nbytes == 0  # a tape above 64 MiB is freed after the call
+
+
 def test_the_tape_reports_its_size_and_frees_its_memory():
     tape = Tape(np.float64)
-    assert tape.dtype.itemsize == 32  # two parents and two partials per recorded operation
+    assert tape.dtype.itemsize == 24  # two 32-bit parents and two partials per recorded operation
     tape.start(10)
     assert tape.recorded == 11
     tape.close()

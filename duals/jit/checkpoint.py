@@ -1,7 +1,7 @@
 """The gradient of a long compiled time loop in bounded memory: record one segment at a time.
 
-``duals.grad`` of a compiled simulation records every operation of every step, 32 bytes each:
-10⁷ operations hold 320 MB. :func:`loop_value_and_grad` takes the loop apart instead: given
+``duals.grad`` of a compiled simulation records every operation of every step, 24 bytes each:
+10⁷ operations hold 240 MB. :func:`loop_value_and_grad` takes the loop apart instead: given
 ``step(x, p) -> x`` and ``loss(x, p) -> float`` (both ``@numba.njit``), it runs the loop once
 plainly, keeping the state at the start of every segment of ``segment`` steps, then walks the
 segments backwards, recording each one from its stored state and sweeping the state's adjoint

@@ -11,7 +11,8 @@ record the linearised computation (JAX's "linearize, then transpose"), and the r
 Node 0 is the constant: a reference to it (the all-zero ``TapeRef``, what a float promoted to
 an adjoint gets) records nothing, and the sweep's writes to it are ignored. Nodes ``1..n`` are
 the inputs. A node is ``(p1, p2, d1, d2)``: two parents and two partials of the base type
-(floats, or duals for forward over reverse), 32 bytes over floats; unary nodes have ``p2 = 0``.
+(floats, or duals for forward over reverse), 24 bytes over floats (the parents are 32-bit node
+indices: a tape holds at most 2³¹ - 1 nodes); unary nodes have ``p2 = 0``.
 
 The nodes live in one buffer from the C allocator (``malloc``/``realloc``), grown by doubling
 from compiled code; its header (count, capacity, buffer, a failure flag) is a small int64
@@ -40,6 +41,7 @@ __all__ = ["TapeRef", "Tape", "node_dtype"]
 # header slots (int64)
 COUNT, CAPACITY, BUFFER, FAILED = 0, 1, 2, 3
 FIRST_CAPACITY = 1 << 12
+MOST_NODES = (1 << 31) - 1  # parents are stored as 32-bit node indices
 
 
 class TapeRef(types.Type):
@@ -68,8 +70,8 @@ make_attribute_wrapper(TapeRef, "node", "node")
 def _node_type(context, base):
     """The LLVM layout of one node: parents, then partials (packed, as :func:`node_dtype`)."""
     data = context.data_model_manager[base].get_data_type()
-    i64 = ir.IntType(64)
-    return ir.LiteralStructType([i64, i64, data, data], packed=True)
+    i32 = ir.IntType(32)
+    return ir.LiteralStructType([i32, i32, data, data], packed=True)
 
 
 def _grow_function(module):
@@ -87,8 +89,12 @@ def _grow_function(module):
     realloc = cgutils.get_or_insert_function(module, ir.FunctionType(i8p, [i8p, i64]), "realloc")
     cap_ptr = builder.gep(header, [i64(CAPACITY)])
     buf_ptr = builder.bitcast(builder.gep(header, [i64(BUFFER)]), i8p.as_pointer())
-    new_cap = builder.mul(builder.load(cap_ptr), i64(2))
-    grown = builder.call(realloc, [builder.load(buf_ptr), builder.mul(new_cap, size)])
+    cap = builder.load(cap_ptr)
+    new_cap = builder.select(builder.icmp_signed(">", cap, i64(MOST_NODES // 2)), i64(MOST_NODES),
+                             builder.mul(cap, i64(2)))
+    at_most = builder.icmp_signed(">=", cap, i64(MOST_NODES))  # node indices are 32-bit
+    grown = builder.select(at_most, i8p(None),
+                           builder.call(realloc, [builder.load(buf_ptr), builder.mul(new_cap, size)]))
     with builder.if_else(cgutils.is_null(builder, grown), likely=False) as (refused, done):
         with refused:
             builder.store(i64(1), builder.gep(header, [i64(FAILED)]))
@@ -101,7 +107,7 @@ def _grow_function(module):
 
 def _emit_push(context, builder, ref_type, tape, p1, p2, d1, d2):
     """Append node ``(p1, p2, d1, d2)`` to ``tape``; the TapeRef of the new node (node 0, the
-    constant, when the allocator refused)."""
+    constant, when the allocator refused or the tape holds ``MOST_NODES``)."""
     i64 = ir.IntType(64)
     node_ty = _node_type(context, ref_type.base)
     size = context.get_abi_sizeof(node_ty)
@@ -116,7 +122,9 @@ def _emit_push(context, builder, ref_type, tape, p1, p2, d1, d2):
         buf_ptr = builder.bitcast(builder.gep(header, [i64(BUFFER)]), node_ty.as_pointer().as_pointer())
         slot = builder.gep(builder.load(buf_ptr), [n])
         model = context.data_model_manager[ref_type.base]
-        for k, value in enumerate((p1, p2, model.as_data(builder, d1), model.as_data(builder, d2))):
+        i32 = ir.IntType(32)
+        parents = (builder.trunc(p1, i32), builder.trunc(p2, i32))
+        for k, value in enumerate(parents + (model.as_data(builder, d1), model.as_data(builder, d2))):
             builder.store(value, builder.gep(slot, [ir.Constant(ir.IntType(32), 0),
                                                     ir.Constant(ir.IntType(32), k)]))
         builder.store(builder.add(n, i64(1)), count_ptr)
@@ -244,7 +252,7 @@ _LIBC.free.argtypes = [ctypes.c_void_p]
 def node_dtype(base_dtype):
     """node_dtype(base_dtype) -> the NumPy layout of one node: ``p1, p2, d1, d2`` (packed)."""
     base = np.dtype(base_dtype)
-    return np.dtype([("p1", np.int64), ("p2", np.int64), ("d1", base), ("d2", base)])
+    return np.dtype([("p1", np.int32), ("p2", np.int32), ("d1", base), ("d2", base)])
 
 
 class Tape:
@@ -308,8 +316,8 @@ class Tape:
         """Pull ``adj`` (one adjoint per node, ``(nodes, lanes)`` for lanes, duals for forward
         over reverse) back through the nodes from the last down to ``first``, in place."""
         nodes = self.nodes()
-        words = self.dtype.itemsize // 8   # every node is 8-byte words: parents, then partials
-        parents = nodes.view(np.int64).reshape(-1, words)
+        words = self.dtype.itemsize // 8   # 8-byte words: the two 32-bit parents, then partials
+        parents = nodes.view(np.int32).reshape(-1, 2 * words)
         partials = nodes.view(np.float64).reshape(-1, words)
         if adj.dtype.names is not None:    # duals over floats: (real part, lanes) per adjoint
             width = adj.dtype.itemsize // 8
@@ -335,13 +343,14 @@ def _free_buffer(header, free=_LIBC.free):
 def sweep(parents, partials, first, adj):
     """sweep(parents, partials, first, adj): ``adj[parent] += partial * adj[node]`` for every
     node from the last down to ``first``, over floats; ``parents`` and ``partials`` are the
-    node buffer seen as ``(nodes, 4)`` int64 and float64 (columns 0-1 and 2-3). Zero adjoints
+    node buffer seen as int32 rows (parents in columns 0-1) and float64 rows (partials in
+    columns 1-2). Zero adjoints
     are skipped."""
     for k in range(parents.shape[0] - 1, first - 1, -1):
         a = adj[k]
         if a != 0.0:
-            adj[parents[k, 0]] += partials[k, 2] * a
-            adj[parents[k, 1]] += partials[k, 3] * a
+            adj[parents[k, 0]] += partials[k, 1] * a
+            adj[parents[k, 1]] += partials[k, 2] * a
 
 
 @numba.njit(cache=True)
@@ -351,7 +360,7 @@ def sweep_lanes(parents, partials, first, adj):
     lanes = adj.shape[1]
     for k in range(parents.shape[0] - 1, first - 1, -1):
         a1, a2 = parents[k, 0], parents[k, 1]
-        s1, s2 = partials[k, 2], partials[k, 3]
+        s1, s2 = partials[k, 1], partials[k, 2]
         for j in range(lanes):
             a = adj[k, j]
             adj[a1, j] += s1 * a
@@ -359,17 +368,18 @@ def sweep_lanes(parents, partials, first, adj):
 
 
 @numba.njit(cache=True)
-def sweep_duals(words, partials, width, first, adj):
-    """sweep_duals(words, partials, width, first, adj): :func:`sweep` over first-order duals of
-    ``width - 1`` lanes (forward over reverse). ``words``/``partials`` are the node buffer as
-    int64/float64 rows (parents in columns 0-1, then the two partials' ``width`` floats each),
+def sweep_duals(parents, partials, width, first, adj):
+    """sweep_duals(parents, partials, width, first, adj): :func:`sweep` over first-order duals of
+    ``width - 1`` lanes (forward over reverse). ``parents``/``partials`` are the node buffer as
+    int32 rows (parents in columns 0-1) and float64 rows (after the first word, the two
+    partials' ``width`` floats each),
     ``adj`` the adjoints as ``(nodes, width)`` floats (real part, then lanes): the dual product
     ``(a0 + a ε)(d0 + d ε) = a0 d0 + (a0 d + a d0) ε`` written out, so no adjoint is skipped."""
-    for k in range(words.shape[0] - 1, first - 1, -1):
+    for k in range(parents.shape[0] - 1, first - 1, -1):
         a0 = adj[k, 0]
         for side in range(2):
-            parent = words[k, side]
-            at = 2 + side * width
+            parent = parents[k, side]
+            at = 1 + side * width
             d0 = partials[k, at]
             adj[parent, 0] += a0 * d0
             for j in range(1, width):
