@@ -211,10 +211,16 @@ def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=No
             blocks = []
             offset = 0
             for i, n in zip(nums, sizes):
-                part = getitem(stacked, slice(offset, offset + n))
+                if isinstance(stacked, Tracer):
+                    part = getitem(stacked, slice(offset, offset + n))
+                    part = moveaxis(part, 0, -1) if out_shape else part
+                    part = reshape(part, out_shape + _shape(args[i]))
+                else:   # plain lanes: NumPy's own views, as the primitives would make them
+                    part = stacked[offset:offset + n]
+                    part = part.transpose(tuple(range(1, part.ndim)) + (0,)) if out_shape else part
+                    part = part.reshape(out_shape + _shape(args[i]))
                 offset += n
-                part = moveaxis(part, 0, -1) if out_shape else part
-                blocks.append(_output(in_dtype(reshape(part, out_shape + _shape(args[i])), args[i])))
+                blocks.append(_output(in_dtype(part, args[i])))
             jacobians.append(blocks[0] if single else group(blocks) if group else tuple(blocks))
         result = tree.unflatten(treedef, jacobians)
         return (result, aux) if has_aux else result
@@ -233,7 +239,8 @@ def _forward_pass(f, args, kwargs, nums, sizes, total, chunk, has_aux, start):
         lo, hi = max(start, offset), min(start + lanes, offset + n)
         if lo < hi:
             seed = np.zeros((lanes, n), dtype=_dtype(args[i]))
-            seed[np.arange(lo, hi) - start, np.arange(lo, hi) - offset] = 1.0
+            first = (lo - start) * n + (lo - offset)   # lane lo - start seeds entry lo - offset
+            seed.reshape(-1)[first:first + (hi - lo) * (n + 1):n + 1] = 1.0
             call[i] = Dual._new(args[i], seed.reshape((lanes,) + _shape(args[i])), trace)
         offset += n
     result = f(*call, **kwargs)

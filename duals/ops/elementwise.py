@@ -236,6 +236,8 @@ def _make_binary(name, value, dx, dy):
         False if d == "0.0" else _selected(partials[i]) if selecting else True
         for i, d in enumerate((dx, dy)))))
 
+    sign = {"1.0": 1, "-1.0": -1}
+    passes = (sign.get(dx, 0), sign.get(dy, 0)) if numpy_impl is not None else None
     scalar_value = _formula(value, ("x", "y"), SCALAR)
     scalar_dx = _formula(dx, ("x", "y", "out"), SCALAR)
     scalar_dy = _formula(dy, ("x", "y", "out"), SCALAR)
@@ -257,7 +259,15 @@ def _make_binary(name, value, dx, dy):
                     return np.float64(out), tout
             except _vocabulary.FALLBACK:
                 pass
-        out_shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+        sx, sy = np.shape(x), np.shape(y)
+        out_shape = sx if sx == sy or not sy else sy if not sx else np.broadcast_shapes(sx, sy)
+        if passes is not None and (tx is None) != (ty is None):
+            # d/dx = +-1 and one traced operand of the output's shape: the tangent passes on
+            t, shape_t, sign = (tx, sx, passes[0]) if ty is None else (ty, sy, passes[1])
+            if sign and shape_t == out_shape:
+                out = numpy_impl(x, y)
+                if np.result_type(out) == t.dtype:
+                    return out, (t if sign > 0 else -t)
         n = math.prod(out_shape)
         lanes = (tx if tx is not None else ty).shape[0]
         dtype = np.result_type(x, y)

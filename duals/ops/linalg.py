@@ -175,7 +175,8 @@ def matmul(a, b):
         raise ValueError(f"matmul: shapes {sa} and {sb} do not align: the last axis of the first "
                          f"({k}) must equal the {'only' if len(sb) == 1 else 'second-to-last'} axis "
                          f"of the second ({kb})")
-    _batch("matmul", sa, sb, sa[:-2], sb[:-2])
+    if len(sa) > 2 or len(sb) > 2:
+        _batch("matmul", sa, sb, sa[:-2], sb[:-2])
     if not _traced(a, b):
         return np.matmul(a, b)
     if len(sa) > 1 and len(sb) > 1:
