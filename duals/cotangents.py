@@ -29,15 +29,18 @@ def _count(a):
 
 def _probe():
     out = np.empty(1)
-    return _count(out)
+    return _count(out), _probe_passed(out)
 
 
-# the count of an array held by one local variable, measured through the same calls that test
-# it; on a free-threaded build reference counts are not exact, so nothing is recycled there
-_EXCLUSIVE = _probe()
+def _probe_passed(a):
+    return _count(a)
+
+
+# the count of an array held by one local variable (or an attribute) of the caller of _count, and
+# of one its caller passed on to it, measured through the same calls that test it; on a
+# free-threaded build reference counts are not exact, so nothing is recycled there
+_EXCLUSIVE, _PASSED = _probe()
 RECYCLE = getattr(sys, "_is_gil_enabled", lambda: True)()
-
-
 def _poolable(a):
     return (type(a) is np.ndarray and a.dtype == _F64 and a.size >= POOL_FROM and a.base is None
             and a.flags.c_contiguous and a.flags.writeable)
@@ -137,3 +140,9 @@ class Cotangents:
         node.free()
         if self.recycle and type(out) is np.ndarray and _poolable(out) and _count(out) == _EXCLUSIVE:
             self.release(out)
+
+    def done(self, g):
+        """done(g): the walk has read the cotangent ``g`` for the last time; its buffer serves
+        again if nothing else refers to it (the walk holds ``g`` in one variable and passes it)."""
+        if self.recycle and type(g) is np.ndarray and _poolable(g) and _count(g) == _PASSED:
+            self.release(g)

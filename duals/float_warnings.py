@@ -133,4 +133,5 @@ def _rule_of(frame):
 
 
 # the interpreter functions that hold the running primitive as ``prim``: bind computes a value
-_STEPS = {"bind": None, "process": "forward mode", "_walk": "reverse mode"}
+_STEPS = {"bind": None, "__call__": None, "process": "forward mode", "walk": "reverse mode",
+          "_by_rules": "reverse mode"}

@@ -9,7 +9,6 @@ The graph refers to nodes and leaves only, never to intermediate ``Var`` objects
 intermediate value is freed as soon as the user drops it and no rule needs it.
 """
 import contextlib
-import heapq
 import itertools
 
 import math
@@ -18,10 +17,7 @@ import numpy as np
 
 from . import core as _core
 from .core import Trace, Tracer, bind
-from .cotangents import SHARED, Cotangents
 from .float_warnings import call_at_user_line
-from .ops import all_of_copies, innermost
-from .ops.fused_vjp import RULES, SCALAR_RULES
 
 _no_grad_depth = 0
 
@@ -329,172 +325,4 @@ def backward(seeds, retain_graph=False, accumulate=False):
     return call_at_user_line(_walk, seeds, retain_graph, accumulate)
 
 
-def _walk(seeds, retain_graph, accumulate):
-    """The walk: nodes in reverse order of recording (each after every consumer), leaves last.
-
-    A node enters the queue when it first receives a cotangent, so branches that receive none are
-    never visited.
-    """
-    add = _add()
-    store = Cotangents(add, recycle=not retain_graph)
-    values = store.values
-    unreached = {}  # id(target) -> entries of its cotangent that are zero by structure
-    queue = []      # (-seq, node): the latest recorded node first
-    pending = {}    # id(leaf) -> leaf Var with a cotangent
-
-    def put(target, gi, kind, z):
-        key = id(target)
-        if key in values:
-            store.accumulate(key, gi, kind)
-            if unreached:
-                before = unreached.pop(key, None)
-                if before is not None and z is not None:
-                    unreached[key] = before & z
-            return
-        store.start(key, gi, kind)    # the first cotangent of target: it joins the queue
-        if type(target) is Node:
-            heapq.heappush(queue, (-target.seq, target))
-        else:
-            pending[key] = target
-        if z is not None:
-            unreached[key] = z
-
-    for var, g in seeds:
-        put(var.grad_fn if var.grad_fn is not None else var, g, SHARED, None)
-    anomaly = _core.ANOMALY
-    # fused rules (duals.ops.fused_vjp); detect_anomaly checks every rule's result instead
-    fused, on_scalars = (RULES, SCALAR_RULES) if anomaly is None else ({}, {})
-    take = store.take
-    while queue:
-        node = heapq.heappop(queue)[1]
-        if node.freed:
-            raise RuntimeError(
-                f"trying to walk {node.name} a second time, but its saved values were "
-                f"freed by the previous backward(); pass retain_graph=True to the first "
-                f"backward() call if you need to walk the graph again")
-        key = id(node)
-        g, g_free = take(key)
-        mask = unreached.pop(key, None) if unreached else None
-        if anomaly is not None:
-            anomaly.now("cotangent", node)   # this node's VJP rules run
-        if node.version != 0:
-            raise RuntimeError(
-                f"the value computed by {node.name} was modified in place after it was recorded "
-                f"(through .value or an in-place operation), and the backward pass needs it; "
-                f"change a copy instead (y.value.copy()), or do the update after backward()")
-        if node.retained is not None:
-            owner = node.retained()
-            if owner is not None:
-                owner.grad = g if owner.grad is None else add(owner.grad, g)
-                g_free = False
-        prim = node.prim
-        inputs = node.inputs
-        versions = node.versions
-        for i, target in enumerate(inputs):
-            if target is not None:
-                now = target.version   # the count of the node that made the value, or the leaf's
-                if now != (0 if versions is None else versions[i]):
-                    raise RuntimeError(
-                        f"a value saved by {node.name} for the backward pass was modified by an "
-                        f"in-place operation (version {now}, expected "
-                        f"{0 if versions is None else versions[i]}); compute on a copy, or do the "
-                        f"update after backward()")
-        if type(node.out) is not np.ndarray:   # a number: the 0-d rules, evaluated with math
-            rule = on_scalars.get(prim) if mask is None else None
-            cotangents = None if rule is None else rule(node, g)
-            if cotangents is not None:
-                for target, gi in zip(inputs, cotangents):
-                    if gi is not None:
-                        put(target, gi, SHARED, None)
-                if not retain_graph:
-                    node.free()
-                continue
-        rule = fused.get(prim)
-        if rule is not None:
-            every = rule(node, g, g_free, store, None if mask is None or not mask.any() else mask)
-            if every is not None:
-                if g_free and not any(r is not None and r[0] is g for r in every):
-                    store.release(g)   # read for the last time: its buffer serves the next nodes
-                if mask is None and prim.unreached is None:   # no structural zeros to pass on
-                    for target, r in zip(inputs, every):
-                        if r is not None:
-                            put(target, r[0], r[1], None)
-                    if not retain_graph:
-                        store.free(node)
-                    continue
-        else:
-            every = None
-        if every is None and prim.vjp_all is not None:
-            needed = tuple(t is not None for t in inputs)
-            every = [(c, SHARED) for c in prim.vjp_all(g, needed, node.out, *node.args, **node.params)]
-        for i, target in enumerate(inputs):
-            if target is None:
-                continue
-            rule = prim.vjps.get(i)
-            if rule is None and every is None:
-                raise NotImplementedError(
-                    f"primitive {prim.name!r} has no VJP rule for argument {i}; "
-                    f"reverse mode cannot differentiate through it")
-            kind = SHARED
-            # z: the entries of this argument's cotangent that are zero by structure
-            marks = prim.unreached is not None and _takes_marks(target)
-            if prim.elementwise and prim.vjp_all is None:
-                z = mask
-                if marks:
-                    z = _union(z, prim.unreached(i, mask, node.out, *node.args, **node.params))
-                if every is not None:
-                    gi, kind = every[i] or (None, SHARED)
-                elif z is None:
-                    gi = rule(g, node.out, *node.args, **node.params)
-                else:  # the masked entries may compute 0 * inf before they are zeroed
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        gi = rule(g, node.out, *node.args, unreached=z, **node.params)
-                if z is not None:
-                    z = _reduced(z, node.out, node.args[i]) if _takes_marks(target) else None
-            else:
-                if every is None:
-                    gi = rule(g, node.out, *node.args, **node.params)
-                else:
-                    gi, kind = every[i] or (None, SHARED)
-                z = prim.unreached(i, mask, node.out, *node.args, **node.params) if marks else None
-            if anomaly is not None:
-                anomaly.cotangent(node, i, gi)
-            if gi is not None:
-                put(target, gi, kind, z)
-        if not retain_graph:
-            store.free(node)
-    leaves = {}
-    for key, leaf in pending.items():
-        g = store.take(key)[0]
-        if accumulate:
-            leaf.grad = g if leaf.grad is None else add(leaf.grad, g)
-        leaves[key] = g
-    return leaves
-
-
-def _add():
-    global _add_p
-    if _add_p is None:
-        from .ops.elementwise import add as _add_p
-    return _add_p
-
-
-_add_p = None
-
-
-def _takes_marks(target):
-    """Whether the producer of a value uses marks of structural zeros on its cotangent."""
-    return type(target) is Node and (target.prim.elementwise or target.prim.unreached is not None)
-
-
-def _union(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a | b
-
-
-def _reduced(mask, out, arg):
-    """The entries of ``arg`` all of whose broadcast copies in ``out`` are marked in ``mask``."""
-    return all_of_copies(mask, np.shape(innermost(out)), np.shape(innermost(arg)))
+from .walk import walk as _walk  # noqa: E402  (the walk reads Node, defined above)

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 
 import duals
 import duals.numpy as dnp
-from duals import cotangents, derivatives, reverse
+from duals import cotangents, derivatives, walk
 from duals.ops import fused_vjp
 from duals.ops.elementwise import PRIMITIVES
 from op_cases import BINARY_DOMAIN, CASES, UNARY_DOMAIN
@@ -34,12 +34,12 @@ def forced(monkeypatch, request):
 
 def by_rules(fn, *args, **kwargs):
     """fn(*args) with the primitives' rules only: no fused rule, no reused buffer."""
-    saved = reverse.RULES, reverse.SCALAR_RULES, cotangents.RECYCLE
-    reverse.RULES, reverse.SCALAR_RULES, cotangents.RECYCLE = {}, {}, False
+    saved = walk.RULES, walk.SCALAR_RULES, cotangents.RECYCLE
+    walk.RULES, walk.SCALAR_RULES, cotangents.RECYCLE = {}, {}, False
     try:
         return fn(*args, **kwargs)
     finally:
-        reverse.RULES, reverse.SCALAR_RULES, cotangents.RECYCLE = saved
+        walk.RULES, walk.SCALAR_RULES, cotangents.RECYCLE = saved
 
 
 def assert_same(got, expected, exact=True):
@@ -218,3 +218,13 @@ def test_rules_on_numbers_give_the_rules_numbers(name):
     assert_same(duals.grad(f, argnums)(*point), by_rules(duals.grad(f, argnums), *point))
     g = lambda x: PRIMITIVES[name](*(x,) * entry.arity)  # noqa: E731
     assert_same(duals.grad(g)(np.array(point[0])), by_rules(duals.grad(g), np.array(point[0])))
+
+
+def test_a_cotangent_is_reused_only_when_the_walk_alone_holds_it():
+    store = cotangents.Cotangents(None, recycle=True)
+    kept = [np.zeros(cotangents.POOL_FROM)]
+    g = kept[0]
+    store.done(g)                       # the list still refers to it
+    g = np.zeros(cotangents.POOL_FROM + 2)
+    store.done(g)                       # only this variable does
+    assert [a.size for free in store.pool.values() for a in free] == [cotangents.POOL_FROM + 2]
