@@ -240,6 +240,26 @@ def uses_gamma(x):
     return math.gamma(x)
 
 
+@njit
+def distinct_levels(x):
+    """The number of distinct values times the first: a set of the entries."""
+    seen = set()
+    for v in x:
+        seen.add(v)
+    return len(seen) * x[0]
+
+
+@njit
+def memoised_squares(x):
+    cache = {}
+    total = 0.0
+    for v in x:
+        if v not in cache:
+            cache[v] = v * v
+        total += cache[v]
+    return total
+
+
 # ---------------------------------------------------------------- Lorenz, the motivating case
 
 LORENZ = (10.0, 28.0, 8.0 / 3.0, np.array([1.0, 1.0, 1.0]), 0.01, 60)
@@ -555,6 +575,16 @@ def test_an_argument_array_the_code_stores_duals_into_is_promoted_and_left_untou
 def test_math_function_without_rule_is_named():
     with pytest.raises(TypeError, match=r"math\.gamma has no derivative rule"):
         duals.jvp(uses_gamma, (2.5,), (1.0,))
+
+
+def test_a_set_or_dict_of_duals_is_refused_saying_to_key_by_the_value():
+    x = np.array([1.0, 2.0, 1.0])
+    assert distinct_levels(x) == 2.0 and memoised_squares(x) == 6.0  # the plain calls are fine
+    for f in (distinct_levels, memoised_squares):
+        with pytest.raises(TypeError, match=r"^jacfwd: a dual number cannot be a set element or a dict "
+                                            r"key.*x\.primal.*test_jit\.py, line \d+\)$") as info:
+            duals.jacfwd(f)(x)
+        assert "\n" not in str(info.value)
 
 
 def test_float_of_a_dual_is_refused_because_it_drops_the_derivative():

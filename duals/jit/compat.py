@@ -281,3 +281,13 @@ def install_new_overloads():
 
     cpu_target.typing_context.refresh()
     cpu_target.target_context.refresh()
+
+
+def typed_as_hashable(type_class):
+    """typed_as_hashable(type_class): Numba builds sets and dict keys of values of ``type_class``
+    (its containers assert that the element type is ``types.Hashable`` before any overload is
+    asked), so that the ``__hash__`` overload of the type decides, with its own message."""
+    from numba.core import types
+
+    if not issubclass(type_class, types.Hashable):
+        types.Hashable.register(type_class)  # Numba's types are ABCs: a virtual subclass

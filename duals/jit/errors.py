@@ -4,7 +4,9 @@
   drop the derivative: a typing error says so and names the fix (copy it, or differentiate
   it); arrays the code makes hold duals (:mod:`duals.jit.promotion`);
 * a ``math.*`` or ``np.*`` function with no rule in :mod:`duals.derivatives` called on a
-  dual: a typing error naming the function.
+  dual: a typing error naming the function;
+* a dual as a set element or dict key (``{x, y}``, ``d[x] = ...``): a typing error saying to
+  key by the value.
 
 Every message starts with ``duals.jit:``; :func:`reraise` turns Numba's ``TypingError``
 that carries one into a short ``TypeError``.
@@ -14,14 +16,18 @@ that carries one into a short ``TypeError``.
 """
 import math
 import operator
+import os
 import re
+import sys
 
+import numba
 import numpy as np
 from numba.core import errors, types
-from numba.extending import intrinsic, overload, overload_attribute
+from numba.extending import intrinsic, overload, overload_attribute, overload_method
 
 from . import extras
 from ._types import DualType
+from .compat import typed_as_hashable
 from .rules import spellings
 
 MARK = "duals.jit: "
@@ -53,6 +59,17 @@ def _conversion_typer(label):
 
 overload(float)(_conversion_typer("float"))
 overload(int)(_conversion_typer("int"))
+
+
+@overload_method(DualType, "__hash__")
+def _dual_hash(x):
+    raise errors.TypingError(
+        f"{MARK}a dual number cannot be a set element or a dict key: equal values with different "
+        f"derivatives would be one entry, and the derivative of the others would be lost. Key by "
+        f"its value (x.primal) and keep the duals in a list or array")
+
+
+typed_as_hashable(DualType)  # so a set or dict of duals reaches the message above
 
 
 @intrinsic
@@ -109,6 +126,18 @@ def _install():
 _install()
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_PLACES = re.compile(r'File "([^"]+)", line (\d+):|^During: .* at (\S+) \((\d+)\)$', re.M)
+_LIBRARIES = tuple(os.path.dirname(m.__file__) + os.sep for m in (numba, sys.modules["duals"]))
+
+
+def _user_line(text):
+    """(file, line) of the last place in Numba's error text outside Numba and duals (the user's
+    code; the last place at all when none is), or None."""
+    places = [(m.group(1) or m.group(3), m.group(2) or m.group(4)) for m in _PLACES.finditer(text)]
+    for path, line in reversed(places):
+        if not os.path.realpath(path).startswith(_LIBRARIES):
+            return path, line
+    return places[-1] if places else None
 
 
 def reraise(exc, who, name=None):
@@ -116,8 +145,8 @@ def reraise(exc, who, name=None):
     of ``name`` as a short TypeError: the duals.jit message it carries, or else the first
     line of Numba's own, with the user's line. Numba's full text stays on ``.numba_error``."""
     text = _ANSI.sub("", str(exc))
-    where = re.findall(r'File "([^"]+)", line (\d+):', text)
-    at = f" (in {where[-1][0]}, line {where[-1][1]})" if where else ""
+    where = _user_line(text)
+    at = f" (in {where[0]}, line {where[1]})" if where else ""
     found = re.search(re.escape(MARK) + r"(.*?)(?:\n|$)", text)
     if found:
         message = found.group(1).strip()
