@@ -32,6 +32,17 @@ def forced(monkeypatch, request):
     return request.param
 
 
+# the kernels compile on first use (about half a second each on a cold cache): every entry is
+# checked through NumPy, and through its kernels a set that covers each kind of partial (a formula
+# of x, of out, with a function, 1, -1, a piecewise one) and every variant of the template
+KERNELS = {"sqrt", "sin", "reciprocal", "abs", "neg", "mul", "div", "sub", "add", "hypot", "mod"}
+
+
+def _modes(names):
+    return [pytest.param(name, mode, id=f"{name}-{mode}") for name in sorted(names)
+            for mode in ("numpy", "kernels") if mode == "numpy" or name in KERNELS]
+
+
 def by_rules(fn, *args, **kwargs):
     """fn(*args) with the primitives' rules only: no fused rule, no reused buffer."""
     saved = walk.RULES, walk.SCALAR_RULES, cotangents.RECYCLE
@@ -62,7 +73,7 @@ def _exact(name):
     return not any(CALLS.search(p) for p in derivatives.TABLE[name].partials)
 
 
-@pytest.mark.parametrize("name", sorted(derivatives.UNARY))
+@pytest.mark.parametrize("name,forced", _modes(derivatives.UNARY), indirect=["forced"])
 def test_unary_rules_give_the_rules_numbers(forced, name):
     x = _inputs(UNARY_DOMAIN.get(name, derivatives.TABLE[name].domain), 300, 1)
     u = np.cos(np.arange(300.0))
@@ -71,7 +82,7 @@ def test_unary_rules_give_the_rules_numbers(forced, name):
 
 
 @pytest.mark.parametrize("form", ["both", "x only", "y only", "scalar y", "same", "accumulate"])
-@pytest.mark.parametrize("name", sorted(derivatives.BINARY))
+@pytest.mark.parametrize("name,forced", _modes(derivatives.BINARY), indirect=["forced"])
 def test_binary_rules_give_the_rules_numbers(forced, name, form):
     dom = BINARY_DOMAIN.get(name, derivatives.TABLE[name].domain)
     x, y = _inputs(dom, 300, 2), _inputs(dom, 300, 3)
@@ -103,6 +114,7 @@ def test_slices_add_into_the_running_cotangent(forced):
     assert_same(duals.grad(f)(x), by_rules(duals.grad(f), x))
 
 
+@pytest.mark.parametrize("forced", ["numpy"], indirect=True)
 @pytest.mark.parametrize("case", [c for c in CASES if not c.name.startswith("checkpoint")],
                          ids=lambda c: c.id)
 def test_every_case_of_the_table_gives_the_rules_numbers(forced, case):
