@@ -22,6 +22,7 @@ bit the rules'. Formulas that call ``exp`` or ``log`` keep the rules on arrays: 
 exp and log beat the scalar calls of a Numba loop (benchmarks K1). On 0-d values the formulas are
 evaluated with Python's ``math`` (:mod:`duals._vocabulary`), as forward mode does.
 """
+import ast
 import re
 
 import numpy as np
@@ -106,6 +107,75 @@ def on_scalars(name, partials):
     return rule
 
 
+_UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "true_divide",
+           ast.Pow: "power", ast.Eq: "equal", ast.Lt: "less", ast.Gt: "greater", ast.LtE: "less_equal",
+           ast.GtE: "greater_equal", ast.NotEq: "not_equal"}
+
+
+def _reuse(t):
+    """A temporary of the formula that a later operation may overwrite: a float64 array of ours."""
+    return t if type(t) is np.ndarray and t.dtype == _F64 else None
+
+
+def _first(alloc, shape, *operands):
+    """The buffer of an operation on the arguments themselves: reused when an operand is an array."""
+    for a in operands:
+        if type(a) is np.ndarray:
+            return alloc(shape)
+    return None
+
+
+def in_place(expr, argnames):
+    """in_place(expr, argnames) -> f(alloc, shape, g, *args): ``expr * g`` on float64 arrays of one shape.
+
+    The formula's NumPy operations are those of the rules, in the same order, but each one writes
+    into its operand's temporary when it has one (``exp(-(x * x))``: one buffer, four passes over
+    it, instead of four new arrays); the first takes a buffer from ``alloc``.
+    """
+    from .elementwise import PLAIN, _numpy_impl
+    from ..float_warnings import RULE_FILE
+    lines, names = [], iter(range(1 << 30))
+
+    def emit(node):
+        if isinstance(node, ast.Constant) or isinstance(node, ast.Name):
+            return ast.unparse(node), False
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return op("np.negative", [emit(node.operand)])
+        if isinstance(node, ast.BinOp) and type(node.op) in _UFUNCS:
+            return op(f"np.{_UFUNCS[type(node.op)]}", [emit(node.left), emit(node.right)])
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _UFUNCS:
+            t = f"t{next(names)}"    # a boolean array of its own
+            operands = [emit(node.left), emit(node.comparators[0])]
+            lines.append(f"{t} = np.{_UFUNCS[type(node.ops[0])]}({', '.join(a for a, _ in operands)})")
+            return t, False
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            operands = [emit(a) for a in node.args]
+            ufunc = _numpy_impl(node.func.id)
+            if ufunc is not None:
+                return op(f"np.{ufunc.__name__}", operands)
+            t = f"t{next(names)}"    # NumPy has no ufunc for it: the primitive's implementation
+            lines.append(f"{t} = _plain[{node.func.id!r}]({', '.join(a for a, _ in operands)})")
+            return t, True
+        raise ValueError(f"in_place: cannot evaluate {ast.unparse(node)!r} in place")
+
+    def op(ufunc, operands):
+        t = f"t{next(names)}"
+        mine = [a for a, fresh in operands if fresh]
+        into = f"_reuse({mine[0]})" if mine else f"_first(alloc, shape, {', '.join(a for a, _ in operands)})"
+        lines.append(f"{t} = {ufunc}({', '.join(a for a, _ in operands)}, out={into})")
+        return t, True
+
+    result, fresh = emit(ast.parse(expr, mode="eval").body)
+    into = f"_reuse({result}) if _reuse({result}) is not None else alloc(shape)" if fresh else "alloc(shape)"
+    lines.append(f"return np.multiply({result}, g, out={into})")
+    source = f"def partial_times_g(alloc, shape, g, {', '.join(argnames)}):\n" + "".join(
+        f"    {line}\n" for line in lines)
+    namespace = {"np": np, "_reuse": _reuse, "_first": _first, "_plain": PLAIN,
+                 **derivatives.CONSTANTS}
+    exec(compile(source, f"{RULE_FILE}{expr}>", "exec"), namespace)  # noqa: S102 - the table is ours
+    return namespace["partial_times_g"]
+
+
 def elementwise(name, partials):
     """elementwise(name, partials) -> rule for the table entry ``name`` (None if it keeps its rules).
 
@@ -122,7 +192,9 @@ def elementwise(name, partials):
         kernels.VJP_NAMES.append(name)
     letters = "xy"[:len(partials)]
     from .elementwise import PLAIN, _formula
-    plain = tuple(_formula(p, ("x", "y")[:len(partials)] + ("out",), PLAIN) for p in partials)
+    argnames = ("x", "y")[:len(partials)] + ("out",)
+    plain = tuple(_formula(p, argnames, PLAIN) for p in partials)
+    into = tuple(in_place(p, argnames) if k == "formula" else None for p, k in zip(partials, kinds))
 
     def rule(node, g, g_free, store, mask):
         out = node.out
@@ -148,12 +220,12 @@ def elementwise(name, partials):
                 alone = g_free and len(wanted) == 1 and g.flags.writeable
                 results[i] = (np.negative(g, out=g) if alone else -g, OWNED)
             elif kinds[i] == "formula":
-                d = plain[i](*args, out)
-                if (type(d) is np.ndarray and d.shape == g.shape and d.dtype == g.dtype == _F64
-                        and g.size >= cotangents.POOL_FROM):   # into a reused buffer: no fresh pages
-                    results[i] = (np.multiply(d, g, out=store.alloc(g.shape)), OWNED)
+                if (g.size >= cotangents.POOL_FROM and g.dtype == out.dtype == _F64
+                        and g.shape == out.shape and all(_plain_operand(a, g) for a in args)):
+                    # large: the formula in place, in buffers the walk reuses
+                    results[i] = (into[i](store.alloc, g.shape, g, *args, out), OWNED)
                 else:
-                    results[i] = (d * g, OWNED)
+                    results[i] = (plain[i](*args, out) * g, OWNED)
         for i in sharers:   # partial 1: the cotangent is g itself, owned if only one takes it
             results[i] = (g, OWNED if g_free and len(sharers) == 1 and g.flags.writeable else SHARED)
         return results
@@ -213,6 +285,13 @@ def elementwise(name, partials):
         return results
 
     return rule
+
+
+def _plain_operand(a, g):
+    """An operand that the in-place formula may meet: a number, or a float64 array shaped like ``g``."""
+    if type(a) is np.ndarray:
+        return a.dtype == _F64 and (a.shape == g.shape or a.ndim == 0)
+    return type(a) in _NUMBERS
 
 
 def slicing(node, g, g_free, store, mask):
