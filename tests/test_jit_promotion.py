@@ -180,14 +180,28 @@ def test_jvp_of_parameter_only_code():
     np.testing.assert_allclose(tangent, central_differences(lorenz_rk4, args, 1), rtol=1e-6, atol=1e-9)
 
 
-def test_an_input_array_changed_in_place_gets_advice_that_applies():
+def test_an_input_array_changed_in_place_is_differentiated_on_a_copy():
     @numba.njit
     def step_in_place(state, k):
         state[0] = state[0] * k
         return state
 
+    state = np.ones(2)
+    np.testing.assert_array_equal(duals.jacfwd(step_in_place, argnums=1)(state, 2.0), [1.0, 0.0])
+    np.testing.assert_array_equal(duals.grad(numba.njit(lambda s, k: np.sum(step_in_place(s, k))),
+                                             argnums=1)(state, 2.0), 1.0)
+    np.testing.assert_array_equal(state, np.ones(2))  # the caller's array is not written
+
+
+def test_a_dual_stored_into_an_array_from_linspace_gets_advice_that_applies():
+    @numba.njit
+    def profile(k, n):
+        grid = np.linspace(0.0, 1.0, n)
+        grid[0] = grid[0] * k
+        return grid
+
     with pytest.raises(TypeError, match="copy") as info:
-        duals.jacfwd(step_in_place, argnums=1)(np.ones(2), 2.0)
+        duals.jacfwd(profile, argnums=0)(2.0, 5)
     assert len(str(info.value).splitlines()) <= 3
 
 
