@@ -330,10 +330,19 @@ select.unreached = lambda argnum, mask, out, condition, x, y: (
 select.def_sparsity(gather_rule(_select_impl, data=(1, 2)))
 
 
+def _everywhere(condition, argnum):
+    """Whether branch ``argnum`` of ``select`` is taken at every entry (its derivative then passes
+    on unchanged, without a select)."""
+    c = np.asarray(condition)
+    return bool(c.all() if argnum == 1 else not c.any())
+
+
 def _select_jvp(argnum):
     def rule(t, out, condition, x, y):
         a = (x, y)[argnum - 1]
         lead = lead_of(t, a)
+        if _everywhere(condition, argnum):
+            return fill_to(align(t, a, out), shape(t)[:lead], out)
         zero = _zero_like(out)
         branch = (align(t, a, out), zero) if argnum == 1 else (zero, align(t, a, out))
         return fill_to(select(condition, *branch), shape(t)[:lead], out)
@@ -342,9 +351,10 @@ def _select_jvp(argnum):
 
 def _select_vjp(argnum):
     def rule(g, out, condition, x, y, unreached=None):  # exact zeros already: no product
-        zero = _zero_like(out)
-        branch = (g, zero) if argnum == 1 else (zero, g)
-        return unbroadcast(select(condition, *branch), out, shape((x, y)[argnum - 1]))
+        if not _everywhere(condition, argnum):
+            zero = _zero_like(out)
+            g = select(condition, *((g, zero) if argnum == 1 else (zero, g)))
+        return unbroadcast(g, out, shape((x, y)[argnum - 1]))
     return rule
 
 
