@@ -326,7 +326,8 @@ def _from_executor(executor, items, who, labels):
         return [future.result() for future in futures]
     except BrokenProcessPool as exc:
         failed = next((label for label, future in zip(labels, futures)
-                       if future.done() and isinstance(future.exception(), BrokenProcessPool)), who)
+                       if future.done() and not future.cancelled()
+                       and isinstance(future.exception(), BrokenProcessPool)), who)
         raise BrokenProcessPool(
             f"{failed}: a worker process died (killed by the system, e.g. out of memory, or "
             f"crashed in compiled code) and the process pool is broken; no partial result is "

@@ -302,19 +302,21 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None):
             if len(plans) > 64:
                 plans.clear()
             plan = plans[key] = _JacobianPlan(args, nums, single, chunk_size)
-        chunks = range(len(plan.starts))
         if pool is None:
-            passes = [_forward_chunk(f, args, nums, plan, index, has_aux) for index in chunks]
+            primals = [args[i] for i in nums]
+            passes = []
+            for index in range(len(plan.starts)):
+                passes.append(_forward_chunk(f, args, nums, plan, index, has_aux, primals))
         else:
             from .worker_tasks import forward_chunks
-            passes = pool.run(forward_chunks, (f, args, nums, single, chunk_size, has_aux), chunks,
-                              describe=plan.describe)
-        treedef, aux = passes[0][1:]
+            passes = pool.run(forward_chunks, (f, args, nums, single, chunk_size, has_aux),
+                              range(len(plan.starts)), describe=plan.describe)
+        blocks, treedef, aux = passes[0]
         jacobians = []
-        for k in range(len(passes[0][0])):
-            blocks = [p[0][k] for p in passes]
-            full = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=-1)
-            jacobians.append(plan.split(full))
+        for k, block in enumerate(blocks):
+            if len(passes) > 1:
+                block = np.concatenate([p[0][k] for p in passes], axis=-1)
+            jacobians.append(plan.split(block))
         result = _rebuild(treedef, jacobians)
         return (result, aux) if has_aux else result
 
@@ -328,17 +330,16 @@ def _resolve_workers(workers, who):
     return resolve(workers, who)
 
 
-def _forward_chunk(f, args, nums, plan, index, has_aux):
+def _forward_chunk(f, args, nums, plan, index, has_aux, primals):
     """One compiled pass of jacfwd: chunk ``index`` of ``plan`` -> (the tangents of every output
-    leaf, ``out.shape + (directions,)``, the outputs' treedef, aux (first chunk only))."""
+    leaf, ``out.shape + (directions,)``, the outputs' treedef, aux (first chunk only)).
+    ``args`` (the call's own list) gets the chunk's duals in place of ``primals``."""
     start = plan.starts[index]
-    primals = [args[i] for i in nums]
     duals = (plan.seeded[index].fill(primals) if plan.seeded is not None
              else SeededArguments(primals, plan.lanes, start, reusable=False).duals)
-    call = list(args)
     for i, dual in zip(nums, duals):
-        call[i] = dual
-    result = _call(f, call, "jacfwd")
+        args[i] = dual
+    result = _call(f, args, "jacfwd")
     aux = None
     if has_aux:
         result, aux = _split_aux(result, "jacfwd")

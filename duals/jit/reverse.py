@@ -20,6 +20,7 @@ input's derivative comes back as float32).
 >>> compiled_grad(f)(np.array([1.0, 2.0])).tolist()
 [4.0, 4.0]
 """
+import math
 import threading
 
 import numpy as np
@@ -324,7 +325,8 @@ def compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None, workers=None):
             rows = pull_rows(rec, flat, chunk_size)
         finally:
             _release(tape)
-        jac = jacobian_blocks(rows, [n.shape for n in nodes], treedef, args, nums, single)
+        jac = jacobian_blocks(rows, [n.shape for n in nodes], treedef, args, nums, single,
+                              rec.shapes, rec.sizes)
         return (jac, aux) if has_aux else jac
 
     return jacobian
@@ -344,15 +346,15 @@ def pull_rows(rec, flat, chunk_size):
     return rows
 
 
-def jacobian_blocks(rows, out_shapes, treedef, args, nums, single):
+def jacobian_blocks(rows, out_shapes, treedef, args, nums, single, shapes=None, sizes=None):
     """The Jacobian from its rows (all outputs' entries in order): one block per output leaf and
-    differentiated argument."""
+    differentiated argument (``shapes``, ``sizes``: the arguments', when known)."""
     blocks, offset = [], 0
     for shape in out_shapes:
-        size = int(np.prod(shape, dtype=np.int64))
+        size = math.prod(shape)
         part = rows[offset:offset + size].reshape(shape + (rows.shape[1],))
         offset += size
-        split = split_inputs(part, args, nums, lead=shape)
+        split = split_inputs(part, args, nums, shape, shapes, sizes)
         blocks.append(split[0] if single else tuple(split))
     return _rebuild(treedef, blocks)
 

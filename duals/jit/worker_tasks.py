@@ -28,7 +28,9 @@ def forward_chunks(f, args, nums, single, chunk_size, has_aux, indices):
     """A worker's task under ``jacfwd(workers=)``: chunks ``indices`` of the plan the serial call
     makes for these arguments."""
     plan = _JacobianPlan(args, nums, single, chunk_size)
-    return [_forward_chunk(f, args, nums, plan, index, has_aux) for index in indices]
+    args = list(args)   # a task's own list (threads share theirs)
+    primals = [args[i] for i in nums]
+    return [_forward_chunk(f, args, nums, plan, index, has_aux, primals) for index in indices]
 
 
 def hessian_passes(f, args, nums, chunk, pairs):
