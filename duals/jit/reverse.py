@@ -319,9 +319,7 @@ def compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None, workers=None):
             return jacrev_rows(pool, f, args, nums, single, has_aux, chunk_size)
         tape = _thread_tape(np.float64)
         try:
-            rec = _Recording(f, args, nums, "jacrev", tape)
-            values, nodes, treedef, aux = rec.outputs("jacrev", has_aux)
-            flat = np.concatenate([n.ravel() for n in nodes]) if nodes else np.zeros(0, np.int64)
+            rec, nodes, treedef, aux, flat = record_outputs(f, args, nums, "jacrev", tape, has_aux)
             rows = pull_rows(rec, flat, chunk_size)
         finally:
             _release(tape)
@@ -330,6 +328,15 @@ def compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None, workers=None):
         return (jac, aux) if has_aux else jac
 
     return jacobian
+
+
+def record_outputs(f, args, nums, who, tape, has_aux):
+    """One recording of ``f`` on ``tape`` -> (the recording, the output leaves' nodes, their
+    treedef, aux, all output nodes in one flat array)."""
+    rec = _Recording(f, args, nums, who, tape)
+    _, nodes, treedef, aux = rec.outputs(who, has_aux)
+    flat = np.concatenate([n.ravel() for n in nodes]) if nodes else np.zeros(0, np.int64)
+    return rec, nodes, treedef, aux, flat
 
 
 def pull_rows(rec, flat, chunk_size):

@@ -19,7 +19,7 @@ forked from the caller it is the caller's own dispatcher, compiled code included
 import numpy as np
 
 from .api import _JacobianPlan, _forward_chunk, _hessian_pass
-from .reverse import _Recording, _release, _thread_tape, hessian_columns, jacobian_blocks, pull_rows
+from .reverse import _release, _thread_tape, hessian_columns, jacobian_blocks, pull_rows, record_outputs
 
 __all__ = ["forward_chunks", "hessian_passes", "hessian_column_chunks", "jacrev_rows", "jacrev_shares"]
 
@@ -62,9 +62,7 @@ def jacrev_shares(f, args, nums, has_aux, chunk_size, shares, indices):
     -> [(rows, output shapes, treedef, aux)]."""
     tape = _thread_tape(np.float64)
     try:
-        rec = _Recording(f, args, nums, "jacrev", tape)
-        _, nodes, treedef, aux = rec.outputs("jacrev", has_aux)
-        flat = np.concatenate([n.ravel() for n in nodes]) if nodes else np.zeros(0, np.int64)
+        rec, nodes, treedef, aux, flat = record_outputs(f, args, nums, "jacrev", tape, has_aux)
         m = flat.size
         return [(pull_rows(rec, flat[m * b // shares:m * (b + 1) // shares], chunk_size),
                  [n.shape for n in nodes], treedef, aux) for b in indices]
