@@ -1,6 +1,6 @@
 """workers=: the Jacobian of an @njit simulation serially, over 2 processes, and on a 2-worker Dask cluster.
 
-    python -m benchmarks.workers [--repeats 3] [--steps 12000] [--no-dask]
+    python -m benchmarks.workers [--repeats 3] [--steps 12000] [--no-dask] [--quick]
 
 The simulation is a Fisher-KPP reaction-diffusion front, ``u_t = D u_xx + r(x) u (1 - u)`` on 1024
 cells with no-flux ends, Heun's method for ``--steps`` steps (about 50 ms per plain evaluation on
@@ -161,7 +161,11 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=12000)
     parser.add_argument("--no-dask", action="store_true")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: 20 steps, one turn, no fork-server row, no Dask")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.steps, args.repeats, args.no_dask = 20, 1, True
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; "
           f"{os.cpu_count()} CPUs; Python {sys.version.split()[0]}, NumPy {np.__version__}, "
           f"Numba {numba.__version__}")
@@ -183,9 +187,10 @@ def main(argv=None):
         rows += rows_of(turns({"serial": serial,
                                "kept ProcessPoolExecutor(2)": (lambda: kept(*call), _kept_pool_cpu(pool))},
                               args.repeats, reference))[1:]
-        rows += rows_of(turns({"serial": serial,   # another thread runs: a fork server, whose
-                               "workers=2 with a thread running (fork server)":   # children are not ours
-                                   (lambda: owned(*call), lambda: {})}, 1, reference))[1:]
+        if not args.quick:   # another thread runs: a fork server, whose children are not ours
+            rows += rows_of(turns({"serial": serial,
+                                   "workers=2 with a thread running (fork server)":
+                                       (lambda: owned(*call), lambda: {})}, 1, reference))[1:]
     overhead = None
     if not args.no_dask:                   # phase 3: a Dask client runs threads in this process
         from distributed import Client, LocalCluster

@@ -167,6 +167,14 @@ def test_importing_duals_and_using_workers_imports_no_dask():
     assert out.stdout.strip() == "[]"
 
 
+def test_the_benchmark_runs_and_checks_its_results():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-m", "benchmarks.workers", "--quick"], cwd=root,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "| kept ProcessPoolExecutor(2) |" in out.stdout
+
+
 # ---------------------------------------------------------------- bad input and failures
 
 @pytest.mark.parametrize("bad, error, words", [
