@@ -215,9 +215,14 @@ def _register(make_impl, name, f):
     infer_global(f, types.Function(ArrayTemplate))
 
 
-def _has_dual_scalar(rewrite, expr):
+def _not_fusable(rewrite, expr):
     """Numba's fused loops take arrays and plain numbers only: calls that have a dual scalar
-    operand (``np.hypot(x, d)``) are left to the loops here instead."""
+    operand (``np.hypot(x, d)``) are left to the loops here instead; and a generalized ufunc
+    (``np.matmul``, overloaded in :mod:`.linalg`) is not element-wise, though a ufunc."""
+    if expr.op == "call":
+        key = getattr(rewrite.typemap.get(expr.func.name), "typing_key", None)
+        if isinstance(key, np.ufunc) and key.signature is not None:
+            return True
     return any(isinstance(rewrite.typemap.get(v.name), DualType) for v in expr.list_vars())
 
 
@@ -332,7 +337,7 @@ def _install():
             _register(_inplace_impl if _is_inplace(f) else _binary_impl, name, f)
     for name in COMPARISONS:
         _register(_binary_impl, name, getattr(operator, name))
-    keep_out_of_fused_loops(_has_dual_scalar)
+    keep_out_of_fused_loops(_not_fusable)
     # a method call x.sum() resolves to Numba's own overload function: overloaded here too
     methods = array_methods()
     for label, reduce in (("sum", _sum), ("prod", _prod), ("mean", _mean)):

@@ -5,8 +5,9 @@ Numba's own ``np.dot`` / ``np.linalg`` on the real parts, and gets every lane at
 a few more BLAS or LAPACK calls, the lanes travelling as extra columns; for nested duals
 (``hessian``) the real parts are duals of the level below and the same rules apply to them.
 
-* ``A @ B`` and ``np.dot`` (1-d and 2-d operands, duals and floats mixed):
-  ``dC = dA B + A dB``, two matrix products with the lanes folded into rows or columns;
+* ``A @ B``, ``np.dot`` and ``np.matmul`` (1-d and 2-d operands, duals and floats mixed):
+  ``dC = dA B + A dB``, two matrix products with the lanes folded into rows or columns
+  (``np.matmul`` of float arrays too: Numba has none);
 * ``solve(A, B)``: ``X = A⁻¹B``, ``dX = A⁻¹(dB − dA X)``, the lanes as right-hand sides of one
   more solve (a single solve of ``[B | dB]`` when ``A`` is constant);
 * ``inv``: ``−A⁻¹ dA A⁻¹``; ``det``: ``det(A) tr(A⁻¹ dA)``; ``slogdet``: ``tr(A⁻¹ dA)``;
@@ -16,7 +17,8 @@ a few more BLAS or LAPACK calls, the lanes travelling as extra columns; for nest
   since Numba (as NumPy) reads only the lower triangle;
 * ``lstsq`` of a full-rank matrix: ``dx = A⁺(db − dA x) + A⁺A⁺ᵀ dAᵀ r + (I − A⁺A) dAᵀ A⁺ᵀ x``
   with ``A⁺`` from one SVD, the singular values ``ds_i = u_iᵀ dA v_i`` and the residuals
-  ``2 rᵀ(db − dA x)``.
+  ``2 rᵀ(db − dA x)``;
+* ``eigh``, ``eigvalsh``, ``svd``, ``qr`` and ``pinv``: :mod:`.decompositions`.
 
 Policy (as on the NumPy path): a derivative at a singular matrix raises ``LinAlgError``
 (``det`` and ``slogdet`` say so; ``solve`` and ``inv`` fail in LAPACK as for floats),
@@ -428,9 +430,22 @@ def _trace_typer(a, offset=0):
     return impl
 
 
+def _matmul_function(a, b):
+    """``np.matmul``: ``a @ b`` of dual arrays; of float arrays too (1-d and 2-d), since Numba has
+    no ``np.matmul`` and the plain call of the same code must run."""
+    found = _matmul_typer("np.matmul")(a, b)
+    if found is not None:
+        return found
+    if all(isinstance(t, types.Array) and isinstance(t.dtype, (types.Float, types.Complex))
+           and t.ndim in (1, 2) for t in (a, b)):
+        return lambda a, b: a @ b
+    return None
+
+
 def _install():
-    for f, name in ((operator.matmul, "@"), (np.dot, "np.dot")):  # np.matmul: Numba has none
+    for f, name in ((operator.matmul, "@"), (np.dot, "np.dot")):
         overload(f, target="cpu")(_matmul_typer(name))
+    overload(np.matmul, target="cpu")(_matmul_function)
     overload(np.linalg.solve, target="cpu")(_solve_typer)
     overload(np.linalg.inv, target="cpu")(_inv_typer)
     overload(np.linalg.det, target="cpu")(_det_typer)
@@ -439,6 +454,8 @@ def _install():
     overload(np.linalg.cholesky, target="cpu")(_cholesky_typer)
     overload(np.linalg.lstsq, target="cpu")(_lstsq_typer)
     overload(np.trace, target="cpu")(_trace_typer)
+    from . import decompositions  # eigh, svd, qr, pinv: built on the helpers here
+    decompositions.install()
 
 
 _install()
