@@ -263,11 +263,56 @@ def test_vectorize_functions_given_to_jacfwd_and_called_inside_njit():
     np.testing.assert_allclose(gaussian_bump(x, 2.0), 2 * np.exp(-x * x))
 
 
-def test_guvectorize_is_refused_with_what_to_do():
-    @numba.guvectorize(["void(float64[:], float64, float64[:])"], "(n),()->(n)")
-    def scaled(x, a, out):
-        for i in range(x.shape[0]):
-            out[i] = a * x[i]
+@numba.guvectorize(["void(float64[:], float64[:], float64, float64[:])"], "(n),(n),()->(n)")
+def diffusion_step(u, k, dt, out):
+    """One explicit step of u' = k u'' on a row, the ends insulated."""
+    n = u.shape[0]
+    for i in range(n):
+        left = u[i - 1] if i > 0 else u[i]
+        right = u[i + 1] if i < n - 1 else u[i]
+        out[i] = u[i] + dt * k[i] * (left - 2.0 * u[i] + right)
 
-    with pytest.raises(TypeError, match="@guvectorize function 'scaled' cannot run on duals"):
-        duals.jacfwd(scaled)(np.ones(2), 2.0)
+
+@numba.guvectorize(["void(float64[:], float64[:], float64[:])"], "(n),(n)->()")
+def weighted_energy(u, w, res):
+    acc = 0.0
+    for i in range(u.shape[0]):
+        acc += w[i] * u[i] ** 2
+    res[0] = acc
+
+
+@numba.njit
+def diffused_energies(U, k, dt, steps):
+    """Every row of U diffused ``steps`` times; the energy of each row at the end."""
+    out = np.empty_like(U)
+    for _ in range(steps):
+        diffusion_step(U, k, dt, out)
+        U = out.copy()
+    energies = np.empty(U.shape[0])
+    weighted_energy(U, k, energies)
+    return energies
+
+
+ROWS = np.array([[1.0, 0.5, -0.2, 0.8], [0.3, -1.0, 0.4, 0.0]])
+CONDUCTIVITY = np.array([0.5, 1.0, 0.8, 1.2])
+
+
+def test_guvectorize_given_to_jacfwd_is_its_stencil_row_by_row():
+    got = duals.jacfwd(diffusion_step)(ROWS, CONDUCTIVITY, 0.1)  # the output made for it
+    n = CONDUCTIVITY.size
+    stencil = np.eye(n) + 0.1 * CONDUCTIVITY[:, None] * (np.eye(n, k=1) + np.eye(n, k=-1) - 2 * np.eye(n))
+    stencil[0, 0] += 0.1 * CONDUCTIVITY[0]
+    stencil[-1, -1] += 0.1 * CONDUCTIVITY[-1]
+    for r in range(2):  # rows do not mix
+        np.testing.assert_allclose(got[r, :, r, :], stencil, rtol=1e-15)
+        np.testing.assert_array_equal(got[r, :, 1 - r, :], 0.0)
+    np.testing.assert_allclose(duals.jacfwd(weighted_energy, argnums=1)(ROWS[0], CONDUCTIVITY), ROWS[0] ** 2)
+    np.testing.assert_allclose(duals.hessian(weighted_energy)(ROWS[0], CONDUCTIVITY), 2 * np.diag(CONDUCTIVITY))
+
+
+def test_guvectorize_called_inside_njit_matches_central_differences():
+    args = (ROWS, CONDUCTIVITY, 0.05, 6)
+    plain = diffused_energies(*args)
+    assert plain.shape == (2,) and np.all(plain > 0)
+    for argnum, got in enumerate(duals.jacfwd(diffused_energies, argnums=(0, 1))(*args)):
+        np.testing.assert_allclose(got, central_differences(diffused_energies, args, argnum), rtol=1e-7, atol=1e-9)

@@ -291,3 +291,11 @@ def typed_as_hashable(type_class):
 
     if not issubclass(type_class, types.Hashable):
         types.Hashable.register(type_class)  # Numba's types are ABCs: a virtual subclass
+
+
+def gufunc_argument_types(gufunc):
+    """gufunc_argument_types(gufunc) -> the Numba argument types of the first signature a
+    ``@guvectorize`` function was compiled for (its declared one, or its first call's), so that
+    a ``()`` argument is known to be a scalar or a one-element array; None before any."""
+    sigs = getattr(gufunc.gufunc_builder, "_sigs", None)
+    return list(sigs[0].args) if sigs else None
