@@ -12,7 +12,8 @@ import heapq
 import numpy as np
 
 from . import core as _core
-from .cotangents import SHARED, Cotangents
+from . import cotangents as _cotangents
+from .cotangents import OWNED, SHARED, Cotangents
 from .ops import all_of_copies, innermost
 from .ops.fused_vjp import RULES, SCALAR_RULES
 from .reverse import Node
@@ -26,7 +27,7 @@ def walk(seeds, retain_graph, accumulate):
     """
     add = _add()
     store = Cotangents(add, recycle=not retain_graph)
-    values = store.values
+    values, owned = store.values, store.owned
     unreached = {}  # id(target) -> entries of its cotangent that are zero by structure
     queue = []      # (-seq, node): the latest recorded node first
     pending = {}    # id(leaf) -> leaf Var with a cotangent
@@ -40,7 +41,9 @@ def walk(seeds, retain_graph, accumulate):
                 if before is not None and z is not None:
                     unreached[key] = before & z
             return
-        store.start(key, gi, kind)    # the first cotangent of target: it joins the queue
+        values[key] = gi    # the first cotangent of target (store.start): it joins the queue
+        if kind is OWNED:
+            owned.add(key)
         if type(target) is Node:
             heapq.heappush(queue, (-target.seq, target))
         else:
@@ -53,15 +56,19 @@ def walk(seeds, retain_graph, accumulate):
     anomaly = _core.ANOMALY
     # fused rules (duals.ops.fused_vjp); detect_anomaly checks every rule's result instead
     fused, on_scalars = (RULES, SCALAR_RULES) if anomaly is None else ({}, {})
-    take = store.take
+    pool_from = _cotangents.POOL_FROM   # smaller arrays are not worth keeping for reuse
     while queue:
         node = heapq.heappop(queue)[1]
         key = id(node)
-        g, g_free = take(key)
+        g = values.pop(key)     # store.take, written out
+        g_free = key in owned
+        if g_free:
+            owned.discard(key)
         mask = unreached.pop(key, None) if unreached else None
         if anomaly is not None:
             anomaly.now("cotangent", node)   # this node's VJP rules run
-        _check(node)
+        if node.freed or node.version or node.versions is not None or _changed(node.inputs):
+            _check(node)
         if node.retained is not None:
             owner = node.retained()
             if owner is not None:
@@ -77,10 +84,12 @@ def walk(seeds, retain_graph, accumulate):
                     if gi is not None:
                         put(target, gi, SHARED, None)
                 every = True
-        if every is None and prim in fused:
-            every = fused[prim](node, g, g_free, store, None if mask is None or not mask.any() else mask)
+        rule = fused.get(prim) if every is None else None
+        if rule is not None and (rule.small or type(node.out) is not np.ndarray
+                                 or node.out.size >= pool_from):
+            every = rule(node, g, g_free, store, None if mask is None or not mask.any() else mask)
             if every is not None:
-                if g_free and not any(r is not None and r[0] is g for r in every):
+                if g_free and g.size >= pool_from and _unused(g, every):
                     store.release(g)   # read for the last time: its buffer serves the next nodes
                 if mask is None and prim.unreached is None:   # no structural zeros to pass on
                     for target, r in zip(node.inputs, every):
@@ -91,8 +100,12 @@ def walk(seeds, retain_graph, accumulate):
             _by_rules(node, g, mask, every, anomaly, put)
         every = None
         if not retain_graph:
-            store.free(node)
-        store.done(g)
+            if type(node.out) is np.ndarray and node.out.size >= pool_from:
+                store.free(node)    # its value may serve as a buffer
+            else:
+                node.free()
+        if type(g) is np.ndarray and g.size >= pool_from:
+            store.done(g)
     leaves = {}
     for key, leaf in pending.items():
         g = store.take(key)[0]
@@ -100,6 +113,22 @@ def walk(seeds, retain_graph, accumulate):
             leaf.grad = g if leaf.grad is None else add(leaf.grad, g)
         leaves[key] = g
     return leaves
+
+
+def _changed(inputs):
+    """Whether a recorded argument's value was changed in place (counts are 0 when recorded)."""
+    for target in inputs:
+        if target is not None and target.version:
+            return True
+    return False
+
+
+def _unused(g, every):
+    """Whether no cotangent a fused rule gave is ``g`` itself."""
+    for r in every:
+        if r is not None and r[0] is g:
+            return False
+    return True
 
 
 def _check(node):

@@ -179,9 +179,9 @@ def in_place(expr, argnames):
 def elementwise(name, partials):
     """elementwise(name, partials) -> rule for the table entry ``name`` (None if it keeps its rules).
 
-    Large float64 arrays take the generated kernel; other plain arrays (smaller, float32, with
-    lanes, or a formula NumPy computes faster) evaluate the formula with the primitives'
-    implementations, the rules' very operations without their layers.
+    Large float64 arrays take the generated kernel; other large plain arrays (float32, with lanes,
+    or a formula NumPy computes faster) evaluate the formula with NumPy, in place where they can;
+    small arrays keep the rules, whose partials also run on the implementations directly.
     """
     if name in derivatives.SELECTING:
         return None
@@ -198,8 +198,8 @@ def elementwise(name, partials):
 
     def rule(node, g, g_free, store, mask):
         out = node.out
-        if type(out) is not np.ndarray or type(g) is not np.ndarray or out.ndim == 0:
-            return None
+        if type(out) is not np.ndarray or type(g) is not np.ndarray or out.size < cotangents.POOL_FROM:
+            return None   # small: the rules (with the implementations, duals.ops.elementwise) cost less
         args = node.args
         inputs = node.inputs
         wanted = [i for i, t in enumerate(inputs) if t is not None and kinds[i] != "zero"]
@@ -220,8 +220,8 @@ def elementwise(name, partials):
                 alone = g_free and len(wanted) == 1 and g.flags.writeable
                 results[i] = (np.negative(g, out=g) if alone else -g, OWNED)
             elif kinds[i] == "formula":
-                if (g.size >= cotangents.POOL_FROM and g.dtype == out.dtype == _F64
-                        and g.shape == out.shape and all(_plain_operand(a, g) for a in args)):
+                if (g.dtype == out.dtype == _F64 and g.shape == out.shape
+                        and all(_plain_operand(a, g) for a in args)):
                     # large: the formula in place, in buffers the walk reuses
                     results[i] = (into[i](store.alloc, g.shape, g, *args, out), OWNED)
                 else:
@@ -284,6 +284,7 @@ def elementwise(name, partials):
             results[i] = (g, OWNED if g_free and len(sharers) == 1 and g.flags.writeable else SHARED)
         return results
 
+    rule.small = False   # arrays below cotangents.POOL_FROM entries keep the rules
     return rule
 
 
@@ -314,6 +315,9 @@ def slicing(node, g, g_free, store, mask):
     buf.fill(0.0)
     buf[index] = g
     return [(buf, OWNED)]
+
+
+slicing.small = True
 
 
 def _install():
