@@ -88,12 +88,6 @@ class Cotangents:
                 return acc
         return True
 
-    def start(self, key, term, kind):
-        """The first cotangent of ``key`` (``kind`` OWNED or SHARED)."""
-        self.values[key] = term
-        if kind is OWNED:
-            self.owned.add(key)
-
     def accumulate(self, key, term, kind):
         """Add ``term`` (``kind``: ADDED, OWNED or SHARED) into the running cotangent of ``key``."""
         if kind is ADDED:

@@ -41,7 +41,7 @@ def walk(seeds, retain_graph, accumulate):
                 if before is not None and z is not None:
                     unreached[key] = before & z
             return
-        values[key] = gi    # the first cotangent of target (store.start): it joins the queue
+        values[key] = gi    # the first cotangent of target: it joins the queue
         if kind is OWNED:
             owned.add(key)
         if type(target) is Node:
@@ -60,7 +60,7 @@ def walk(seeds, retain_graph, accumulate):
     while queue:
         node = heapq.heappop(queue)[1]
         key = id(node)
-        g = values.pop(key)     # store.take, written out
+        g = values.pop(key)     # store.take, written out: the loop runs once per node
         g_free = key in owned
         if g_free:
             owned.discard(key)
