@@ -17,9 +17,10 @@ from duals import derivatives
 from duals.jit import dual_array
 from duals.jit.arrays import array_spellings
 
+from lanes import LANES  # one lane count for every jacfwd, so the dual rules compile once for all
+
 njit = numba.njit(cache=True)
 RTOL = 1e-12
-LANES = 3  # one lane count for every jacfwd here, so the dual rules compile once for all tests
 
 
 def assert_close(got, want):

@@ -5,7 +5,8 @@ robust loss, order statistics), each run plain and under duals.jacfwd, are check
 central differences of the plain function, closed forms, and the NumPy path (``f.py_func``
 under duals.jacrev) for plain-NumPy kernels; at ties and kinks the NumPy path's policy. The
 table test applies every entry of duals.derivatives to 2-d dual arrays. Every jacfwd uses
-CHUNK lanes, so the dual rules compile once for all.
+LANES lanes, as the other compiled-mode tests do, so the dual rules compile once for all
+(tests/lanes.py).
 """
 import math
 
@@ -18,13 +19,13 @@ import duals.numpy as dnp
 from duals import derivatives
 from duals.jit import dual_array, fn
 from finite_differences import central_differences
+from lanes import LANES
 
 njit = numba.njit(cache=True)
-CHUNK = 4
 
 
 def jacfwd(f, argnums=0):
-    return duals.jacfwd(f, argnums=argnums, chunk_size=CHUNK)
+    return duals.jacfwd(f, argnums=argnums, chunk_size=LANES)
 
 
 def matches_numpy_path(f, *args, argnums=0, rtol=1e-12):

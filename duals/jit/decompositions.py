@@ -27,6 +27,8 @@ what to do. ``np.linalg.eig`` (complex in general) stays refused.
 >>> duals.jacfwd(f)(np.diag([1.0, 3.0]))[1].tolist()
 [[0.0, 0.0], [0.0, 1.0]]
 """
+import functools
+
 import numpy as np
 from numba.extending import overload, register_jitable
 
@@ -192,9 +194,16 @@ def _svd_typer(a, full_matrices=1):
     T = _checked("np.linalg.svd", a, square=False)
     if T is None:
         return None
+    rule = _svd_rule(T)
+    return lambda a, full_matrices=1: rule(a, full_matrices != 0)  # one rule for every flag's type
+
+
+@functools.lru_cache(maxsize=None)
+def _svd_rule(T):
     eps = _eps(T)
 
-    def impl(a, full_matrices=1):
+    @register_jitable
+    def impl(a, full_matrices):
         ar, da = split(a, T)
         m, n = ar.shape
         k = min(m, n)

@@ -431,11 +431,13 @@ def _trace_typer(a, offset=0):
 
 
 def _matmul_function(a, b):
-    """``np.matmul``: ``a @ b`` of dual arrays; of float arrays too (1-d and 2-d), since Numba has
-    no ``np.matmul`` and the plain call of the same code must run."""
-    found = _matmul_typer("np.matmul")(a, b)
-    if found is not None:
-        return found
+    """``np.matmul``: ``a @ b`` (the rule above) of dual arrays; of float arrays too (1-d and
+    2-d), since Numba has no ``np.matmul`` and the plain call of the same code must run."""
+    if _ours("np.matmul", a, b) is not None:
+        if a.ndim not in (1, 2) or b.ndim not in (1, 2):
+            _refuse(f"np.matmul of dual arrays supports 1-d and 2-d operands, got {a.ndim}-d and "
+                    f"{b.ndim}-d; loop over the leading axes")
+        return lambda a, b: a @ b
     if all(isinstance(t, types.Array) and isinstance(t.dtype, (types.Float, types.Complex))
            and t.ndim in (1, 2) for t in (a, b)):
         return lambda a, b: a @ b
