@@ -18,6 +18,9 @@ import numpy as np
 from . import core as _core
 from .core import Trace, Tracer, bind
 from .float_warnings import call_at_user_line
+from .ops.fused_vjp import READS
+
+SHELL_FROM = 4096   # smaller operands are kept: a shell would save less than it costs
 
 _no_grad_depth = 0
 
@@ -80,11 +83,32 @@ class ReverseTrace(Trace):
             else primitive.impl(*values, **params)
         if self.imperative and _no_grad_depth:
             return Var._new(out, None, self)  # a fresh leaf: nothing before it is recorded
+        saved = out
+        reads = READS.get(primitive)
+        if reads is not None and not nested and _core.ANOMALY is None:
+            # keep what the rules read; large operands they do not read become shells
+            names = reads(inputs)
+            values = [a if name in names else _shell(a) for a, name in zip(values, ("x", "y"))]
+            if "out" not in names:
+                saved = _shell(out)
         if constant_array:
             values = [_own(a) if i is None else a for a, i in zip(values, inputs)]
         # the versions of the traced arguments when recorded, kept only when one is not 0
         versions = [None if i is None else i.version for i in inputs] if changed else None
-        return Var._new(out, Node(primitive, values, params, inputs, versions, out), self)
+        return Var._new(out, Node(primitive, values, params, inputs, versions, saved), self)
+
+
+_NOTHING = np.zeros(2)   # the memory of every shell: 16 zero bytes
+
+
+def _shell(a):
+    """A large array's stand-in on the tape: its shape and dtype, no memory (a read-only
+    zero-stride view of zeros), for an operand that no rule reads."""
+    if type(a) is not np.ndarray or a.size < SHELL_FROM:
+        return a
+    shell = np.ndarray(a.shape, a.dtype, _NOTHING, 0, (0,) * a.ndim)
+    shell.flags.writeable = False
+    return shell
 
 
 def _own(a):

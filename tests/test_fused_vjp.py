@@ -15,7 +15,7 @@ from hypothesis import given, settings
 
 import duals
 import duals.numpy as dnp
-from duals import cotangents, derivatives, walk
+from duals import cotangents, derivatives, reverse, walk
 from duals.ops import fused_vjp
 from duals.ops.elementwise import PRIMITIVES
 from op_cases import BINARY_DOMAIN, CASES, UNARY_DOMAIN
@@ -29,6 +29,7 @@ def forced(monkeypatch, request):
     """The fused rules on every size: by the generated kernels, or by NumPy (the small-array path)."""
     monkeypatch.setattr(fused_vjp, "FUSED_FROM", 1 if request.param == "kernels" else 1 << 62)
     monkeypatch.setattr(cotangents, "POOL_FROM", 1)
+    monkeypatch.setattr(reverse, "SHELL_FROM", 1)
     return request.param
 
 
@@ -44,13 +45,14 @@ def _modes(names):
 
 
 def by_rules(fn, *args, **kwargs):
-    """fn(*args) with the primitives' rules only: no fused rule, no reused buffer."""
-    saved = walk.RULES, walk.SCALAR_RULES, cotangents.RECYCLE
-    walk.RULES, walk.SCALAR_RULES, cotangents.RECYCLE = {}, {}, False
+    """fn(*args) with the primitives' rules only: no fused rule, no reused buffer, every operand
+    kept on the tape (no shells)."""
+    saved = walk.RULES, walk.SCALAR_RULES, cotangents.RECYCLE, reverse.READS
+    walk.RULES, walk.SCALAR_RULES, cotangents.RECYCLE, reverse.READS = {}, {}, False, {}
     try:
         return fn(*args, **kwargs)
     finally:
-        walk.RULES, walk.SCALAR_RULES, cotangents.RECYCLE = saved
+        walk.RULES, walk.SCALAR_RULES, cotangents.RECYCLE, reverse.READS = saved
 
 
 def assert_same(got, expected, exact=True):
@@ -133,12 +135,12 @@ def test_random_compositions_give_the_rules_numbers(program):
     f = _build(steps)
     argnums = tuple(range(len(inputs)))
     loss = lambda *a: np.sum(f(*a) * 1.5)  # noqa: E731
-    saved = fused_vjp.FUSED_FROM, cotangents.POOL_FROM
-    fused_vjp.FUSED_FROM = cotangents.POOL_FROM = 1
+    saved = fused_vjp.FUSED_FROM, cotangents.POOL_FROM, reverse.SHELL_FROM
+    fused_vjp.FUSED_FROM = cotangents.POOL_FROM = reverse.SHELL_FROM = 1
     try:
         got = duals.grad(loss, argnums)(*inputs)
     finally:
-        fused_vjp.FUSED_FROM, cotangents.POOL_FROM = saved
+        fused_vjp.FUSED_FROM, cotangents.POOL_FROM, reverse.SHELL_FROM = saved
     assert_same(got, by_rules(duals.grad(loss, argnums), *inputs), exact=False)
 
 
@@ -240,3 +242,15 @@ def test_a_cotangent_is_reused_only_when_the_walk_alone_holds_it():
     g = np.zeros(cotangents.POOL_FROM + 2)
     store.done(g)                       # only this variable does
     assert [a.size for free in store.pool.values() for a in free] == [cotangents.POOL_FROM + 2]
+
+
+def test_the_tape_keeps_only_the_operands_the_rules_read(monkeypatch):
+    monkeypatch.setattr(reverse, "SHELL_FROM", 1)
+    x = duals.Var(np.linspace(0.5, 1.5, 10))
+    y = np.exp(x)           # exp' = out: keeps its output, not its argument
+    z = y * 3.0 + x         # mul by a constant keeps the constant; add keeps nothing
+    kept = lambda a: not (isinstance(a, np.ndarray) and a.ndim and not any(a.strides))  # noqa: E731
+    assert [kept(a) for a in y.grad_fn.args] == [False] and kept(y.grad_fn.out)
+    assert not any(kept(a) for a in z.grad_fn.args) and not kept(z.grad_fn.out)
+    np.sum(z).backward()
+    np.testing.assert_allclose(x.grad, 3.0 * np.exp(x.value) + 1.0, rtol=1e-15)

@@ -36,6 +36,12 @@ from ..cotangents import ADDED, OWNED, SHARED
 FUSED_FROM = 4096
 RULES = {}           # primitive -> rule on arrays
 SCALAR_RULES = {}    # primitive -> rule on 0-d float64 values
+# primitive -> reads(inputs): the operands ("x", "y", "out") that its reverse rules read when the
+# arguments with a node or leaf in ``inputs`` are differentiated; the tape keeps only those (the
+# rest as shells with their shape and dtype), so a value no rule reads is freed as soon as the
+# forward pass is done with it, as in f itself
+READS = {}
+_OPERANDS = re.compile(r"\b(x|y|out)\b")
 
 _F64 = np.dtype(np.float64)
 _NUMPY_FASTER = re.compile(r"\b(exp|log)\(")
@@ -320,10 +326,30 @@ def slicing(node, g, g_free, store, mask):
 slicing.small = True
 
 
+def _reads(partials):
+    names = [frozenset() if p in ("0.0", "1.0", "-1.0") else frozenset(_OPERANDS.findall(p))
+             for p in partials]
+
+    def reads(inputs):
+        if len(inputs) == 1:
+            return names[0] if inputs[0] is not None else frozenset()
+        x, y = inputs
+        return names[0] | names[1] if x is not None and y is not None else names[0] if x is not None \
+            else names[1]
+    return reads
+
+
+def _shapes_only(inputs):
+    return frozenset()
+
+
 def _install():
     global _is_basic
     from .elementwise import PRIMITIVES
-    from .shape import _is_basic, getitem_p
+    from .reductions import sum_p
+    from .shape import _is_basic, broadcast_p, getitem_p, reshape_p, transpose_p
+    for prim in (getitem_p, sum_p, reshape_p, broadcast_p, transpose_p):
+        READS[prim] = _shapes_only     # their rules need the shapes of the operands only
     for name, prim in PRIMITIVES.items():
         partials = derivatives.TABLE[name].partials
         rule = elementwise(name, partials)
@@ -331,6 +357,7 @@ def _install():
             RULES[prim] = rule
         if name not in derivatives.SELECTING:
             SCALAR_RULES[prim] = on_scalars(name, partials)
+            READS[prim] = _reads(partials)
     RULES[getitem_p] = slicing
 
 
