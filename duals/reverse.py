@@ -88,10 +88,12 @@ class ReverseTrace(Trace):
         if self.imperative and _no_grad_depth:
             return Var._new(out, None, self)  # a fresh leaf: nothing before it is recorded
         saved = out
-        reads = READS.get(primitive)
-        if reads is not None and not nested and _core.ANOMALY is None:
+        first = values[0] if values else None
+        if ((type(out) is np.ndarray and out.size >= SHELL_FROM)
+                or (type(first) is np.ndarray and first.size >= SHELL_FROM)) \
+                and not nested and primitive in READS and _core.ANOMALY is None:
             # keep what the rules read; large operands they do not read become shells
-            names = reads(inputs)
+            names = READS[primitive](inputs)
             values = [a if name in names else _shell(a) for a, name in zip(values, ("x", "y"))]
             if "out" not in names:
                 saved = _shell(out)
