@@ -46,7 +46,10 @@ class Entry:
     the function under ``duals.numpy.<submodule>``; ``domain`` is the interval where tests and
     the fuzzer sample it (the function is smooth inside), ``away_from_zero`` samples
     ``±[0.3, hi]`` instead; ``discontinuous`` marks jumps (finite differences fail across them);
-    ``selecting`` marks a partial whose zero means "this argument is not the one selected".
+    ``selecting`` marks a partial whose zero means "this argument is not the one selected";
+    ``holomorphic`` says the function is complex-differentiable where NumPy defines it for complex
+    numbers and its formulas, evaluated on complex values, give that complex derivative (so the same
+    rules serve complex inputs in every mode).
     """
     value: str
     partials: tuple
@@ -56,6 +59,7 @@ class Entry:
     away_from_zero: bool = False
     discontinuous: bool = False
     selecting: bool = False
+    holomorphic: bool = False
 
     @property
     def arity(self):
@@ -74,45 +78,45 @@ POSITIVE = (0.2, 3.0)
 OPEN_UNIT = (-0.9, 0.9)
 
 TABLE = {
-    "neg": unary("-x", "-1.0", numpy=("negative",)),
-    "square": unary("x * x", "2.0 * x"),
-    "reciprocal": unary("1.0 / x", "-(out * out)", domain=(0.3, 2.0), away_from_zero=True),
-    "sqrt": unary("sqrt(x)", "0.5 / out", domain=POSITIVE),
+    "neg": unary("-x", "-1.0", numpy=("negative",), holomorphic=True),
+    "square": unary("x * x", "2.0 * x", holomorphic=True),
+    "reciprocal": unary("1.0 / x", "-(out * out)", domain=(0.3, 2.0), away_from_zero=True, holomorphic=True),
+    "sqrt": unary("sqrt(x)", "0.5 / out", domain=POSITIVE, holomorphic=True),
     "cbrt": unary("cbrt(x)", "1.0 / (3.0 * out * out)", domain=POSITIVE),
-    "exp": unary("exp(x)", "out"),
-    "exp2": unary("exp2(x)", "LN2 * out"),
-    "expm1": unary("expm1(x)", "out + 1.0"),
-    "log": unary("log(x)", "1.0 / x", domain=POSITIVE),
-    "log2": unary("log2(x)", "1.0 / (LN2 * x)", domain=POSITIVE),
-    "log10": unary("log10(x)", "1.0 / (LN10 * x)", domain=POSITIVE),
-    "log1p": unary("log1p(x)", "1.0 / (1.0 + x)", domain=(-0.5, 2.0)),
-    "sin": unary("sin(x)", "cos(x)"),
-    "cos": unary("cos(x)", "-sin(x)"),
-    "tan": unary("tan(x)", "1.0 + out * out", domain=(-1.2, 1.2)),
-    "arcsin": unary("arcsin(x)", "1.0 / sqrt(1.0 - x * x)", domain=OPEN_UNIT),
-    "arccos": unary("arccos(x)", "-1.0 / sqrt(1.0 - x * x)", domain=OPEN_UNIT),
-    "arctan": unary("arctan(x)", "1.0 / (1.0 + x * x)"),
-    "sinh": unary("sinh(x)", "cosh(x)"),
-    "cosh": unary("cosh(x)", "sinh(x)"),
-    "tanh": unary("tanh(x)", "1.0 - out * out"),
-    "arcsinh": unary("arcsinh(x)", "1.0 / sqrt(x * x + 1.0)"),
-    "arccosh": unary("arccosh(x)", "1.0 / sqrt(x * x - 1.0)", domain=(1.2, 3.0)),
-    "arctanh": unary("arctanh(x)", "1.0 / (1.0 - x * x)", domain=OPEN_UNIT),
+    "exp": unary("exp(x)", "out", holomorphic=True),
+    "exp2": unary("exp2(x)", "LN2 * out", holomorphic=True),
+    "expm1": unary("expm1(x)", "out + 1.0", holomorphic=True),
+    "log": unary("log(x)", "1.0 / x", domain=POSITIVE, holomorphic=True),
+    "log2": unary("log2(x)", "1.0 / (LN2 * x)", domain=POSITIVE, holomorphic=True),
+    "log10": unary("log10(x)", "1.0 / (LN10 * x)", domain=POSITIVE, holomorphic=True),
+    "log1p": unary("log1p(x)", "1.0 / (1.0 + x)", domain=(-0.5, 2.0), holomorphic=True),
+    "sin": unary("sin(x)", "cos(x)", holomorphic=True),
+    "cos": unary("cos(x)", "-sin(x)", holomorphic=True),
+    "tan": unary("tan(x)", "1.0 + out * out", domain=(-1.2, 1.2), holomorphic=True),
+    "arcsin": unary("arcsin(x)", "1.0 / sqrt(1.0 - x * x)", domain=OPEN_UNIT, holomorphic=True),
+    "arccos": unary("arccos(x)", "-1.0 / sqrt(1.0 - x * x)", domain=OPEN_UNIT, holomorphic=True),
+    "arctan": unary("arctan(x)", "1.0 / (1.0 + x * x)", holomorphic=True),
+    "sinh": unary("sinh(x)", "cosh(x)", holomorphic=True),
+    "cosh": unary("cosh(x)", "sinh(x)", holomorphic=True),
+    "tanh": unary("tanh(x)", "1.0 - out * out", holomorphic=True),
+    "arcsinh": unary("arcsinh(x)", "1.0 / sqrt(x * x + 1.0)", holomorphic=True),
+    "arccosh": unary("arccosh(x)", "1.0 / (sqrt(x - 1.0) * sqrt(x + 1.0))", domain=(1.2, 3.0), holomorphic=True),
+    "arctanh": unary("arctanh(x)", "1.0 / (1.0 - x * x)", domain=OPEN_UNIT, holomorphic=True),
     "abs": unary("abs(x)", "sign(x)", numpy=("abs", "absolute", "fabs"), away_from_zero=True),
     "sign": unary("sign(x)", "0.0", away_from_zero=True, discontinuous=True),
     "erf": unary("erf(x)", "TWO_OVER_SQRT_PI * exp(-(x * x))", submodule="special"),
     "erfc": unary("erfc(x)", "-TWO_OVER_SQRT_PI * exp(-(x * x))", submodule="special"),
     "expit": unary("expit(x)", "out * (1.0 - out)", submodule="special"),
 
-    "add": binary("x + y", "1.0", "1.0", numpy=("add",)),
-    "sub": binary("x - y", "1.0", "-1.0", numpy=("subtract",)),
-    "mul": binary("x * y", "y", "x", numpy=("multiply",)),
+    "add": binary("x + y", "1.0", "1.0", numpy=("add",), holomorphic=True),
+    "sub": binary("x - y", "1.0", "-1.0", numpy=("subtract",), holomorphic=True),
+    "mul": binary("x * y", "y", "x", numpy=("multiply",), holomorphic=True),
     "div": binary("x / y", "1.0 / y", "-(out / y)", numpy=("divide", "true_divide"),
-                  domain=(0.3, 2.0)),
+                  domain=(0.3, 2.0), holomorphic=True),
     "pow": binary("x ** y",
                   "where(y == 0.0, 0.0, y * x ** (y - 1.0))",
                   "where(x == 0.0, 0.0, out * log(x))", numpy=("power", "float_power"),
-                  domain=(0.3, 2.0)),
+                  domain=(0.3, 2.0), holomorphic=True),
     "maximum": binary("maximum(x, y)",
                       "where(x > y, 1.0, where(x == y, 0.5, 0.0))",
                       "where(y > x, 1.0, where(x == y, 0.5, 0.0))", selecting=True),
@@ -136,12 +140,13 @@ NUMPY_NAMES = {}      # name: NumPy spellings, where they differ from the name
 SUBMODULE = {}        # name: "special" for duals.numpy.special.<name>
 DISCONTINUOUS = set()
 SELECTING = set()
+HOLOMORPHIC = set()   # names whose formulas are also their complex derivatives
 
 
 def refresh():
     """refresh(): rebuild the views of :data:`TABLE` (after adding an entry to it)."""
     UNARY.clear(), BINARY.clear(), NUMPY_NAMES.clear(), SUBMODULE.clear()
-    DISCONTINUOUS.clear(), SELECTING.clear()
+    DISCONTINUOUS.clear(), SELECTING.clear(), HOLOMORPHIC.clear()
     for name, entry in TABLE.items():
         (UNARY if entry.arity == 1 else BINARY)[name] = (entry.value,) + tuple(entry.partials)
         if entry.numpy:
@@ -152,6 +157,8 @@ def refresh():
             DISCONTINUOUS.add(name)
         if entry.selecting:
             SELECTING.add(name)
+        if entry.holomorphic:
+            HOLOMORPHIC.add(name)
 
 
 refresh()
