@@ -1,7 +1,7 @@
 """Whole-array functions on adjoint arrays (compiled reverse mode) that forward mode runs on lanes.
 
 Compiled forward mode computes ``np.where``, products (``@``, ``np.dot``, ``np.matmul``) and
-``np.linalg.solve``/``inv``/``det``/``norm`` of dual arrays by BLAS and LAPACK calls on the
+``np.linalg.solve``/``inv``/``det``/``slogdet``/``cholesky``/``norm`` of dual arrays by BLAS and LAPACK calls on the
 real parts with the tangent lanes as extra columns (:mod:`duals.jit.linalg`). Adjoints have no
 lanes: here the same functions are written with loops and scalar operations, which the tape
 records (a product of ``m × k`` by ``k × n`` records ``2 m k n`` operations; ``solve`` is
@@ -256,6 +256,51 @@ def _ov_det(A):
     return impl
 
 
+@overload(np.linalg.slogdet)
+def _ov_slogdet(A):
+    T = _level(A)
+    if T is None:
+        return None
+
+    def impl(A):
+        M = _square_copy(A, T)
+        sign = _eliminate(M, np.empty((A.shape[0], 0), T))
+        logabs = 0.0
+        for k in range(A.shape[0]):
+            if _real(M[k, k]) < 0.0:
+                sign = -sign
+            logabs = logabs + np.log(np.abs(M[k, k]))
+        return sign, logabs
+    return impl
+
+
+@overload(np.linalg.cholesky)
+def _ov_cholesky(A):
+    T = _level(A)
+    if T is None:
+        return None
+
+    def impl(A):
+        # the lower triangle read, as LAPACK's potrf does, column by column
+        M = _square_copy(A, T)
+        n = M.shape[0]
+        L = np.zeros(M.shape, T)
+        for j in range(n):
+            total = M[j, j]
+            for k in range(j):
+                total = total - L[j, k] * L[j, k]
+            if _real(total) <= 0.0:
+                raise np.linalg.LinAlgError("Matrix is not positive definite")
+            L[j, j] = np.sqrt(total)
+            for i in range(j + 1, n):
+                total = M[i, j]
+                for k in range(j):
+                    total = total - L[i, k] * L[j, k]
+                L[i, j] = total / L[j, j]
+        return L
+    return impl
+
+
 @overload(np.linalg.norm)
 def _ov_norm(x, ord=None):
     T = _level(x)
@@ -269,5 +314,7 @@ def _ov_norm(x, ord=None):
         total = 0.0
         for idx in np.ndindex(x.shape):
             total = total + x[idx] * x[idx]
+        if _real(total) == 0.0:
+            return total * 0.0      # the policy norm'(0) = 0, not sqrt's 1/0
         return np.sqrt(total)
     return impl

@@ -84,7 +84,7 @@ def _interp(x, xp, fp):
     if not (isinstance(xp, types.Array) and xp.ndim == 1 and isinstance(fp, types.Array)
             and fp.ndim == 1):
         raise errors.TypingError(f"{MARK}np.interp of duals takes 1-d arrays xp and fp")
-    T = level_of("np.interp", x, xp, fp)
+    T = level_of("np.interp", x, xp, fp, scalar_operations=True)
 
     @register_jitable
     def at(v, xp, fp, keys):

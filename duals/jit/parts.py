@@ -39,15 +39,18 @@ def is_dual_array(t):
     return isinstance(t, types.Array) and isinstance(t.dtype, DualType)
 
 
-def level_of(name, *operands):
+def level_of(name, *operands, scalar_operations=False):
     """level_of(name, *operand types) -> the dual type of the highest level among the operands'
-    elements (None when there is none); duals of one level with different lanes raise."""
+    elements (None when there is none); duals of one level with different lanes raise.
+
+    Adjoints (compiled reverse mode) raise unless ``scalar_operations``: the function is written
+    with scalar dual arithmetic only, which the tape records."""
     found = None
     for t in operands:
         e = element(t)
         if isinstance(e, DualType) and getattr(e, "lanes_refusal", None):   # lanes of another kind
             raise errors.TypingError(e.lanes_refusal.format(name=name))
-        if isinstance(e, DualType) and e.lanes is None:
+        if isinstance(e, DualType) and e.lanes is None and not scalar_operations:
             raise errors.TypingError(
                 f"duals.jit: {name} works on the tangent lanes of dual arrays, which compiled "
                 f"reverse mode (the tape) does not have; differentiate this function with "
