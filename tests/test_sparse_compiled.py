@@ -1,4 +1,4 @@
-"""Sparsity detection of unchanged @njit code on index-set lanes, and sparse Jacobians of it."""
+"""Sparsity detection of unchanged @njit code on index-set lanes, and sparse Jacobians and Hessians of it."""
 import math
 
 import numba
@@ -79,9 +79,118 @@ def test_linear_algebra_on_index_sets_asks_for_a_pattern():
         duals.sparsity(solves, np.ones(3))
 
 
-def test_compiled_hessian_detection_asks_for_a_pattern():
-    with pytest.raises(NotImplementedError, match="pass sparsity= a pattern"):
-        duals.hessian(energy, sparsity="auto")(np.ones(4))
+@numba.njit(cache=True)
+def rosenbrock_chain(x):
+    s = 0.0
+    for i in range(x.size - 1):
+        s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
+    return s
+
+
+def rosenbrock_chain_numpy(x):
+    return dnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+@numba.njit(cache=True)
+def grid_energy(u):   # a 2-D periodic Dirichlet energy with a nonlinear potential
+    n, m = u.shape
+    e = 0.0
+    for i in range(n):
+        for j in range(m):
+            dx = u[(i + 1) % n, j] - u[i, j]
+            dy = u[i, (j + 1) % m] - u[i, j]
+            e += 0.5 * (dx * dx + dy * dy) + 0.25 * u[i, j] ** 4 - math.cos(u[i, j])
+    return e
+
+
+def grid_energy_numpy(u):
+    dx = dnp.roll(u, -1, axis=0) - u
+    dy = dnp.roll(u, -1, axis=1) - u
+    return dnp.sum(0.5 * (dx * dx + dy * dy) + 0.25 * u ** 4 - dnp.cos(u))
+
+
+@numba.njit(cache=True)
+def band_pairs(x):   # pairwise terms within a band of width 2
+    e = 0.0
+    for i in range(x.size):
+        for k in (1, 2):
+            if i + k < x.size:
+                e += math.exp(-(x[i] - x[i + k]) ** 2) * x[i]
+    return e
+
+
+def band_pairs_numpy(x):
+    return (dnp.sum(dnp.exp(-(x[:-1] - x[1:]) ** 2) * x[:-1])
+            + dnp.sum(dnp.exp(-(x[:-2] - x[2:]) ** 2) * x[:-2]))
+
+
+@numba.njit(cache=True)
+def rod_energy(x):   # a 1-D chain: springs between neighbours, a quartic on site
+    e = 0.0
+    for i in range(x.size - 1):
+        e += (x[i + 1] - x[i]) ** 2 + 0.1 * x[i] ** 4
+    return e
+
+
+@numba.njit(cache=True)
+def branchy_energy(x):
+    e = 0.0
+    for i in range(x.size - 1):
+        e += x[i] * x[i + 1] if x[i] > 0 else x[i] ** 3
+    return e
+
+
+HESSIAN_CASES = [(rosenbrock_chain, rosenbrock_chain_numpy, (9,)),
+                 (grid_energy, grid_energy_numpy, (5, 4)),
+                 (band_pairs, band_pairs_numpy, (8,))]
+
+
+@pytest.mark.parametrize("f, numpy_f, shape", HESSIAN_CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_compiled_hessian_pattern_is_the_numpy_paths_and_the_dense_hessians_nonzeros(f, numpy_f, shape):
+    x = np.random.default_rng(3).uniform(0.2, 1.0, shape)
+    S = duals.sparsity(f, x, hessian=True)
+    assert S.kind == "hessian" and S.shape == (x.size, x.size)
+    assert (S.pattern != duals.sparsity(numpy_f, x, hessian=True).pattern).nnz == 0
+    dense = duals.hessian(f)(x).reshape(x.size, x.size)
+    np.testing.assert_array_equal(S.pattern.toarray(), dense != 0)
+
+
+@pytest.mark.parametrize("f, numpy_f, shape", HESSIAN_CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_compiled_sparse_hessian_auto_is_the_dense_hessian(f, numpy_f, shape):
+    x = np.random.default_rng(4).uniform(-1.0, 1.0, shape)
+    H = duals.hessian(f, sparsity="auto")(x)
+    assert H.format == "csr" and H.shape == (x.size, x.size)
+    np.testing.assert_allclose(H.toarray(), duals.hessian(f)(x).reshape(x.size, x.size), rtol=1e-13, atol=0)
+
+
+def test_compiled_hessian_detection_over_several_passes_matches_the_numpy_path():
+    x = np.random.default_rng(5).uniform(0.2, 1.0, 1100)   # three blocks of 512 inputs: three passes
+    S = duals.sparsity(rod_energy, x, hessian=True)
+    expected = np.abs(np.subtract.outer(np.arange(x.size), np.arange(x.size))) <= 1
+    np.testing.assert_array_equal(S.pattern.toarray(), expected)
+
+
+def test_compiled_hessian_branches_give_the_pattern_at_the_point_and_auto_follows_the_point():
+    x = np.array([1.0, -1.0, 2.0, 3.0])
+    S = duals.sparsity(branchy_energy, x, hessian=True)
+    assert S.pattern.toarray().astype(int).tolist() == [[0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]]
+    sparse = duals.hessian(branchy_energy, sparsity="auto")
+    for point in (x, -x, np.array([-1.0, 1.0, -2.0, 3.0])):
+        np.testing.assert_array_equal(sparse(point).toarray(), duals.hessian(branchy_energy)(point))
+
+
+def test_compiled_hessian_pattern_keeps_the_pairs_of_values_the_output_does_not_use():
+    @numba.njit
+    def unused(x):
+        waste = x[0] * x[1]   # noqa: F841  computed, never used: its pair stays in the pattern
+        return x[2] ** 3
+    P = duals.sparsity(unused, np.ones(3), hessian=True).pattern.toarray()
+    assert P.astype(int).tolist() == [[0, 1, 0], [1, 0, 0], [0, 0, 1]]
+
+
+def test_compiled_hessian_of_a_vector_output_is_refused_clearly():
+    with pytest.raises(NotImplementedError, match="a Hessian needs a scalar output"):
+        duals.sparsity(stencil, np.ones(4), hessian=True)
     pattern = duals.sparsity(lambda x: dnp.sum(x[1:] * x[:-1]), np.ones(4), hessian=True)
     H = duals.hessian(energy, sparsity=pattern)(np.arange(1.0, 5.0))
     np.testing.assert_allclose(H.toarray(), duals.hessian(energy)(np.arange(1.0, 5.0)))

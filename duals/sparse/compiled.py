@@ -4,7 +4,9 @@ The compressed evaluations need no new type: forward mode seeds the compiled dua
 the colour indicators (one specialisation per number of lanes), reverse mode pulls one
 cotangent per row colour through one compiled recording, and a Hessian is one compiled
 recording over duals seeded with the star colours, swept once. Detection of compiled code runs
-the unchanged function on index-set lanes (:mod:`duals.sparse.index_lanes`).
+the unchanged function on index-set lanes (:mod:`duals.sparse.index_lanes`), and of a Hessian
+on index duals nested under pair sets (:mod:`duals.sparse.pair_lanes`); a reused pattern is
+checked by one extra lane at every call, since compiled code cannot say that it branched on values.
 """
 import numpy as np
 
@@ -142,14 +144,26 @@ def _rows_agree(m, S, who):
 
 
 def compiled_hessian(f, argnum, sparsity, patterns, who, pool=None):
-    """``hessian`` of a dispatcher with ``sparsity=``: a symmetric ``csr_array`` ``(n, n)``."""
+    """``hessian`` of a dispatcher with ``sparsity=``: a symmetric ``csr_array`` ``(n, n)``.
+
+    With ``"auto"`` a reused pattern is checked by one extra lane and detected again at this point
+    where the check fails (as for Jacobians)."""
     argnum = _single_argnum(argnum, who)
-    if isinstance(sparsity, str) and sparsity == "auto":
-        patterns = _patterns("auto", "hessian", who, _auto(f, False, "hessian"))
+    auto = isinstance(sparsity, str) and sparsity == "auto"
+    if auto:
+        patterns = _patterns("auto", "hessian", who, _auto(f, False, "hessian"), trusted=False)
 
     def hessian(*args):
         args, i = _input(args, argnum, who)
-        S, detected = patterns(args, i, {})
+        S, exact = patterns(args, i, {})
+        try:
+            return evaluate(args, i, S, exact)
+        except compressed.PatternMismatch:
+            if not auto:
+                raise
+            return evaluate(args, i, patterns.refresh(args, i, {}), True)
+
+    def evaluate(args, i, S, detected):
         dtype = np.result_type(args[i])
         check = None if detected else _checker(f, args, i, {}, S, "hessian", who, False, "rows")
 

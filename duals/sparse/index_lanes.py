@@ -13,7 +13,8 @@ generated ``maximum``/``minimum`` rules keep both sides (a structural superset).
 cannot tell the pattern that it read a value, so a pattern found this way is checked at every
 later call of ``sparsity="auto"`` by one extra lane, and detected again where the check fails.
 Constructs that work on float lanes (linear algebra on dual arrays, through LAPACK) cannot run
-on index sets: detection then raises and asks for a pattern.
+on index sets: detection then raises and asks for a pattern. Hessian patterns run the code on
+index duals nested under pair sets (:mod:`duals.sparse.pair_lanes`).
 
 >>> import numba
 >>> f = numba.njit(lambda x: x[1:] * x[:-1])
@@ -26,7 +27,7 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, errors, types
 from numba.core.datamodel import models
-from numba.extending import box, intrinsic, overload, register_model
+from numba.extending import box, intrinsic, overload, register_model, unbox
 
 from ..jit import _types as dual_types
 from ..jit.lanes import ladd, laxpy, lneg, lscale, lsub, lzero
@@ -211,6 +212,18 @@ def _ov_lzero(t):
         return lambda t: _empty(t)
 
 
+def unbox_element(typ, obj, c):
+    """An element of an array of the type's dtype (``np.void``), read in place; any other object
+    (a Python number or dual) cannot carry index sets and is refused."""
+    def other(value_ptr, error_ptr):
+        c.pyapi.err_set_string("PyExc_TypeError", f"sparsity detection: a {typ} argument must be an "
+                                                  f"element of an array of its dtype")
+    return dual_types.unbox_record(typ, obj, c, other)
+
+
+unbox(IndexDualType)(unbox_element)
+
+
 @box(IndexDualType)
 def _box_index_dual(typ, val, c):
     c.pyapi.err_set_string("PyExc_TypeError", "sparsity detection of compiled code: the function "
@@ -228,14 +241,16 @@ def _refused(f, reason):
 
 
 def detect_compiled(f, args, argnum, hessian, order):
-    """detect_compiled(f, args, argnum, hessian, order) -> the Jacobian's Sparsity at ``args``.
+    """detect_compiled(f, args, argnum, hessian, order) -> the Jacobian's (or Hessian's) Sparsity at ``args``.
 
-    ``f`` runs once per 64·W inputs on arrays of :func:`index_dtype` (W words per entry).
+    ``f`` runs once per 64·W inputs on arrays of :func:`index_dtype` (W words per entry); for a
+    Hessian see :func:`duals.sparse.pair_lanes.detect_hessian`.
     """
     from ..jit.api import _call, _check_dispatcher
-    f = _check_dispatcher(f, "sparsity")
     if hessian:
-        raise _refused(f, "is not available for Hessians (index sets of index sets)")
+        from .pair_lanes import detect_hessian
+        return detect_hessian(f, args, argnum, order)
+    f = _check_dispatcher(f, "sparsity")
     x = args[argnum]
     if not isinstance(x, np.ndarray):
         raise _refused(f, "needs an array argument (here a scalar)")
