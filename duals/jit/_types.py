@@ -78,9 +78,12 @@ class DualType(types.Type):
 
     def with_base(self, base):
         """The same kind of dual (lanes, or a tape) over another ``base``."""
-        return DualType(base, self.lanes)
+        return dual_type(base, self.lanes)
 
     def unify(self, typingctx, other):
+        if isinstance(other, (types.Complex, DualType)) and _is_complex(other):
+            from .complex_types import complex_of   # a complex value: the complex dual
+            return complex_of(self).unify(typingctx, other)
         if isinstance(other, (types.Number, types.Boolean)):
             return self
         if isinstance(other, DualType) and other.tag < self.tag:
@@ -92,11 +95,27 @@ class DualType(types.Type):
         return float(value)
 
     def can_convert_from(self, typingctx, other):
+        if _is_complex(other):
+            return None   # a complex value into a real dual would lose its imaginary part
         if isinstance(other, (types.Number, types.Boolean)):
             return Conversion.safe
         if isinstance(other, DualType) and other.tag < self.tag:
             return Conversion.safe
         return None
+
+
+def _is_complex(t):
+    """Whether ``t`` is a complex number type or a dual whose innermost number is complex."""
+    return isinstance(getattr(t, "float", t), types.Complex)
+
+
+def dual_type(base, lanes):
+    """dual_type(base, lanes) -> the dual type over ``base``: a :class:`DualType`, or a complex dual
+    (:mod:`duals.jit.complex_types`) when the innermost number of ``base`` is complex."""
+    if _is_complex(base):
+        from .complex_types import ComplexDualType
+        return ComplexDualType(base, lanes)
+    return DualType(base, lanes)
 
 
 @register_model(DualType)
@@ -119,7 +138,7 @@ def _tangent(d):
     if d.lanes == 1:
         if isinstance(d.lanes_type, LaneVector):
             return lambda d: lane(d._du, 0)
-        return lambda d: d._du[0]
+        return lambda d: lanes_tuple(d._du)[0]
     return lambda d: lanes_tuple(d._du)
 
 
@@ -130,7 +149,7 @@ def make(typingctx, re, du):
     ``du`` is a LaneVector over a float base, a tuple of duals over a dual base, or a tape
     reference (:mod:`duals.jit.tape`), which makes an adjoint."""
     if isinstance(du, LaneVector) or (isinstance(du, types.UniTuple) and isinstance(du.dtype, DualType)):
-        ret = DualType(du.dtype, du.count)
+        ret = dual_type(du.dtype, du.count)
     elif getattr(du, "dual_type", None) is not None:   # another lanes type names its dual type
         ret = du.dual_type
     else:
@@ -172,6 +191,11 @@ def _zero_lanes(context, toty):
 @lower_cast(types.Boolean, DualType)
 @lower_cast(DualType, DualType)
 def _cast_to_dual(context, builder, fromty, toty, val):
+    if _is_complex(fromty) and not _is_complex(toty):
+        raise TypeError(f"cannot convert {fromty} to {toty}: the imaginary part would be lost")
+    if isinstance(fromty, DualType) and fromty.tag == toty.tag and _is_complex(toty):
+        from .complex_types import promote_value   # a real dual promoted to the complex one
+        return promote_value(context, builder, fromty, toty, val)
     if isinstance(fromty, DualType) and fromty.tag >= toty.tag:
         raise TypeError(f"cannot convert {fromty} to {toty}")
     st = cgutils.create_struct_proxy(toty)(context, builder)
@@ -226,13 +250,13 @@ def type_of_dtype(dt):
         base = type_of_dtype(p)
         if base is None:
             return None
-    elif p.kind == "f":
+    elif p.kind in "fc":
         base = numpy_support.from_dtype(p)
     else:
         return None
     if dt.fields["tangent"][1] != p.itemsize or dt.itemsize != p.itemsize * (1 + t.shape[0]):
         return None
-    return DualType(base, t.shape[0])
+    return dual_type(base, t.shape[0])
 
 
 def dtype_of_type(t):
@@ -294,13 +318,15 @@ def _typeof_dual(val, c):
         base = _typeof_dual(p, c)
     elif _scalar_float(p) is not None:
         base = types.float32 if isinstance(_scalar_float(p), np.float32) else types.float64
+    elif isinstance(p, (complex, np.complexfloating)) and not isinstance(p, np.clongdouble):
+        base = types.complex64 if isinstance(p, np.complex64) else types.complex128
     else:
         raise TypeError(f"duals.Dual with a primal of type {type(p).__name__} cannot enter @njit "
                         f"code; only scalar duals can (use an array of dual dtype for arrays: "
                         f"duals.jit.dual_array(x, tangent))")
     if not isinstance(t, np.ndarray) or t.ndim != 1:
         raise TypeError("duals.Dual inside @njit code needs a scalar primal with a 1-d lanes tangent")
-    return DualType(base, t.shape[0])
+    return dual_type(base, t.shape[0])
 
 
 def tuple_type(t):
@@ -319,6 +345,8 @@ def _to_tuple(obj):
         p, lanes = obj["primal"], obj["tangent"]
     if isinstance(p, (Dual, np.void)):
         return (_to_tuple(p), tuple(_to_tuple(e) for e in lanes))
+    if isinstance(p, (complex, np.complexfloating)):
+        return (complex(p), tuple(complex(e) for e in lanes))
     return (float(p), tuple(float(e) for e in lanes))
 
 
@@ -329,7 +357,8 @@ def _from_tuple(tup):
         inner = _from_tuple(p)
         dt = dtype_of_type(_typeof_dual(inner, None))
         return Dual._new(inner, np.array(list(lanes), dtype=dt), _trace(len(lanes)))
-    return Dual._new(p, np.array(lanes, dtype=np.float64), _trace(len(lanes)))
+    dtype = np.complex128 if isinstance(p, complex) else np.float64
+    return Dual._new(p, np.array(lanes, dtype=dtype), _trace(len(lanes)))
 
 
 VOID_DATA_OFFSET = void_data_offset(np.zeros(2, dual_dtype(1)))

@@ -249,8 +249,18 @@ def _copy(x):
 def _checked_pair(p, t, i):
     """A differentiable primal and its tangent, or a clear error (shapes, dtypes)."""
     p = _input(p, "jvp", f"primal {i}")
-    if not (type(t) is float or (type(t) is np.ndarray and t.dtype.kind == "f")):
+    if np.asarray(p).dtype.kind == "c":   # a complex input: complex tangents (a real one is cast)
         t = np.asarray(t)
+        if t.dtype.kind not in "fiuc":
+            raise TypeError(f"jvp: tangent {i} has dtype {t.dtype}; give a complex tangent")
+        t = t.astype(np.asarray(p).dtype)
+        t = t if t.ndim else t[()]
+    elif not (type(t) is float or (type(t) is np.ndarray and t.dtype.kind == "f")):
+        t = np.asarray(t)
+        if t.dtype.kind == "c":
+            raise TypeError(f"jvp: tangent {i} is complex but primal {i} is real ({np.asarray(p).dtype}); "
+                            f"a real input moves in real directions only: give a real tangent, or "
+                            f"make primal {i} complex")
         if t.dtype.kind not in "fiu":
             raise TypeError(f"jvp: tangent {i} has dtype {t.dtype}; give a float tangent")
     if _shape(t) != _shape(p):
@@ -278,18 +288,26 @@ def _size(x):
     return x.size if isinstance(x, np.ndarray) else 1
 
 
-def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None):
-    """compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None) -> function returning ∂f/∂x.
+def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, holomorphic=False):
+    """compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, holomorphic=False) -> function returning ∂f/∂x.
 
     Shape ``out.shape + in.shape``; a tuple of blocks when ``argnums`` is a tuple. Every
     direction travels as one lane of a single call when there are at most ``MAX_LANES`` of
     them; more are pushed ``chunk_size`` at a time (all chunks with the same lane count).
     ``workers=`` (see :mod:`duals.workers`) runs the chunks elsewhere, the same chunks.
+    ``holomorphic=True``: complex inputs and outputs, the complex derivative ``df/dz``
+    (:mod:`duals.jit.complex_entry`); without it complex inputs raise, as in JAX.
 
     >>> import numba, numpy as np
     >>> compiled_jacfwd(numba.njit(lambda x: x * x))(3.0)
     6.0
     """
+    if holomorphic:
+        if workers is not None:
+            raise NotImplementedError("jacfwd(holomorphic=True) of a Numba dispatcher runs serially; "
+                                      "drop workers=")
+        from .complex_entry import holomorphic_jacfwd
+        return holomorphic_jacfwd(f, argnums, has_aux, chunk_size)
     f = _check_dispatcher(f, "jacfwd")
     pool = _resolve_workers(workers, "jacfwd")
     known, plans = {}, {}
@@ -364,6 +382,9 @@ class _JacobianPlan:
 
     def __init__(self, args, nums, single, chunk_size):
         primals = [args[i] for i in nums]
+        if any(type(p) is not float and np.asarray(p).dtype.kind == "c" for p in primals):
+            from .complex_entry import refuse_complex_inputs
+            refuse_complex_inputs(args, nums)
         sizes = [_size(p) for p in primals]
         self.total = sum(sizes)
         self.chunk = _chunk_lanes(chunk_size, self.total, "jacfwd", most=MAX_LANES)

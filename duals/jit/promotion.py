@@ -112,7 +112,7 @@ def _float_of(dtype):
     """The float type a dtype argument asks for (float64 when omitted); None for other dtypes."""
     if dtype is None or isinstance(dtype, (types.NoneType, types.Omitted)):
         return types.float64
-    if isinstance(dtype, types.Float):
+    if isinstance(dtype, (types.Float, types.Complex)):
         return dtype
     if isinstance(dtype, types.NumberClass):
         t = dtype.instance_type
@@ -122,7 +122,7 @@ def _float_of(dtype):
         t = numpy_support.from_dtype(np.dtype(dtype.literal_value))
     else:
         return None
-    return t if isinstance(t, types.Float) else None
+    return t if isinstance(t, (types.Float, types.Complex)) else None
 
 
 def _over(dual, float_type):
@@ -143,7 +143,8 @@ def _scalar(t):
 
 
 def _is_float_array(t):
-    return isinstance(t, types.Array) and isinstance(t.dtype, types.Float)
+    """Whether ``t`` is an array of floats (or complex numbers): what promotion makes hold duals."""
+    return isinstance(t, types.Array) and isinstance(t.dtype, (types.Float, types.Complex))
 
 
 # ---------------------------------------------------------------- the promoting functions

@@ -21,9 +21,9 @@ __all__ = ["float_dtype", "dual_buffer", "as_duals", "seed_units", "SeededArgume
 
 
 def float_dtype(p):
-    """float_dtype(p) -> the float dtype of ``p`` (float64 for integers)."""
+    """float_dtype(p) -> the float (or complex) dtype of ``p`` (float64 for integers)."""
     dt = p.dtype if isinstance(p, (np.ndarray, np.floating)) else np.asarray(p).dtype
-    return dt if dt.kind == "f" else np.dtype(np.float64)
+    return dt if dt.kind in "fc" else np.dtype(np.float64)
 
 
 def nested_dtype(lanes, base):
