@@ -10,7 +10,7 @@ Methods that would leave the array world keep the derivative instead of dropping
 ``if x.item() > tol`` and ``sum(x.tolist())`` work and differentiate); only a real conversion to a
 Python number (``float(x)``, ``math.exp(x)``) is refused, with the error that says why. Value-only
 methods (``argmax``, ``argsort``, ``any``, ``nonzero``, ``round``, ...) return plain results, ``f"{x:.3f}"``
-formats the value, ``x.real``/``x.conj()`` are ``x`` (values are real) and ``x.sort()``, which would
+formats the value, ``x.real``, ``x.imag`` and ``x.conj()`` are ``np.real(x)``, ... (docs/complex.md) and ``x.sort()``, which would
 sort in place, raises: write ``x = np.sort(x)``.
 """
 import numpy as np
@@ -86,9 +86,15 @@ def _transpose(self, *axes):
 
 
 def _astype(self, dtype, copy=True):
-    if np.dtype(dtype).kind != "f":
+    kind = np.dtype(dtype).kind
+    if kind == "c":
+        return self if self.dtype.kind == "c" else N["add"](self, np.zeros((), dtype=dtype))
+    if kind != "f":
         raise TypeError(f"astype({np.dtype(dtype)}) of a traced value would drop its derivative; "
                         f"keep a float dtype")
+    if self.dtype.kind == "c":
+        raise TypeError(f"astype({np.dtype(dtype)}) of a complex traced value would drop its "
+                        f"imaginary part silently; take np.real(z) (or np.abs(z)) explicitly")
     return self
 
 
@@ -299,9 +305,9 @@ def install():
         setattr(T, name, _method(name))
     for name in ("argmax", "argmin", "argsort", "any", "all", "nonzero"):
         setattr(T, name, _value_method(name))
-    T.conj = T.conjugate = lambda self: self
-    T.real = property(lambda self: self)
-    T.imag = property(lambda self: np.zeros_like(np.asarray(_primal(self))))
+    T.conj = T.conjugate = lambda self: N["conj"](self)
+    T.real = property(lambda self: N["real"](self))
+    T.imag = property(lambda self: N["imag"](self))
     T.item = _item
     T.tolist = _tolist
     T.sort = _no_sort

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import tree
 from .core import Tracer
-from .validation import check_float_dtype
+from .validation import check_numeric_dtype
 
 
 def argnums(argnums, nargs, who):
@@ -41,14 +41,14 @@ def as_input(x, who, what):
     if isinstance(x, Tracer):
         return x
     if isinstance(x, (bool, np.bool_)):
-        check_float_dtype(np.bool_(x), f"{who}: {what}")
+        check_numeric_dtype(np.bool_(x), f"{who}: {what}")
     if isinstance(x, (tuple, list, dict)):
         raise TypeError(f"{who}: {what} is a {type(x).__name__}; containers of arrays are "
                         f"differentiated leaf by leaf by duals.grad, jacfwd, jacrev and hessian "
                         f"of Python functions; here pass the arrays as separate arguments")
     a = np.asarray(x)
-    check_float_dtype(a, f"{who}: {what}")
-    if a.dtype.kind != "f":
+    check_numeric_dtype(a, f"{who}: {what}")
+    if a.dtype.kind not in "fc":
         a = a.astype(np.float64)
     return a[()] if a.ndim == 0 else a
 
@@ -93,9 +93,15 @@ def is_compiled(f):
 
 def in_dtype(result, like):
     """in_dtype(result, like): a derivative in the float dtype of the input it belongs to
-    (float32 in, float32 out, as in JAX), whatever precision the function computed in."""
+    (float32 in, float32 out, as in JAX), whatever precision the function computed in; a complex
+    input's derivative is complex even where only real numbers flowed back to it."""
     dtype = getattr(like, "dtype", None)
-    if dtype is None or dtype == np.float64 or isinstance(result, Tracer) or dtype.kind != "f":
+    if dtype is None or dtype == np.float64 or isinstance(result, Tracer):
+        return result
+    if dtype.kind == "c":
+        if np.result_type(result) == dtype:
+            return result
+    elif dtype.kind != "f" or np.result_type(result).kind != "f":
         return result
     return np.asarray(result, dtype=dtype)[()] if np.ndim(result) == 0 else result.astype(dtype, copy=False)
 

@@ -42,7 +42,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "fused_jvp", "nondiff", "elementwise",
-                 "unreached", "sparsity", "__weakref__")
+                 "unreached", "sparsity", "holomorphic", "__weakref__")
 
     def __init__(self, name, impl, nondiff=(), registry=None):
         if registry is None:
@@ -72,6 +72,9 @@ class Primitive:
         # entry of the output depends on, from ``sets`` (one per argument, None for a constant);
         # the sparsity interpreter (duals.dependencies) runs it
         self.sparsity = None
+        # complex-differentiable: the rules' linear maps are complex-linear on complex values, so
+        # the primitive may run under holomorphic=True (False: abs, real, conj, real-only ops)
+        self.holomorphic = True
         registry[name] = self
 
     def __call__(self, *args, **params):

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import core as _core
 from .core import Trace, Tracer, bind
-from .validation import check_float_dtype
+from .validation import check_numeric_dtype, check_real_tangent
 
 
 class JVPTrace(Trace):
@@ -93,9 +93,10 @@ class Dual(Tracer):
             raise TypeError("Dual(primal, tangent) takes plain floats or arrays; "
                             "nest transformations with duals.jvp instead")
         p = np.asarray(primal)
-        check_float_dtype(p, "Dual primal")
-        t = np.asarray(tangent, dtype=p.dtype if p.dtype.kind == "f" else np.float64)
-        check_float_dtype(np.asarray(tangent), "Dual tangent")
+        check_numeric_dtype(p, "Dual primal")
+        check_numeric_dtype(np.asarray(tangent), "Dual tangent")
+        check_real_tangent(p, tangent, "Dual tangent")
+        t = np.asarray(tangent, dtype=p.dtype if p.dtype.kind in "fc" else np.float64)
         if t.shape != p.shape:
             raise ValueError(f"Dual: tangent shape {t.shape} does not match primal shape "
                              f"{p.shape}; give one tangent entry per primal entry")

@@ -16,6 +16,7 @@ import numpy as _np
 
 from . import ops as _ops
 from .ops import elementwise as _elementwise  # noqa: F401  (registers the primitives)
+from .ops import complex_parts as _complex_parts  # noqa: F401
 from .ops import reductions as _reductions  # noqa: F401
 from .ops import shape as _shape  # noqa: F401
 from .ops import linalg as _linalg  # noqa: F401

@@ -227,10 +227,10 @@ class Var(Tracer):
     def __init__(self, value):
         if isinstance(value, Tracer):
             raise TypeError("Var(value) takes a float or an array; use .detach() to cut a Var from its tape")
-        from .validation import check_float_dtype
-        check_float_dtype(value, "Var value")
+        from .validation import check_numeric_dtype
+        check_numeric_dtype(value, "Var value")
         given = np.asarray(value)
-        value = np.array(given, dtype=given.dtype if given.dtype.kind == "f" else np.float64)
+        value = np.array(given, dtype=given.dtype if given.dtype.kind in "fc" else np.float64)
         self._value = value
         self.grad_fn = None
         self._trace = TAPE
@@ -276,6 +276,10 @@ class Var(Tracer):
             if shape != () and math.prod(shape) != 1:
                 raise ValueError(f"backward() without a gradient needs a scalar output, got shape "
                                  f"{shape}; pass gradient= with that shape (a vector-Jacobian product)")
+            if np.result_type(self._value).kind == "c":
+                raise TypeError("backward() needs a real scalar output, got a complex one; take a "
+                                "real number of it (abs(y) ** 2, y.real), or pass gradient= (a "
+                                "cotangent c stands for t -> Re(c t), docs/complex.md)")
             gradient = np.ones(shape, dtype=np.result_type(self._value))
         else:
             gradient = gradient._value if isinstance(gradient, Var) else gradient

@@ -13,8 +13,10 @@ from .arguments import Containers, argnums as _argnums, as_input as _as_input, i
 from .arguments import chunk_lanes as _chunk_lanes, is_compiled as _is_compiled, output as _output, split_aux as _split_aux
 from .core import Tracer, new_level
 from .float_warnings import call_at_user_line, reported_at_user_line
-from .validation import check_float_dtype
+from .validation import check_numeric_dtype, check_real_tangent
 from .forward import Dual, JVPTrace
+from .holomorphic import HolomorphicJVPTrace, HolomorphicReverseTrace, refuse_complex, require_complex
+from .ops import is_complex
 from .ops.shape import concatenate, getitem, moveaxis, reshape
 from .reverse import ReverseTrace, Var, _own, backward
 from . import workers as _workers
@@ -50,7 +52,27 @@ def _sparse():
 
 
 def _zeros(shape, like):
-    return np.zeros(shape, dtype=_dtype(like) if np.dtype(_dtype(like)).kind == "f" else np.float64)
+    return np.zeros(shape, dtype=_dtype(like) if np.dtype(_dtype(like)).kind in "fc" else np.float64)
+
+
+def _complex_like(t, value):
+    """A tangent (or cotangent) of a complex value as a complex array, where only real numbers
+    reached it (``x * 1j`` of a real ``x`` has the real tangent of ``x`` times ``1j``, but
+    ``x + 0j`` keeps a real one)."""
+    if isinstance(t, Tracer) or not is_complex(value) or is_complex(t):
+        return t
+    return np.asarray(t).astype(np.result_type(t, _dtype(value)))
+
+
+def _compiled(entry, holomorphic, who):
+    """The keywords for a compiled entry point: ``holomorphic=True`` only where it takes it."""
+    if not holomorphic:
+        return {}
+    import inspect
+    if "holomorphic" not in inspect.signature(entry).parameters:
+        raise NotImplementedError(f"{who}(holomorphic=True) of a Numba-compiled function is not "
+                                  f"supported; differentiate the Python function instead")
+    return {"holomorphic": True}
 
 
 def _check_leaf(y, who):
@@ -96,7 +118,8 @@ def jvp(f, primals, tangents):
         p = _as_input(p, "jvp", f"primal {i}")
         if not isinstance(t, Tracer):
             t = np.asarray(t)
-            check_float_dtype(t, f"jvp: tangent {i}")
+            check_numeric_dtype(t, f"jvp: tangent {i}")
+            check_real_tangent(p, t, f"jvp: tangent {i}")
             t = t.astype(_dtype(p), copy=False)
         if _shape(t) != _shape(p):
             raise ValueError(f"jvp: tangent {i} has shape {_shape(t)} but primal {i} has shape "
@@ -111,15 +134,16 @@ def jvp(f, primals, tangents):
         if type(y) is Dual and y._trace is trace:
             primals_out.append(_output(y.primal))
             t = y._tangent
-            tangents_out.append(_output(getitem(t, 0) if isinstance(t, Tracer) else t[0]))
+            tangents_out.append(_output(_complex_like(getitem(t, 0) if isinstance(t, Tracer) else t[0],
+                                                      y.primal)))
         else:
             primals_out.append(_output(y))
             tangents_out.append(_output(_zeros(_shape(y), y)))
     return tree.unflatten(treedef, primals_out), tree.unflatten(treedef, tangents_out)
 
 
-def jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None):
-    """jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None) -> function returning ∂f/∂x by forward mode.
+def jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None, holomorphic=False):
+    """jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None, holomorphic=False) -> function returning ∂f/∂x by forward mode.
 
     The Jacobian has shape ``out.shape + in.shape``. All input directions travel together
     as lanes, ``chunk_size`` at a time (the default keeps each intermediate near 64 MB).
@@ -137,6 +161,8 @@ def jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=
             of that many processes), a ``concurrent.futures.Executor``, a
             ``dask.distributed.Client`` or a map-like callable. The chunks are those of the
             serial call, so the result is the same bits.
+        holomorphic: the inputs are complex and ``f`` is holomorphic: the result is the complex
+            derivative ``df/dz`` (complex inputs raise without it; see docs/complex.md).
 
     >>> import numpy as np
     >>> jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
@@ -147,13 +173,17 @@ def jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=
     [[2.0, 0.0], [0.0, 4.0]]
     """
     if sparsity is not None:
+        if holomorphic:
+            raise NotImplementedError("jacfwd: sparsity= with holomorphic=True is not supported; "
+                                      "drop one of them")
         return _sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity, mode="fwd",
                                          workers=workers)
     if _is_compiled(f):
-        return _jit().compiled_jacfwd(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size,
-                                      workers=workers)
+        entry = _jit().compiled_jacfwd
+        return entry(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers,
+                     **_compiled(entry, holomorphic, "jacfwd"))
     return _on_containers(_jacfwd, f, argnums, "jacfwd", has_aux=has_aux, chunk_size=chunk_size,
-                          workers=workers)
+                          workers=workers, holomorphic=holomorphic)
 
 
 def _on_containers(transform, f, argnums, who, **options):
@@ -182,7 +212,7 @@ class _OnLeaves:
         return self.function(*self.containers.rebuild(leaves), **self.kwargs)
 
 
-def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=None):
+def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=None, holomorphic=False):
     pool = _workers.resolve(workers, "jacfwd")
 
     @reported_at_user_line
@@ -191,11 +221,12 @@ def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=No
         args = list(args)
         for i in nums:
             args[i] = _as_input(args[i], "jacfwd", f"argument {i}")
+        (require_complex if holomorphic else refuse_complex)([args[i] for i in nums], "jacfwd", "inputs")
         sizes = [math.prod(_shape(args[i])) for i in nums]
         total = sum(sizes)
         chunk = _chunk_lanes(chunk_size, total, "jacfwd", size=max(sizes + [1]))
         starts = range(0, max(total, 1), chunk)
-        fixed = (f, args, kwargs, nums, sizes, total, chunk, has_aux)
+        fixed = (f, args, kwargs, nums, sizes, total, chunk, has_aux, holomorphic)
         if pool is None:
             passes = [_forward_pass(*fixed, start) for start in starts]
         else:
@@ -208,6 +239,8 @@ def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=No
         for k, out_shape in enumerate(out_shapes):
             tangents = [p[0][k] for p in passes]
             stacked = tangents[0] if len(tangents) == 1 else concatenate(tangents, axis=0)
+            if holomorphic and not is_complex(stacked):
+                stacked = stacked.astype(np.result_type(stacked, 1j))   # df/dz of a real-valued f
             blocks = []
             offset = 0
             for i, n in zip(nums, sizes):
@@ -228,11 +261,12 @@ def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=No
     return jacobian
 
 
-def _forward_pass(f, args, kwargs, nums, sizes, total, chunk, has_aux, start):
+def _forward_pass(f, args, kwargs, nums, sizes, total, chunk, has_aux, holomorphic, start):
     """One pass of jacfwd: directions ``start`` to ``start + chunk`` as lanes -> (the tangent
     lanes of every output leaf, the outputs' shapes, their treedef, aux (first pass only))."""
     lanes = min(chunk, total - start) if total else 0
-    trace = JVPTrace(new_level(), lanes=lanes)
+    trace = (HolomorphicJVPTrace(new_level(), lanes, "jacfwd") if holomorphic
+             else JVPTrace(new_level(), lanes=lanes))
     call = list(args)
     offset = 0
     for i, n in zip(nums, sizes):
@@ -253,7 +287,7 @@ def _forward_pass(f, args, kwargs, nums, sizes, total, chunk, has_aux, start):
     for y in leaves:
         _check_leaf(y, "jacfwd")
         ours = type(y) is Dual and y._trace is trace
-        tangents.append(y._tangent if ours else _zeros((lanes,) + _shape(y), y))
+        tangents.append(_complex_like(y._tangent, y.primal) if ours else _zeros((lanes,) + _shape(y), y))
         shapes.append(_shape(y.primal if type(y) is Dual else y))
     return tangents, shapes, treedef, aux
 
@@ -271,14 +305,17 @@ def _strip(aux, is_ours):
 # ---------------------------------------------------------------- reverse mode
 
 
-def _reverse_call(f, args, nums, who, kwargs, keep_inputs=False):
+def _reverse_call(f, args, nums, who, kwargs, keep_inputs=False, holomorphic=False):
     """Run ``f`` on a new tape; ``keep_inputs`` records copies of arrays the caller may change
-    before a pullback that outlives the call runs."""
-    trace = ReverseTrace(new_level())
+    before a pullback that outlives the call runs; ``holomorphic`` refuses non-holomorphic
+    primitives (and complex inputs are then required)."""
+    trace = HolomorphicReverseTrace(new_level(), who) if holomorphic else ReverseTrace(new_level())
     args = list(args)
     leaves = []
     for i in nums:
         p = _as_input(args[i], who, f"argument {i}")
+        if holomorphic:
+            require_complex([p], who, "inputs")
         v = Var._leaf(_own(p) if keep_inputs else p, trace)
         args[i] = v
         leaves.append(v)
@@ -323,15 +360,17 @@ def vjp(f, *primals, has_aux=False):
         for k, (y, c, v) in enumerate(zip(outs, cots, values)):
             if not isinstance(c, Tracer):
                 c = np.asarray(c)
-                check_float_dtype(c, f"vjp_fn: cotangent {k}")
-                c = c.astype(_dtype(v) if np.dtype(_dtype(v)).kind == "f" else np.float64, copy=False)
+                check_numeric_dtype(c, f"vjp_fn: cotangent {k}")
+                if c.dtype.kind == "c" and not is_complex(v):
+                    c = c.real   # a real output's cotangent: Re c stands for t -> Re(c t) = Re(c) t
+                c = c.astype(_dtype(v) if np.dtype(_dtype(v)).kind in "fc" else np.float64, copy=False)
             if _shape(c) != _shape(v):
                 raise ValueError(f"vjp_fn: cotangent {k} has shape {_shape(c)} but the output has "
                                  f"shape {_shape(v)}; they must match")
             if type(y) is Var and y._trace is trace:
                 seeds.append((y, c))
         grads = backward(seeds, retain_graph=True) if seeds else {}
-        return tuple(_output(grads.get(id(leaf), None) if id(leaf) in grads
+        return tuple(_output(_complex_like(grads[id(leaf)], leaf._value) if id(leaf) in grads
                              else _zeros(_shape(leaf._value), leaf._value)) for leaf in leaves)
 
     primal_out = tree.unflatten(treedef, [_output(v) for v in values])
@@ -340,24 +379,28 @@ def vjp(f, *primals, has_aux=False):
     return primal_out, vjp_fn
 
 
-def value_and_grad(f, argnums=0, has_aux=False):
-    """value_and_grad(f, argnums=0, has_aux=False) -> function returning ``(f(x), ∇f(x))``.
+def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
+    """value_and_grad(f, argnums=0, has_aux=False, holomorphic=False) -> function returning ``(f(x), ∇f(x))``.
 
     With ``has_aux`` ``f`` returns ``(value, aux)`` and the result is ``((value, aux), grad)``.
+    ``f`` returns a real number; with complex inputs the gradient follows JAX's convention
+    (``∂f/∂x − i ∂f/∂y`` for ``z = x + iy``, docs/complex.md). With ``holomorphic=True`` the
+    inputs and the output are complex and the result is ``df/dz``.
 
     >>> value_and_grad(lambda x: x ** 3)(2.0)
     (8.0, 12.0)
     """
     if _is_compiled(f):
-        return _jit().compiled_value_and_grad(f, argnums, has_aux)
-    return _on_containers(_value_and_grad, f, argnums, "grad", has_aux=has_aux)
+        entry = _jit().compiled_value_and_grad
+        return entry(f, argnums, has_aux, **_compiled(entry, holomorphic, "grad"))
+    return _on_containers(_value_and_grad, f, argnums, "grad", has_aux=has_aux, holomorphic=holomorphic)
 
 
-def _value_and_grad(f, argnums=0, has_aux=False, group=None):
+def _value_and_grad(f, argnums=0, has_aux=False, group=None, holomorphic=False):
     @reported_at_user_line
     def value_and_gradient(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "grad")
-        trace, leaves, out = _reverse_call(f, args, nums, "grad", kwargs)
+        trace, leaves, out = _reverse_call(f, args, nums, "grad", kwargs, holomorphic=holomorphic)
         if has_aux:
             out, aux = _split_aux(out, "grad")
             aux = _strip(aux, lambda a: type(a) is Var and a._trace is trace)
@@ -370,9 +413,15 @@ def _value_and_grad(f, argnums=0, has_aux=False, group=None):
             raise TypeError(f"grad requires a scalar output, got shape {_shape(out)}; "
                             f"use jacrev or vjp for vector outputs")
         value = _value_of(out, trace)
+        if holomorphic:
+            require_complex([value], "grad", "outputs")
+        elif is_complex(value):
+            raise TypeError("grad requires a real scalar output, got a complex one; for df/dz of a "
+                            "holomorphic function pass holomorphic=True, else differentiate a real "
+                            "number (np.abs(y) ** 2, np.real(y)) or use vjp")
         grads = {}
         if type(out) is Var and out._trace is trace:
-            seed = np.ones((), dtype=_dtype(value) if np.dtype(_dtype(value)).kind == "f" else np.float64)
+            seed = np.ones((), dtype=_dtype(value) if np.dtype(_dtype(value)).kind in "fc" else np.float64)
             grads = backward([(out, seed)], retain_graph=False)
         gs = tuple(_output(in_dtype(grads[id(v)], v._value)) if id(v) in grads
                    else _output(_zeros(_shape(v._value), v._value)) for v in leaves)
@@ -383,8 +432,12 @@ def _value_and_grad(f, argnums=0, has_aux=False, group=None):
     return value_and_gradient
 
 
-def grad(f, argnums=0, has_aux=False):
-    """grad(f, argnums=0, has_aux=False) -> function returning ∂f/∂x shaped like x (f scalar).
+def grad(f, argnums=0, has_aux=False, holomorphic=False):
+    """grad(f, argnums=0, has_aux=False, holomorphic=False) -> function returning ∂f/∂x shaped like x (f scalar).
+
+    ``f`` returns a real number; a complex input's gradient is ``∂f/∂x − i ∂f/∂y`` (JAX's
+    convention: ``grad(lambda z: abs(z) ** 2)(3 + 4j) == 6 - 8j``, docs/complex.md). With
+    ``holomorphic=True`` the inputs and the output are complex and the result is ``df/dz``.
 
     For a Numba dispatcher the gradient is compiled reverse mode: one run of the compiled
     function recording a tape and one compiled sweep, whatever the number of inputs.
@@ -393,7 +446,7 @@ def grad(f, argnums=0, has_aux=False):
     >>> grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0])).tolist()
     [2.0, 4.0]
     """
-    vg = value_and_grad(f, argnums, has_aux)
+    vg = value_and_grad(f, argnums, has_aux, holomorphic)
 
     def gradient(*args, **kwargs):
         res, g = vg(*args, **kwargs)
@@ -402,8 +455,8 @@ def grad(f, argnums=0, has_aux=False):
     return gradient
 
 
-def jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None):
-    """jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None) -> function returning ∂f/∂x by reverse mode.
+def jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None, holomorphic=False):
+    """jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None, holomorphic=False) -> function returning ∂f/∂x by reverse mode.
 
     One recording of ``f``; the output's cotangent directions are pulled back together as
     lanes, ``chunk_size`` at a time. Same shape and values as :func:`jacfwd`. A Numba
@@ -415,6 +468,9 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=
         sparsity: as in :func:`jacfwd`; a ``scipy.sparse.csr_array``, one cotangent per row colour.
         workers: as in :func:`jacfwd`; each task records ``f`` once and sweeps its rows (one
             plain evaluation in the caller first tells the output's shape).
+        holomorphic: inputs and outputs are complex and ``f`` holomorphic: the result is ``df/dz``
+            (complex outputs raise without it; real outputs of complex inputs give the rows of
+            JAX's convention, docs/complex.md).
 
     >>> import numpy as np
     >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
@@ -423,31 +479,39 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=
     [[2.0, 0.0], [0.0, 4.0]]
     """
     if sparsity is not None:
+        if holomorphic:
+            raise NotImplementedError("jacrev: sparsity= with holomorphic=True is not supported; "
+                                      "drop one of them")
         return _sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity, mode="rev",
                                          workers=workers)
     if _is_compiled(f):
-        return _jit().compiled_jacrev(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size,
-                                      workers=workers)
+        entry = _jit().compiled_jacrev
+        return entry(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers,
+                     **_compiled(entry, holomorphic, "jacrev"))
     return _on_containers(_jacrev, f, argnums, "jacrev", has_aux=has_aux, chunk_size=chunk_size,
-                          workers=workers)
+                          workers=workers, holomorphic=holomorphic)
 
 
-def _jacrev(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=None):
+def _jacrev(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=None, holomorphic=False):
     pool = _workers.resolve(workers, "jacrev")
 
     @reported_at_user_line
     def jacobian(*args, **kwargs):
         nums, single = _argnums(argnums, len(args), "jacrev")
+        if pool is not None and holomorphic:
+            raise NotImplementedError("jacrev: workers= with holomorphic=True is not supported; "
+                                      "drop workers=")
         if pool is not None:
             from .worker_tasks import jacrev_spread
             spread = jacrev_spread(pool, f, args, kwargs, nums, has_aux, chunk_size)
             if spread is not None:
                 outs, treedef, rows, aux, inputs = spread
+                refuse_complex(outs, "jacrev", "outputs")
                 jacobians = [_reverse_blocks(rows[j], _shape(y), inputs, single, group)
                              for j, y in enumerate(outs)]
                 result = tree.unflatten(treedef, jacobians)
                 return (result, aux) if has_aux else result
-        trace, leaves, out = _reverse_call(f, args, nums, "jacrev", kwargs)
+        trace, leaves, out = _reverse_call(f, args, nums, "jacrev", kwargs, holomorphic=holomorphic)
         if has_aux:
             out, aux = _split_aux(out, "jacrev")
             aux = _strip(aux, lambda a: type(a) is Var and a._trace is trace)
@@ -456,7 +520,9 @@ def _jacrev(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=No
         jacobians = []
         for y in outs:
             _check_leaf(y, "jacrev")
-            value = _value_of(y, trace)
+        values = [_value_of(y, trace) for y in outs]
+        (require_complex if holomorphic else refuse_complex)(values, "jacrev", "outputs")
+        for y, value in zip(outs, values):
             out_shape = _shape(value)
             m = math.prod(out_shape)
             rows = []
@@ -475,7 +541,7 @@ def _pull_rows(y, value, leaves, start, lanes):
     """Rows ``start`` to ``start + lanes`` of the Jacobian of the recorded output ``y``: one
     backward sweep with that many cotangent lanes -> one block ``(lanes,) + in.shape`` per input."""
     m = math.prod(_shape(value))
-    eye_dtype = _dtype(value) if np.dtype(_dtype(value)).kind == "f" else np.float64
+    eye_dtype = _dtype(value) if np.dtype(_dtype(value)).kind in "fc" else np.float64
     seed = np.zeros((lanes, m), dtype=eye_dtype)
     seed[np.arange(lanes), start + np.arange(lanes)] = 1.0
     grads = backward([(y, seed.reshape((lanes,) + _shape(value)))], retain_graph=True)
@@ -491,7 +557,7 @@ def _reverse_blocks(rows, out_shape, inputs, single, group):
         if rows:
             parts = [r[k] for r in rows]
             stacked = parts[0] if len(parts) == 1 else concatenate(parts, axis=0)
-            blocks.append(_output(in_dtype(reshape(stacked, out_shape + in_shape), x)))
+            blocks.append(_output(in_dtype(reshape(stacked, out_shape + in_shape), x)))   # complex x: complex
         else:
             blocks.append(_output(_zeros(out_shape + in_shape, x)))
     return blocks[0] if single else group(blocks) if group else tuple(blocks)
@@ -513,8 +579,9 @@ REVERSE_FROM = 64
 COMPILED_REVERSE_FROM = 256
 
 
-def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None, sparsity=None):
-    """jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None, sparsity=None) -> function returning ∂f/∂x.
+def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None, sparsity=None,
+             holomorphic=False):
+    """jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None, sparsity=None, holomorphic=False) -> function returning ∂f/∂x.
 
     ``mode="fwd"`` is :func:`jacfwd`, ``mode="rev"`` is :func:`jacrev`; ``"auto"`` evaluates
     ``f`` once per new input layout to count its outputs and picks reverse mode when the inputs
@@ -528,7 +595,8 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
     ``.mode_for(*args)`` tells which one a call takes.
 
     Args:
-        f, argnums, has_aux, chunk_size, workers, sparsity: as in :func:`jacfwd` and :func:`jacrev`.
+        f, argnums, has_aux, chunk_size, workers, sparsity, holomorphic: as in :func:`jacfwd` and
+            :func:`jacrev`.
         mode: ``"auto"``, ``"fwd"`` or ``"rev"``.
 
     >>> import numpy as np
@@ -539,9 +607,14 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
     if mode not in ("auto", "fwd", "rev"):
         raise ValueError(f"jacobian: mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
     if sparsity is not None:
+        if holomorphic:
+            raise NotImplementedError("jacobian: sparsity= with holomorphic=True is not supported; "
+                                      "drop one of them")
         return _sparse_jacobian_by_colours(f, argnums, mode, has_aux, chunk_size, workers, sparsity)
-    forward = jacfwd(f, argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers)
-    reverse = jacrev(f, argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers)
+    forward = jacfwd(f, argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers,
+                     holomorphic=holomorphic)
+    reverse = jacrev(f, argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers,
+                     holomorphic=holomorphic)
     least = COMPILED_REVERSE_FROM if _is_compiled(f) else REVERSE_FROM
     chosen = {}
 
@@ -592,8 +665,8 @@ def _sparse_jacobian_by_colours(f, argnums, mode, has_aux, chunk_size, workers, 
 # ---------------------------------------------------------------- second order
 
 
-def hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None):
-    """hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None) -> function returning the Hessian, forward over reverse.
+def hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None, holomorphic=False):
+    """hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None, holomorphic=False) -> function returning the Hessian, forward over reverse.
 
     Shape ``in.shape + in.shape`` for a scalar ``f``. For a compiled (Numba) ``f`` with at most
     8 inputs, or a non-scalar output, forward over forward (one pass of 8 × 8 lanes); with
@@ -607,6 +680,9 @@ def hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None):
         chunk_size: forward directions per pass (Hessian columns per recording and sweep);
             default: every direction on the NumPy path, 8 for a dispatcher.
         workers: as in :func:`jacfwd`: the passes of the outer forward mode are spread.
+        holomorphic: complex inputs, ``f`` holomorphic: the complex second derivative. A real
+            function of complex inputs has no complex Hessian: use :func:`hvp` (complex ``x``
+            and ``v``), or pass the real and imaginary parts as real arrays.
 
     >>> import numpy as np
     >>> hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
@@ -615,9 +691,17 @@ def hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None):
     [[6.0, 0.0], [0.0, 12.0]]
     """
     if sparsity is not None:
+        if holomorphic:
+            raise NotImplementedError("hessian: sparsity= with holomorphic=True is not supported; "
+                                      "drop one of them")
         return _sparse().sparse_hessian(f, argnums, sparsity, workers=workers)
     if _is_compiled(f):
-        return _jit().compiled_hessian_auto(f, argnums=argnums, chunk_size=chunk_size, workers=workers)
+        entry = _jit().compiled_hessian_auto
+        return entry(f, argnums=argnums, chunk_size=chunk_size, workers=workers,
+                     **_compiled(entry, holomorphic, "hessian"))
+    if holomorphic:
+        return jacfwd(jacrev(f, argnums, holomorphic=True), argnums, chunk_size=chunk_size,
+                      workers=workers, holomorphic=True)
     if workers is None:
         return jacfwd(jacrev(f, argnums), argnums, chunk_size=chunk_size)
     return jacfwd(_JacrevOf(f, argnums), argnums, chunk_size=chunk_size, workers=workers)

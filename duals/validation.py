@@ -2,19 +2,49 @@
 
 >>> check_float_dtype(1.0, "x") is None
 True
+>>> check_numeric_dtype(1j, "z") is None
+True
 """
 import numpy as np
 
 
+def _kind(value):
+    return np.asarray(value).dtype.kind if not hasattr(value, "dtype") else np.dtype(value.dtype).kind
+
+
+def check_numeric_dtype(value, what):
+    """check_numeric_dtype(value, what): raise TypeError unless ``value`` holds real or complex
+    floats (ints pass): what the transformations differentiate (see docs/complex.md)."""
+    kind = _kind(value)
+    if kind in "fiuc":
+        return
+    _refuse(kind, value, what)
+
+
 def check_float_dtype(value, what):
     """check_float_dtype(value, what): raise TypeError unless ``value`` holds real floats (ints pass)."""
-    kind = np.asarray(value).dtype.kind if not hasattr(value, "dtype") else np.dtype(value.dtype).kind
+    kind = _kind(value)
     if kind in "fiu":
         return
     if kind == "c":
-        raise TypeError(f"{what} is complex; duals differentiates real-valued code only")
+        raise TypeError(f"{what} is complex, but this function takes real values only; "
+                        f"grad, jvp, vjp, jacfwd, jacrev and hessian differentiate complex code "
+                        f"(docs/complex.md), or pass the real and imaginary parts as two real arrays")
+    _refuse(kind, value, what)
+
+
+def _refuse(kind, value, what):
     if kind == "b":
         raise TypeError(f"{what} is boolean; booleans have no derivative. "
                         f"Pass it as a constant (tangent None / outside argnums)")
     raise TypeError(f"{what} has dtype {np.asarray(value).dtype}, which cannot be differentiated; "
                     f"pass a float array (for example np.asarray(x, dtype=float))")
+
+
+def check_real_tangent(primal, tangent, what):
+    """check_real_tangent(primal, tangent, what): a real value's tangent (or cotangent) must be
+    real: it moves along the real line only (TypeError otherwise, naming ``what``)."""
+    if _kind(tangent) == "c" and _kind(primal) != "c":
+        raise TypeError(f"{what} is complex but its value is real; a real value moves along the "
+                        f"real line only: pass a real one, "
+                        f"or make the value complex (x.astype(complex))")

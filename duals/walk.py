@@ -14,7 +14,7 @@ import numpy as np
 from . import core as _core
 from . import cotangents as _cotangents
 from .cotangents import OWNED, SHARED, Cotangents
-from .ops import all_of_copies, innermost
+from .ops import all_of_copies, innermost, is_complex
 from .ops.fused_vjp import RULES, SCALAR_RULES
 from .reverse import Node
 
@@ -33,6 +33,9 @@ def walk(seeds, retain_graph, accumulate):
     pending = {}    # id(leaf) -> leaf Var with a cotangent
 
     def put(target, gi, kind, z):
+        t = type(gi)
+        if t is not float and t is not np.float64 and (t is not np.ndarray or gi.dtype.kind == "c"):
+            gi, kind = _on_real_line(target, gi, kind)
         key = id(target)
         if key in values:
             store.accumulate(key, gi, kind)
@@ -109,10 +112,28 @@ def walk(seeds, retain_graph, accumulate):
     leaves = {}
     for key, leaf in pending.items():
         g = store.take(key)[0]
+        if accumulate and is_complex(leaf._value) and not is_complex(g):
+            g = _add()(g, np.zeros((), dtype=leaf._value.dtype))   # .grad of a complex leaf: complex
         if accumulate:
             leaf.grad = g if leaf.grad is None else add(leaf.grad, g)
         leaves[key] = g
     return leaves
+
+
+def _on_real_line(target, g, kind):
+    """A complex cotangent reaching a real value becomes its real part: for a real tangent ``t``
+    the functional ``t -> Re(c t)`` is ``Re(c) t`` (JAX's convention, docs/complex.md)."""
+    if not is_complex(g):
+        return g, kind
+    value = target.out if type(target) is Node else target._value
+    if is_complex(value):
+        return g, kind
+    return (g.real if type(g) is np.ndarray else _real()(g)), SHARED
+
+
+def _real():
+    from .ops.complex_parts import real
+    return real
 
 
 def _changed(inputs):

@@ -18,9 +18,10 @@ from .transforms import _check_leaf, _forward_pass, _pull_rows, _reverse_call, _
 __all__ = ["forward_passes", "jacrev_spread", "reverse_rows"]
 
 
-def forward_passes(f, args, kwargs, nums, sizes, total, chunk, has_aux, starts):
+def forward_passes(f, args, kwargs, nums, sizes, total, chunk, has_aux, holomorphic, starts):
     """A worker's task under ``jacfwd(workers=)``: one forward pass per chunk start of ``starts``."""
-    return [_forward_pass(f, args, kwargs, nums, sizes, total, chunk, has_aux, start) for start in starts]
+    return [_forward_pass(f, args, kwargs, nums, sizes, total, chunk, has_aux, holomorphic, start)
+            for start in starts]
 
 
 def jacrev_spread(pool, f, args, kwargs, nums, has_aux, chunk_size):

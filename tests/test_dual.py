@@ -86,7 +86,7 @@ def test_mismatched_tangent_shape_is_refused():
         Dual(np.ones(3), np.ones(2))
 
 
-@pytest.mark.parametrize("bad", [np.array(["a"]), np.array([1 + 2j]), np.array([object()])])
+@pytest.mark.parametrize("bad", [np.array(["a"]), np.array([True]), np.array([object()])])
 def test_non_float_primals_are_refused(bad):
     with pytest.raises(TypeError):
         Dual(bad, np.zeros(1))

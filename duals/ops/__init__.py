@@ -65,6 +65,21 @@ def dtype_of(x):
     return x.dtype if isinstance(x, Tracer) else np.result_type(x)
 
 
+def is_complex(x):
+    """is_complex(x) -> bool: whether a plain or traced value has a complex dtype.
+
+    >>> is_complex(1j), is_complex(np.ones(2))
+    (True, False)
+    """
+    t = type(x)
+    if t is np.ndarray:
+        return x.dtype.kind == "c"
+    if t is float or t is np.float64 or t is int:
+        return False
+    dtype = getattr(x, "dtype", None)
+    return (dtype.kind if dtype is not None else np.result_type(x).kind) == "c"
+
+
 def innermost(x):
     """innermost(x): the plain value under any number of traced layers (for masks, dtypes, signs)."""
     while isinstance(x, Tracer):

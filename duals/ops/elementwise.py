@@ -14,7 +14,7 @@ from .. import _vocabulary, derivatives, kernels
 from ..float_warnings import RULE_FILE
 from ..core import Primitive, Tracer
 from ..index_sets import elementwise_rule, gather_rule
-from . import NAMESPACE, dtype_of, export, innermost, lead_of, ndim_of as ndim, shape_of as shape
+from . import NAMESPACE, dtype_of, export, innermost, is_complex, lead_of, ndim_of as ndim, shape_of as shape
 from .reductions import unbroadcast
 from .shape import broadcast_to, reshape
 
@@ -155,7 +155,7 @@ def _make_unary(name, value, deriv):
     if deriv == "0.0":
         prim.def_jvp(0, lambda t, out, x: None)
         prim.def_vjp(0, lambda g, out, x, unreached=None: None)
-        return prim
+        return _real_only(prim)
     d = _partial(deriv, ("x", "out"))
     prim.def_jvp(0, lambda t, out, x: _times(d(x, out), t))
     prim.def_vjp(0, lambda g, out, x, unreached=None: masked(_times(d(x, out), g), unreached))
@@ -172,6 +172,8 @@ def _make_unary(name, value, deriv):
             except _vocabulary.FALLBACK:
                 pass
         x = np.asarray(x)
+        if x.dtype.kind == "c":
+            return None   # the kernels are float64: complex values take the rules
         n = x.size
         if numpy_impl is not None and kernels.prefer_numpy(name, n):
             out = numpy_impl(x)
@@ -184,7 +186,39 @@ def _make_unary(name, value, deriv):
         return _result(out), tout
 
     prim.fused_jvp = fused_jvp
+    return _real_only(prim)
+
+
+def _real_only(prim):
+    """A table primitive that is not holomorphic refuses complex values in its rules (NumPy may
+    compute it for them, ``sign`` or ``maximum``, but it has no complex derivative)."""
+    if prim.name in derivatives.HOLOMORPHIC:
+        return prim
+    prim.holomorphic = False
+    for rules in (prim.jvps, prim.vjps):
+        for i, rule in list(rules.items()):
+            rules[i] = _refusing_complex(prim.name, rule)
     return prim
+
+
+def _refusing_complex(name, rule):
+    def checked(t, out, *args, **params):
+        if _complex_operand(out, args):
+            raise TypeError(
+                f"{name} has no complex derivative: it is defined on real numbers only, and got a "
+                f"complex argument. Differentiate a real function of the parts instead "
+                f"(np.real(z), np.imag(z), np.abs(z)); docs/complex.md lists what takes complex values")
+        return rule(t, out, *args, **params)
+    return checked
+
+
+def _complex_operand(out, args):
+    if is_complex(out):
+        return True
+    for a in args:
+        if is_complex(a):
+            return True
+    return False
 
 
 def _scalar_first(numpy_impl, scalar_value):
@@ -272,6 +306,8 @@ def _make_binary(name, value, dx, dy):
         lanes = (tx if tx is not None else ty).shape[0]
         dtype = np.result_type(x, y)
         if dtype.kind != "f":
+            if dtype.kind == "c":
+                return None   # the kernels are float64: complex values take the rules
             dtype = np.dtype(np.float64)
         out = np.empty(out_shape, dtype)
         tout = np.empty((lanes,) + out_shape, dtype)
@@ -283,7 +319,7 @@ def _make_binary(name, value, dx, dy):
         return _result(out), tout
 
     prim.fused_jvp = fused_jvp
-    return prim
+    return _real_only(prim)
 
 
 def _selected(partial):
@@ -474,8 +510,6 @@ def positive(x):
     return x
 
 
-NAMESPACE.setdefault("conj", positive)
-NAMESPACE.setdefault("real", positive)
 
 
 def _on_value(np_func, doc):

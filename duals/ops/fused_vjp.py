@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import _vocabulary, derivatives, kernels
 from ..core import Tracer
+from . import is_complex
 from .. import cotangents
 from ..cotangents import ADDED, OWNED, SHARED
 
@@ -191,6 +192,7 @@ def elementwise(name, partials):
     """
     if name in derivatives.SELECTING:
         return None
+    real_only = name not in derivatives.HOLOMORPHIC
     kinds = tuple("zero" if p == "0.0" else "one" if p == "1.0" else "minus" if p == "-1.0"
                   else "formula" for p in partials)
     on_arrays = not any(_NUMPY_FASTER.search(p) for p in partials)
@@ -210,8 +212,8 @@ def elementwise(name, partials):
         inputs = node.inputs
         wanted = [i for i, t in enumerate(inputs) if t is not None and kinds[i] != "zero"]
         for i, a in enumerate(args):
-            if isinstance(a, Tracer):
-                return None
+            if isinstance(a, Tracer) or (real_only and is_complex(a)):
+                return None   # nested, or complex values for a real-only rule (which refuses them)
             if i in wanted and getattr(a, "shape", ()) != out.shape:
                 return None   # a differentiated argument that was broadcast: the rules reduce it
         if (on_arrays and out.size >= FUSED_FROM and out.dtype == _F64 and g.dtype == _F64

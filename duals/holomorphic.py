@@ -1,0 +1,82 @@
+"""``holomorphic=True``: the checks of the transformations and the traces that detect a
+non-holomorphic primitive.
+
+Under ``holomorphic=True`` a transformation returns the complex derivative ``df/dz``. That needs
+complex inputs and (for ``grad`` and ``jacrev``) complex outputs, which :func:`require_complex`
+checks, and a function that is complex-differentiable. Every primitive says whether it is
+(:attr:`duals.core.Primitive.holomorphic`); the traces below refuse, naming it, one that is not
+(``abs``, ``real``, ``imag``, ``conj``, ``angle``, ``eigh``, a real-only function) when it is
+applied to a value they trace. What is not detected: a function made of holomorphic primitives
+that is still not holomorphic through its control flow (``z if z.real > 0 else z ** 2``).
+
+>>> import numpy as np, duals
+>>> complex(duals.grad(lambda z: z ** 2, holomorphic=True)(1j))
+2j
+"""
+import numpy as np
+
+from .forward import Dual, JVPTrace
+from .ops import is_complex
+from .reverse import ReverseTrace, Var
+
+
+def _refuse(prim, who):
+    raise TypeError(
+        f"{who}(holomorphic=True): the function applies {prim.name}, which is not holomorphic "
+        f"(it has no complex derivative), to a value being differentiated, so df/dz does not exist. "
+        f"Drop holomorphic=True: grad and vjp give the derivative of a real-valued function of "
+        f"complex inputs, jvp the real-linear directional derivative (docs/complex.md)")
+
+
+class HolomorphicJVPTrace(JVPTrace):
+    """HolomorphicJVPTrace(level, lanes, who): forward mode that refuses non-holomorphic primitives."""
+
+    __slots__ = ("who",)
+
+    def __init__(self, level, lanes=1, who="jacfwd"):
+        super().__init__(level, lanes)
+        self.who = who
+
+    def process(self, prim, args, params, reported=False):
+        if not prim.holomorphic:
+            for a in args:
+                if type(a) is Dual and a._trace is self:
+                    _refuse(prim, self.who)
+        return JVPTrace.process(self, prim, args, params, reported)
+
+
+class HolomorphicReverseTrace(ReverseTrace):
+    """HolomorphicReverseTrace(level, who): a tape that refuses non-holomorphic primitives."""
+
+    __slots__ = ("who",)
+
+    def __init__(self, level, who="jacrev"):
+        super().__init__(level)
+        self.who = who
+
+    def process(self, primitive, args, params, reported=False):
+        if not primitive.holomorphic:
+            for a in args:
+                if type(a) is Var and a._trace is self:
+                    _refuse(primitive, self.who)
+        return ReverseTrace.process(self, primitive, args, params, reported)
+
+
+def require_complex(values, who, what):
+    """require_complex(values, who, what): under ``holomorphic=True`` every value must be complex."""
+    for k, v in enumerate(values):
+        if not is_complex(v):
+            raise TypeError(f"{who}(holomorphic=True) needs complex {what}, but {what[:-1]} {k} has "
+                            f"dtype {np.result_type(v)}; pass complex values (x.astype(complex)) or "
+                            f"drop holomorphic=True")
+
+
+def refuse_complex(values, who, what):
+    """refuse_complex(values, who, what): without ``holomorphic=True``, ``who`` takes no complex ``what``."""
+    for k, v in enumerate(values):
+        if is_complex(v):
+            raise TypeError(
+                f"{who}: {what[:-1]} {k} is complex; the derivative of a function of complex numbers "
+                f"is either complex (df/dz, which exists for a holomorphic function: pass "
+                f"holomorphic=True) or that of the real and imaginary parts (pass them as real "
+                f"arrays, or use jvp/vjp, whose convention docs/complex.md states)")

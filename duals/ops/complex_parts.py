@@ -1,0 +1,126 @@
+"""The parts of complex numbers: ``real``, ``imag``, ``conj`` and the complex rules of ``abs``;
+``angle`` is composed from them.
+
+Convention (JAX's, see docs/complex.md): a cotangent ``c`` of a complex value stands for the real
+linear functional ``t ↦ Re(c·t)``, so each VJP below is the transpose of its JVP's real-linear map,
+and a real value's cotangent is real. With ``t`` a tangent of ``z`` and ``c`` a cotangent:
+
+* ``real``: ``t ↦ Re t``; ``c ↦ Re c`` (as ``Re(c Re t) = Re(Re(c) t)``);
+* ``imag``: ``t ↦ Im t``; ``c ↦ -i Re c`` (as ``Im t = Re(-i t)``);
+* ``conj``: ``t ↦ conj t``; ``c ↦ conj c`` (as ``Re(c conj t) = Re(conj(c) t)``);
+* ``abs``: ``t ↦ Re(conj(z) t) / |z|``; ``c ↦ Re(c) conj(z) / |z|``, and ``0`` at ``z = 0``, the
+  policy of the real ``abs'(0) = 0``.
+
+None of these is holomorphic: under ``holomorphic=True`` they raise (duals.holomorphic). On real
+values ``real`` and ``conj`` are the value itself and ``imag`` a constant zero: no primitive runs.
+"""
+import numpy as np
+
+from ..core import Primitive
+from ..index_sets import elementwise_rule
+from . import NAMESPACE, dtype_of, export, innermost, is_complex, shape_of as shape
+from .elementwise import PRIMITIVES, div, mul, select, where
+from .fused_vjp import READS
+
+
+def _part(name, impl, jvp, vjp):
+    prim = Primitive(name, impl)
+    prim.elementwise = True
+    prim.holomorphic = False
+    prim.def_jvp(0, lambda t, out, z: jvp(t))
+    prim.def_vjp(0, lambda g, out, z, unreached=None: vjp(g))
+    prim.def_sparsity(elementwise_rule(True))
+    return prim
+
+
+real_p = _part("real", np.real, lambda t: real_p(t), lambda g: _as_complex(real_p(g)))
+imag_p = _part("imag", np.imag, lambda t: imag_p(t), lambda g: mul(real_p(g), -1j))
+conj_p = _part("conj", np.conjugate, lambda t: conj_p(t), lambda g: conj_p(g))
+
+
+def _as_complex(g):
+    """A real cotangent as the complex number it is, so that a complex input's cotangent keeps its
+    dtype (``Re c + 0i``)."""
+    return g if is_complex(g) else mul(g, 1.0 + 0.0j)
+
+
+@export("real")
+def real(z):
+    """real(z): the real part; a real ``z`` is returned as it is.
+
+    >>> float(real(3 + 4j))
+    3.0
+    """
+    return real_p(z) if is_complex(z) else z
+
+
+@export("imag")
+def imag(z):
+    """imag(z): the imaginary part; for a real ``z`` a constant zero of its shape.
+
+    >>> float(imag(3 + 4j))
+    4.0
+    """
+    if is_complex(z):
+        return imag_p(z)
+    return np.zeros(shape(z), dtype=dtype_of(z) if dtype_of(z).kind == "f" else np.float64)[()]
+
+
+@export("conj", "conjugate")
+def conj(z):
+    """conj(z): the complex conjugate; a real ``z`` is returned as it is.
+
+    >>> complex(conj(3 + 4j))
+    (3-4j)
+    """
+    return conj_p(z) if is_complex(z) else z
+
+
+@export("angle")
+def angle(z, deg=False):
+    """angle(z, deg=False): the argument of ``z``, ``arctan2(imag z, real z)``; for real ``z`` a
+    constant (0 or π). At ``z = 0`` the derivative does not exist (NaN from arctan2's rule).
+
+    >>> float(angle(1j))
+    1.5707963267948966
+    """
+    if not is_complex(z):
+        return np.angle(innermost(z), deg=deg)
+    a = PRIMITIVES["arctan2"](imag_p(z), real_p(z))
+    return a * (180.0 / np.pi) if deg else a
+
+
+# ---------------------------------------------------------------- abs of complex values
+
+abs_p = PRIMITIVES["abs"]
+_real_rules = (abs_p.jvps[0], abs_p.vjps[0])
+
+
+def _unit(z, out):
+    """conj(z) / |z|, and 0 where z = 0 (the policy abs'(0) = 0)."""
+    at_zero = np.asarray(innermost(out)) == 0.0
+    if not at_zero.any():
+        return div(conj_p(z), out)
+    safe = where(at_zero, 1.0, out)
+    return select(at_zero, np.zeros((), dtype=dtype_of(z)), div(conj_p(z), safe))
+
+
+def _abs_jvp(t, out, z):
+    if not is_complex(z):
+        return _real_rules[0](t, out, z)
+    return real_p(mul(_unit(z, out), t))
+
+
+def _abs_vjp(g, out, z, unreached=None):
+    if not is_complex(z):
+        return _real_rules[1](g, out, z, unreached=unreached)
+    return mul(real(g), _unit(z, out))
+
+
+abs_p.def_jvp(0, _abs_jvp)
+abs_p.def_vjp(0, _abs_vjp)
+# the tape keeps what the rules read: the complex rule reads |z| besides z
+READS[abs_p] = lambda inputs: frozenset(("x", "out")) if inputs[0] is not None else frozenset()
+
+for _name in ("abs", "absolute"):
+    NAMESPACE[_name] = abs_p

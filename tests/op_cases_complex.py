@@ -1,0 +1,23 @@
+"""Cases of the complex parts (real, imag, conj, abs and angle of complex values): real functions of
+real arguments that pass through complex numbers, so that every mode pairing of test_ops.py runs
+them (complex inputs themselves are tested in test_complex.py)."""
+import duals.numpy as dnp
+from op_cases import Case
+
+
+def _z(x, y):
+    return x + 1j * y
+
+
+CASES = [
+    Case("complex-real", lambda x, y: dnp.real(dnp.exp(_z(x, y)) * (1.0 - 2.0j)),
+         ((3,), (3,)), ("real", "exp", "mul", "add")),
+    Case("complex-imag", lambda x, y: dnp.imag(dnp.sin(_z(x, y)) * _z(y, x)),
+         ((2, 3), (3,)), ("imag", "sin")),
+    Case("complex-conj", lambda x, y: dnp.real(dnp.conj(_z(x, y)) * dnp.exp(1j * x)),
+         ((3,), (3,)), ("conj",)),
+    Case("complex-abs", lambda x, y: dnp.abs(_z(x, y) ** 2 + 0.5), ((3,), (3,)), ("abs",),
+         away_from_zero=True),
+    Case("complex-angle", lambda x, y: dnp.angle(_z(x, y)), ((3,), (3,)), ("arctan2",),
+         away_from_zero=True),
+]
