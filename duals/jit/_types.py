@@ -82,6 +82,8 @@ class DualType(types.Type):
 
     def unify(self, typingctx, other):
         if isinstance(other, (types.Complex, DualType)) and _is_complex(other):
+            if type(self) is not DualType:
+                return None   # adjoints and index sets have no complex form
             from .complex_types import complex_of   # a complex value: the complex dual
             return complex_of(self).unify(typingctx, other)
         if isinstance(other, (types.Number, types.Boolean)):

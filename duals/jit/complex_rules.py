@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 from numba.core import errors, types
+from numba.core.typing.templates import AttributeTemplate, infer_getattr
 from numba.extending import overload, overload_attribute, overload_method, register_jitable
 
 from .. import derivatives, kernels
@@ -39,6 +40,7 @@ from .lanes import lzero
 from .rules import _lanes_expr
 
 MARK = "duals.jit: "
+FORWARD_ONLY = "complex numbers are differentiated by compiled forward mode only"
 
 # the words of the holomorphic formulas, as NumPy's functions (Numba evaluates them on complex)
 WORDS = ("sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
@@ -170,9 +172,22 @@ def _operand(t):
     return complex_of(t) if type(t) is DualType else t
 
 
+def check_kinds(*operands):
+    """Raise the typing error for complex values meeting adjoints (compiled reverse mode) or
+    index sets (sparsity detection): only forward-mode duals have a complex form."""
+    for t in operands:
+        if isinstance(t, DualType) and type(t) not in (DualType, ComplexDualType):
+            raise errors.TypingError(
+                f"{MARK}{FORWARD_ONLY} (jvp, "
+                f"jacfwd, hessian of the dispatcher), not by compiled reverse mode (grad, jacrev, "
+                f"vjp) or sparsity detection ({t}); use duals.jacfwd for this function, or the "
+                f"NumPy path (a plain Python function, not @njit)")
+
+
 def unary(name, target, x):
     """unary(name, target, x) -> the implementation of table entry ``name`` spelled ``target`` for
     complex dual type ``x`` (or a typing error naming it)."""
+    check_kinds(x)
     if _is_math(target):
         _math_refusal(target)
     if name in derivatives.HOLOMORPHIC:
@@ -185,6 +200,7 @@ def unary(name, target, x):
 def binary(name, target, x, y):
     """binary(name, target, x, y) -> the implementation of binary entry ``name`` spelled ``target``
     when a complex value meets a dual (real duals promoted to complex ones first)."""
+    check_kinds(x, y)
     if _is_math(target):
         _math_refusal(target)
     if name not in derivatives.HOLOMORPHIC:
@@ -326,6 +342,7 @@ def _is_real(t):
 def _ov_complex(real, imag=None):
     if not (isinstance(real, DualType) or isinstance(imag, DualType)):
         return None
+    check_kinds(real, imag)
     omitted = imag is None or isinstance(imag, (types.Omitted, types.NoneType))
     if not (_is_real(real) and (omitted or _is_real(imag))):
         refuse("complex()", " with a complex argument (give complex() real parts)")
@@ -341,10 +358,26 @@ def _ov_complex(real, imag=None):
     return lambda real, imag=None: make(complex(real, imag._re), lcomplex(lzero(imag._du), imag._du))
 
 
+@infer_getattr
+class _ComplexDualArrayParts(AttributeTemplate):
+    """``z.real``/``z.imag`` of an array of complex duals: NumPy's are views, which the layout of
+    duals cannot give (the parts of the lanes are not evenly spaced); a clear error instead."""
+    key = types.Array
+    metadata = {"target": "cpu"}  # tried before Numba's array attributes
+
+    def generic_resolve(self, ary, attr):
+        if attr in ("real", "imag") and is_complex_dual(ary.dtype):
+            raise errors.TypingError(
+                f"{MARK}the .{attr} attribute of an array of complex duals is not supported (NumPy's "
+                f"is a view); use np.{attr}(z), which makes a new array (z.{attr} of a scalar works)")
+        return None
+
+
 # ---------------------------------------------------------------- cmath and predicates
 
 def _cmath_unary(name):
     def ov(x_):
+        check_kinds(x_)
         if is_complex_dual(x_):
             return getattr(_rules(), f"{name}__z")
         if type(x_) is DualType:

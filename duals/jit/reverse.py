@@ -469,11 +469,17 @@ def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
 
     def hess(*args):
         args, nums, _ = _inputs(args, argnums, "hessian", known)
-        if sum(_size(args[i]) for i in nums) <= COMPILED_HESSIAN_LANES:
+        if sum(_size(args[i]) for i in nums) <= COMPILED_HESSIAN_LANES or known.get("forward"):
             return forward(*args)
         try:
             return reverse(*args)
         except _NotScalar:
+            return forward(*args)
+        except TypeError as exc:   # complex intermediates: forward over forward only
+            from .complex_rules import FORWARD_ONLY
+            if FORWARD_ONLY not in str(exc):
+                raise
+            known["forward"] = True
             return forward(*args)
 
     return hess

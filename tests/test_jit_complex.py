@@ -1,0 +1,332 @@
+"""Complex numbers inside unchanged @numba.njit code, differentiated by compiled forward mode.
+
+Complex duals (duals/jit/complex_types.py, complex_lanes.py, complex_rules.py) carry complex
+tangent lanes. The table tests generate one compiled function per arity from the HOLOMORPHIC
+part of duals.derivatives, so a new holomorphic entry is tested here: every entry against
+complex central differences along x and along iy, and against the NumPy path's jvp of the very
+same Python source. Then the real-linear rules (abs, real, imag, conj, angle, complex()), and
+kernels as a Numba user writes them: an RLC impedance sweep (against the closed form), a
+two-level Schrödinger system stepped by complex RK4 (against central differences, first and
+second order) and a Horner polynomial under holomorphic=True.
+"""
+import ast
+import cmath
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import duals
+from duals import derivatives
+from duals.jit import complex_rules
+
+from lanes import LANES
+
+njit = numba.njit(cache=True)
+H = 1e-6   # central-difference step
+
+
+def central(f, z, direction, *rest):
+    """(f(z + h d) - f(z - h d)) / 2h, entry by entry of f's tuple or array result."""
+    up, down = f(z + H * direction, *rest), f(z - H * direction, *rest)
+    if isinstance(up, tuple):
+        return tuple((np.asarray(u) - np.asarray(d)) / (2 * H) for u, d in zip(up, down))
+    return (np.asarray(up) - np.asarray(down)) / (2 * H)
+
+
+def close(got, want, rtol=1e-12, atol=1e-13):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            close(g, w, rtol, atol)
+        return
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=atol)
+
+
+# ---------------------------------------------------------------- the table, generated
+
+HOLOMORPHIC_UNARY = sorted(n for n in derivatives.HOLOMORPHIC if n in derivatives.UNARY)
+HOLOMORPHIC_BINARY = sorted(n for n in derivatives.HOLOMORPHIC if n in derivatives.BINARY)
+# a point of each entry's principal branch, away from the cuts
+POINTS = {"arccosh": 1.7 + 0.4j}
+
+
+def _numpy_name(name):
+    return (derivatives.NUMPY_NAMES.get(name) or (name,))[0]
+
+
+def _generated(arity):
+    """One @njit function applying every holomorphic entry of ``arity`` under its np spelling:
+    unary ones to ``z[k]`` (one point per entry), binary ones to ``z, w`` and to constants."""
+    if arity == 1:
+        items = [f"np.{_numpy_name(n)}(z[{k}])" for k, n in enumerate(HOLOMORPHIC_UNARY)]
+        source = f"def table(z):\n    return ({', '.join(items)},)\n"
+    else:
+        items = []
+        for n in HOLOMORPHIC_BINARY:
+            f = f"np.{_numpy_name(n)}"
+            items += [f"{f}(z, w)", f"{f}(z, 0.7 - 0.2j)", f"{f}(1.3 + 0.5j, w)", f"{f}(z, 2.0)",
+                      f"{f}(-1.5, w)"]
+        source = f"def table(z, w):\n    return ({', '.join(items)},)\n"
+    scope = {"np": np}
+    exec(source, scope)
+    return numba.njit(scope["table"])
+
+
+UNARY_TABLE = _generated(1)
+BINARY_TABLE = _generated(2)
+Z_UNARY = np.array([POINTS.get(n, 0.4 + 0.3j) for n in HOLOMORPHIC_UNARY])
+
+
+def _unary_lanes(values):
+    """Entry k of the unary table depends on z[k] only: its derivative is the jvp along e_k."""
+    return tuple(np.asarray(v) for v in values)
+
+
+@pytest.mark.parametrize("direction", [1.0, 1j], ids=["along x", "along iy"])
+def test_every_holomorphic_entry_matches_central_differences(direction):
+    t = np.full(Z_UNARY.shape, direction)
+    value, tangent = duals.jvp(UNARY_TABLE, (Z_UNARY,), (t,))
+    want = central(UNARY_TABLE.py_func, Z_UNARY, direction)
+    for k, name in enumerate(HOLOMORPHIC_UNARY):
+        close(tangent[k], want[k], rtol=1e-7, atol=1e-8)
+        close(value[k], getattr(np, _numpy_name(name))(Z_UNARY[k]), rtol=1e-14, atol=1e-15)
+
+
+def test_every_holomorphic_entry_matches_the_numpy_path():
+    t = np.full(Z_UNARY.shape, 0.6 - 0.8j)
+    got = duals.jvp(UNARY_TABLE, (Z_UNARY,), (t,))[1]
+    want = duals.jvp(UNARY_TABLE.py_func, (Z_UNARY,), (t,))[1]
+    close(_unary_lanes(got), _unary_lanes(want))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in pow")
+@pytest.mark.parametrize("argnum", [0, 1], ids=["d/dz", "d/dw"])
+@pytest.mark.parametrize("direction", [1.0, 1j], ids=["along x", "along iy"])
+def test_binary_holomorphic_entries_with_duals_and_constants(argnum, direction):
+    z, w = 0.4 + 0.3j, 0.9 - 0.6j
+    tangents = (direction, 0j) if argnum == 0 else (0j, direction)
+    value, tangent = duals.jvp(BINARY_TABLE, (z, w), tangents)
+    f = BINARY_TABLE.py_func
+    want = (central(f, z, direction, w) if argnum == 0
+            else central(lambda w, z: f(z, w), w, direction, z))
+    close(tangent, want, rtol=1e-7, atol=1e-8)
+    close(value, f(z, w), rtol=1e-14, atol=1e-15)
+    numpy_path = duals.jvp(f, (z, w), tangents)[1]
+    for k, (got, want) in enumerate(zip(tangent, numpy_path)):
+        if HOLOMORPHIC_BINARY[k // 5] == "pow" and k % 5 == 4:
+            continue  # np.power(-1.5, w): the NumPy path takes log of the real -1.5 (nan, even times 0)
+        close(got, want)
+
+
+def test_the_complex_rules_speak_only_words_numpy_evaluates_on_complex_numbers():
+    for name in derivatives.HOLOMORPHIC:
+        for formula in (derivatives.TABLE[name].value,) + derivatives.TABLE[name].partials:
+            called = {node.func.id for node in ast.walk(ast.parse(formula))
+                      if isinstance(node, ast.Call)}
+            assert called <= set(complex_rules.WORDS) | {"where"}, (name, formula)
+
+
+# ---------------------------------------------------------------- cmath and the real-linear rules
+
+@njit
+def cmath_spellings(z):
+    return (cmath.exp(z), cmath.log(z), cmath.sqrt(z), cmath.sin(z), cmath.cos(z), cmath.tan(z),
+            cmath.asin(z), cmath.acos(z), cmath.atan(z), cmath.sinh(z), cmath.cosh(z),
+            cmath.tanh(z), cmath.asinh(z), cmath.atanh(z), cmath.log10(z), cmath.log(z, 2.0))
+
+
+@njit
+def real_linear(z):
+    r, phi = cmath.polar(z)
+    return (abs(z), z.real, z.imag, z.conjugate(), np.conj(z), np.real(z), np.imag(z),
+            np.abs(z), np.angle(z), cmath.phase(z), r, phi, cmath.rect(abs(z), 0.3) * z)
+
+
+@pytest.mark.parametrize("direction", [1.0, 1j, 0.6 - 0.8j], ids=["along x", "along iy", "oblique"])
+def test_cmath_and_real_linear_functions_match_central_differences(direction):
+    z = -0.7 + 0.4j
+    for f in (cmath_spellings, real_linear):
+        value, tangent = duals.jvp(f, (z,), (direction,))
+        close(tangent, central(f.py_func, z, direction), rtol=1e-7, atol=1e-8)
+        close(value, f.py_func(z), rtol=1e-14, atol=1e-15)
+
+
+@njit
+def from_parts(a, b):
+    z = complex(a, b) ** 2 + complex(a) * 1j + complex(2.0, b) / complex(a, 3.0)
+    return abs(z) + z.imag * a
+
+
+def test_complex_of_real_duals_and_mixing_with_real_ones():
+    a, b = 0.3, 0.8
+    got = duals.jacfwd(from_parts, argnums=(0, 1), chunk_size=LANES)(a, b)
+    close(got, (central(from_parts.py_func, a, 1.0, b),
+                central(lambda b, a: from_parts.py_func(a, b), b, 1.0, a)), rtol=1e-7, atol=1e-8)
+
+
+def test_abs_and_angle_at_zero_follow_the_policy_of_abs():
+    f = njit(lambda z: (abs(z), np.angle(z), abs(z * z)))
+    assert duals.jvp(f, (0j,), (1 + 1j,))[1] == (0.0, 0.0, 0.0)
+
+
+# ---------------------------------------------------------------- user kernels
+
+@njit
+def rlc_magnitude(p, w):
+    """|Z(w)| of a series RLC circuit at every frequency: a Numba user's loop."""
+    R, L, C = p[0], p[1], p[2]
+    out = np.empty(w.size)
+    for k in range(w.size):
+        z = R + 1j * w[k] * L + 1.0 / (1j * w[k] * C)
+        out[k] = abs(z)
+    return out
+
+
+def test_rlc_impedance_sensitivities_match_the_closed_form():
+    p = np.array([50.0, 1e-3, 1e-6])
+    w = np.logspace(3, 6, 7)
+    R, L, C = p
+    X = w * L - 1.0 / (w * C)
+    m = np.hypot(R, X)
+    want = np.stack([R / m, X * w / m, X / (w * C * C) / m], axis=-1)
+    close(duals.jacfwd(rlc_magnitude, chunk_size=LANES)(p, w), want, rtol=1e-12)
+    close(rlc_magnitude(p, w), m, rtol=1e-14)   # the plain call is Numba's own
+
+
+@njit
+def schrodinger_rhs(psi, g, detuning):
+    """-i H psi for H = [[d/2, g], [g, -d/2]]."""
+    out = np.empty_like(psi)
+    out[0] = -1j * (0.5 * detuning * psi[0] + g * psi[1])
+    out[1] = -1j * (g * psi[0] - 0.5 * detuning * psi[1])
+    return out
+
+
+@njit
+def rabi_population(g, detuning, steps):
+    """|psi_1(T)|^2 of a driven two-level system from psi = (1, 0), by complex RK4."""
+    psi = np.zeros(2, dtype=np.complex128)
+    psi[0] = 1.0
+    dt = 2.0 / steps
+    for _ in range(steps):
+        k1 = schrodinger_rhs(psi, g, detuning)
+        k2 = schrodinger_rhs(psi + 0.5 * dt * k1, g, detuning)
+        k3 = schrodinger_rhs(psi + 0.5 * dt * k2, g, detuning)
+        k4 = schrodinger_rhs(psi + dt * k3, g, detuning)
+        psi = psi + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return abs(psi[1]) ** 2
+
+
+def test_schrodinger_rk4_population_derivatives_match_central_differences():
+    g, d, n = 0.8, 0.3, 40
+    f = rabi_population.py_func
+    first = duals.jacfwd(rabi_population, argnums=(0, 1), chunk_size=LANES)(g, d, n)
+    close(first, ((f(g + H, d, n) - f(g - H, d, n)) / (2 * H),
+                  (f(g, d + H, n) - f(g, d - H, n)) / (2 * H)), rtol=1e-7, atol=1e-9)
+    h = 1e-4
+    second = duals.hessian(rabi_population)(g, d, n)
+    close(second, (f(g + h, d, n) - 2 * f(g, d, n) + f(g - h, d, n)) / h ** 2, rtol=1e-5, atol=1e-7)
+
+
+@njit
+def horner(c, z):
+    """p(z) = c[0] + c[1] z + ... at every point of z."""
+    out = np.zeros_like(z)
+    for i in range(z.size):
+        acc = c[c.size - 1] + 0.0 * z[i]
+        for k in range(c.size - 2, -1, -1):
+            acc = acc * z[i] + c[k]
+        out[i] = acc
+    return out
+
+
+def test_holomorphic_jacobian_of_horner_is_the_derivative_polynomial():
+    c = np.array([1.0 - 1j, 0.5j, -2.0, 0.25 + 0.5j])
+    z = np.array([0.3 + 0.4j, -1.1 + 0.2j, 2.0 - 0.5j])
+    dz, dc = duals.jacfwd(horner, argnums=(0, 1), holomorphic=True)(c, z)
+    derivative = sum(k * c[k] * z ** (k - 1) for k in range(1, c.size))
+    close(dc, np.diag(derivative))
+    close(dz, np.stack([z ** k for k in range(c.size)], axis=-1))
+
+
+def test_jvp_of_complex_arrays_with_complex_tangents():
+    c = np.array([1.0 - 1j, 0.5j, -2.0, 0.25 + 0.5j])
+    z = np.array([0.3 + 0.4j, -1.1 + 0.2j])
+    t = np.array([1j, 0.5 - 0.5j])
+    value, tangent = duals.jvp(horner, (c, z), (None, t))
+    close(value, horner.py_func(c, z))
+    close(tangent, sum(k * c[k] * z ** (k - 1) for k in range(1, c.size)) * t)
+
+
+@njit
+def spectrum_energy(x):
+    """Σ |Σ_k x_k e^{-i w_j k}|^2 over a few frequencies: complex arrays, sums and np.abs."""
+    n = x.size
+    phases = np.exp(-1j * np.outer(np.arange(3) * 0.7, np.arange(n) * 1.0))
+    out = np.zeros(3, dtype=np.complex128)
+    for j in range(3):
+        out[j] = np.sum(phases[j] * x)
+    return np.sum(np.abs(out) ** 2) + np.sum(np.real(out * np.conj(out)))
+
+
+def test_complex_arrays_sums_and_abs_in_a_real_function():
+    x = np.array([0.5, -1.0, 2.0, 0.25])
+    got = duals.jacfwd(spectrum_energy, chunk_size=LANES)(x)
+    want = [central(lambda v: spectrum_energy.py_func(x + v * e), 0.0, 1.0) for e in np.eye(4)]
+    close(got, want, rtol=1e-7, atol=1e-8)
+
+
+def test_hessian_of_many_inputs_with_complex_intermediates_runs_forward_over_forward():
+    f = njit(lambda x: abs(np.sum(np.exp(1j * x) * x)) ** 2)
+    x = np.linspace(0.1, 1.0, 10)   # more inputs than forward over forward takes by default
+    h = 1e-4
+    f0 = f.py_func
+    e = np.eye(10) * h
+    want = np.array([[(f0(x + a + b) - f0(x + a - b) - f0(x - a + b) + f0(x - a - b)) / (4 * h * h)
+                      for b in e] for a in e])
+    close(duals.hessian(f)(x), want, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- what raises
+
+def test_holomorphic_true_refuses_a_function_without_a_complex_derivative():
+    f = njit(lambda z: z * np.conj(z) + z)
+    with pytest.raises(ValueError, match="not complex-differentiable at this point"):
+        duals.jacfwd(f, holomorphic=True)(np.array([0.3 + 0.4j, 1.0 + 0j]))
+
+
+def test_complex_inputs_without_holomorphic_raise_as_in_jax():
+    f = njit(lambda z: z * z)
+    with pytest.raises(TypeError, match="holomorphic=True"):
+        duals.jacfwd(f)(np.array([1j]))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: duals.jacfwd(njit(lambda x: x * x), holomorphic=True)(np.ones(2)), "needs complex inputs"),
+    (lambda: duals.jacfwd(njit(lambda z: abs(z)), holomorphic=True)(1j), "needs complex outputs"),
+    (lambda: duals.jvp(njit(lambda x: x * 2.0), (1.0,), (1j,)), "tangent 0 is complex"),
+], ids=["real input", "real output", "complex tangent of a real primal"])
+def test_complex_entry_errors(call, message):
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+@pytest.mark.parametrize("body, message", [
+    (lambda z: math.sin(z), "math.sin takes real numbers"),
+    (lambda z: z.real < z.imag or z < 1j, "not ordered"),
+    (lambda z: np.sign(z), "np.sign of a complex dual"),
+    (lambda z: np.linalg.solve(np.eye(2) + 0j, np.ones(2) * z)[0], "np.linalg.solve of complex dual"),
+    (lambda z: (np.ones(2) * z).real[0], "np.real"),
+], ids=["math", "order", "sign", "linalg", "array attribute"])
+def test_unsupported_complex_code_raises_one_line_naming_it(body, message):
+    with pytest.raises(TypeError, match=message) as info:
+        duals.jvp(numba.njit(body), (0.3 + 0.4j,), (1.0,))
+    assert "\n" not in str(info.value)
+
+
+def test_compiled_reverse_mode_refuses_complex_intermediates_and_says_to_use_jacfwd():
+    with pytest.raises(TypeError, match="jacfwd") as info:
+        duals.jacrev(rlc_magnitude)(np.array([50.0, 1e-3, 1e-6]), np.array([1e3]))
+    assert "\n" not in str(info.value)
