@@ -33,14 +33,16 @@ from .ops import products as _products  # noqa: F401
 from .ops import statistics as _statistics  # noqa: F401
 from .ops import ufuncs as _ufuncs  # noqa: F401
 from .ops import queries as _queries  # noqa: F401
+from .ops import fft as _fft  # noqa: F401
 
 linalg = _types.ModuleType("duals.numpy.linalg", "Differentiable numpy.linalg.")
 special = _types.ModuleType("duals.numpy.special", "Differentiable special functions (SciPy's names).")
+fft = _types.ModuleType("duals.numpy.fft", "Differentiable numpy.fft (docs/complex.md).")
 
 for _name, _func in _ops.NAMESPACE.items():
     if "." in _name:
         _sub, _leaf = _name.split(".", 1)
-        setattr({"linalg": linalg, "special": special}[_sub], _leaf, _func)
+        setattr({"linalg": linalg, "special": special, "fft": fft}[_sub], _leaf, _func)
     else:
         globals()[_name] = _func
 
@@ -87,3 +89,4 @@ def _strict_submodule(module, numpy_module, label):
 
 
 _strict_submodule(linalg, _np.linalg, "linalg")
+_strict_submodule(fft, _np.fft, "fft")

@@ -21,3 +21,9 @@ CASES = [
     Case("complex-angle", lambda x, y: dnp.angle(_z(x, y)), ((3,), (3,)), ("arctan2",),
          away_from_zero=True),
 ]
+CASES += [
+    Case("fft-imag", lambda x, y: dnp.imag(dnp.fft.fft(x + 1j * y, n=5)), ((2, 4), (4,)), ("dft",)),
+    Case("rfft-irfft", lambda x: dnp.fft.irfft(dnp.fft.rfft(x, norm="ortho") * (1.0 + 0.5j), n=6),
+         ((2, 5),), ("rfft", "irfft")),
+    Case("fft2-real", lambda x: dnp.real(dnp.fft.ifft2(x * dnp.fft.fft2(x))), ((3, 4),), ("dft",)),
+]

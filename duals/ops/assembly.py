@@ -30,7 +30,7 @@ def operand(x):
 
 def float_only(name, dtype):
     """Refuse a non-float ``dtype=`` (it would truncate the derivative), naming ``name``."""
-    if dtype is not None and np.dtype(dtype).kind != "f":
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
         raise TypeError(f"{name}(..., dtype={np.dtype(dtype)}) of traced values would drop the "
                         f"derivative; keep a float dtype (round the result afterwards if needed)")
 

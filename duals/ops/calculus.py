@@ -215,7 +215,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
     """
     if out is not None:
         raise TypeError("cumprod(..., out=...) cannot write a traced value into an array; drop out=")
-    if dtype is not None and np.dtype(dtype).kind != "f":
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
         raise TypeError(f"cumprod: dtype={dtype} would truncate the derivative; use a float dtype")
     if not isinstance(a, Tracer):
         return np.cumprod(a, axis=axis, dtype=dtype)

@@ -124,3 +124,12 @@ READS[abs_p] = lambda inputs: frozenset(("x", "out")) if inputs[0] is not None e
 
 for _name in ("abs", "absolute"):
     NAMESPACE[_name] = abs_p
+
+
+def squared_modulus(z):
+    """squared_modulus(z): ``|z|²`` as a real value, ``Re(z conj z)`` (``z * z`` for real ``z``).
+
+    >>> float(squared_modulus(3 + 4j))
+    25.0
+    """
+    return real_p(mul(z, conj_p(z))) if is_complex(z) else mul(z, z)

@@ -62,9 +62,9 @@ import numpy as np
 
 from ..core import Primitive
 from ..index_sets import per_matrix_rule
-from . import export, innermost, ndim_of as ndim, shape_of as shape
+from . import export, innermost, is_complex, ndim_of as ndim, shape_of as shape
 from .assembly import take_along_axis
-from .elementwise import PRIMITIVES, where
+from .elementwise import PRIMITIVES, real_only, where
 from .linalg import _as_operand, _check_square, _float_dtype, _traced, matmul, solve_p
 from .reductions import sum as _sum
 from .shape import concatenate, getitem, swapaxes, tril
@@ -319,6 +319,9 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     _at_least_2d(a, "svd")
     if hermitian:
         _check_square(a, "svd(hermitian=True)")
+        if is_complex(a):
+            raise TypeError("svd(hermitian=True) of a complex matrix has no derivative rule in duals; "
+                            "use np.linalg.eigh (complex Hermitian matrices are supported)")
         return _hermitian_svd(a, compute_uv)
     if not compute_uv:
         return svdvals_p(a)
@@ -562,3 +565,9 @@ def _pinv_vjp(g, out, a, **params):
 
 pinv_p.def_jvp(0, _pinv_jvp)
 pinv_p.def_vjp(0, _pinv_vjp)
+
+
+# rules derived for real matrices; complex values raise (docs/complex.md)
+for _prim in (svd_p, svdvals_p, qr_p, pinv_p):
+    real_only(_prim, "its rules are derived for real matrices (complex svd, qr, lstsq and pinv are "
+                     "not supported)")

@@ -143,6 +143,10 @@ def _make_unary(name, value, deriv):
     if numpy_impl is None:
         def impl(x):
             x = np.asarray(x)
+            if x.dtype.kind == "c":
+                raise TypeError(f"duals' {name} is computed for real numbers only (its kernel is "
+                                f"float64) and got complex values; scipy.special.{name} itself "
+                                f"computes complex values, without a derivative")
             dtype = x.dtype if x.dtype.kind == "f" else np.float64
             out = np.empty(x.shape, dtype)
             kernels.kernel(name, "value")(_flat(x, x.size), out.reshape(-1))
@@ -194,20 +198,26 @@ def _real_only(prim):
     compute it for them, ``sign`` or ``maximum``, but it has no complex derivative)."""
     if prim.name in derivatives.HOLOMORPHIC:
         return prim
+    return real_only(prim, "it is defined on real numbers only")
+
+
+def real_only(prim, why):
+    """real_only(prim, why): ``prim``'s rules refuse complex operands (TypeError saying ``why``);
+    for primitives whose rules hold for real values only."""
     prim.holomorphic = False
     for rules in (prim.jvps, prim.vjps):
         for i, rule in list(rules.items()):
-            rules[i] = _refusing_complex(prim.name, rule)
+            rules[i] = _refusing_complex(prim.name, rule, why)
     return prim
 
 
-def _refusing_complex(name, rule):
+def _refusing_complex(name, rule, why):
     def checked(t, out, *args, **params):
         if _complex_operand(out, args):
             raise TypeError(
-                f"{name} has no complex derivative: it is defined on real numbers only, and got a "
-                f"complex argument. Differentiate a real function of the parts instead "
-                f"(np.real(z), np.imag(z), np.abs(z)); docs/complex.md lists what takes complex values")
+                f"{name} has no complex derivative in duals: {why}, and got a complex argument. "
+                f"Differentiate a real function of the parts instead (np.real(z), np.imag(z), "
+                f"np.abs(z)); docs/complex.md lists what takes complex values")
         return rule(t, out, *args, **params)
     return checked
 

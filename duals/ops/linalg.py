@@ -18,8 +18,8 @@ import numpy as np
 
 from ..core import Primitive, Tracer
 from ..index_sets import collect, per_matrix_rule, positions, union
-from . import dtype_of, export, innermost, ndim_of as ndim, shape_of as shape
-from .elementwise import PRIMITIVES, align
+from . import dtype_of, export, innermost, is_complex, ndim_of as ndim, shape_of as shape
+from .elementwise import PRIMITIVES, align, real_only
 from .reductions import sum as _sum, unbroadcast
 from .shape import reshape, reshape_p, swapaxes, transpose, tril
 
@@ -213,7 +213,7 @@ def dot(a, b):
 
 @export()
 def vdot(a, b):
-    """vdot(a, b): the sum of products of the flattened operands (real arrays).
+    """vdot(a, b): the sum of products of the flattened operands, ``a`` conjugated (as NumPy).
 
     >>> float(vdot(np.ones((2, 2)), np.full((2, 2), 2.0)))
     8.0
@@ -223,7 +223,8 @@ def vdot(a, b):
         raise ValueError(f"vdot: shapes {shape(a)} and {shape(b)} have different sizes")
     if not _traced(a, b):
         return np.vdot(a, b)
-    return matmul(reshape(a, (-1,)), reshape(b, (-1,)))
+    from .complex_parts import conj
+    return matmul(reshape(conj(a), (-1,)), reshape(b, (-1,)))
 
 
 @export()
@@ -375,7 +376,9 @@ def _det_impl(a):
 
 
 def _slogdet_impl(a):
-    return np.linalg.slogdet(a)[1]
+    sign, logabsdet = np.linalg.slogdet(a)
+    # complex a: the complex logarithm of det (log|det| + i arg det), holomorphic with the same rules
+    return logabsdet + 1j * np.angle(sign) if np.iscomplexobj(sign) else logabsdet
 
 
 def _inv_T(a):
@@ -432,6 +435,11 @@ def slogdet(a):
     """
     a = _as_operand(a)
     _check_square(a, "linalg.slogdet")
+    if is_complex(a) and _traced(a):   # sign = exp(i arg det) has a derivative then
+        from .complex_parts import imag, real
+        from .elementwise import exp
+        log_det = slogdet_p(a)
+        return SlogdetResult(exp(1j * imag(log_det)), real(log_det))
     sign = np.linalg.slogdet(_plain(a))[0]
     return SlogdetResult(sign, slogdet_p(a))
 
@@ -483,3 +491,7 @@ def cholesky(a, upper=False):
     if upper:
         return _T(cholesky_p(_T(a)))
     return cholesky_p(a)
+
+
+real_only(cholesky_p, "its rules are derived for real symmetric matrices (complex Hermitian "
+                      "cholesky is not supported)")

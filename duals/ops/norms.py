@@ -1,5 +1,6 @@
 """``linalg.norm`` of vectors (any order) and matrices (Frobenius, 1, inf, 2, nuclear and the
-negatives), composed from ``abs``, ``power``, ``sqrt``, the reductions and ``eigvalsh``.
+negatives), composed from ``abs``, ``power``, ``sqrt``, the reductions and ``eigvalsh``; complex
+values through ``|z|²`` and the Hermitian Gram matrix ``Aᴴ A``.
 
 Policy: the derivative is 0 at the zero vector (as ``abs'(0) = 0``), and orders built on
 ``max``/``min`` split ties evenly, like ``max`` and ``min``.
@@ -7,6 +8,7 @@ Policy: the derivative is 0 at the zero vector (as ``abs'(0) = 0``), and orders 
 import numpy as np
 
 from . import export, ndim_of as ndim, normalize_axis, shape_of as shape
+from .complex_parts import conj, squared_modulus
 from .elementwise import PRIMITIVES, maximum, power, select, sqrt, stop_gradient
 from .linalg import _as_operand, _float_dtype, _plain, _traced, matmul
 from .shape import moveaxis, reshape, swapaxes
@@ -27,7 +29,7 @@ def _safe_root(s, p):
 
 def _vector_norm(x, ord, axis, keepdims):
     if ord is None or ord == 2:
-        return _safe_root(_sum(x * x, axis=axis, keepdims=keepdims), 2)
+        return _safe_root(_sum(squared_modulus(x), axis=axis, keepdims=keepdims), 2)
     if isinstance(ord, str):
         raise ValueError(f"linalg.norm: invalid norm order {ord!r} for vectors")
     if ord == np.inf:
@@ -44,7 +46,7 @@ def _vector_norm(x, ord, axis, keepdims):
 def _matrix_norm(x, ord, axes, keepdims):
     r, c = axes
     if ord in (None, "fro", "f"):
-        out = _safe_root(_sum(x * x, axis=axes, keepdims=True), 2)
+        out = _safe_root(_sum(squared_modulus(x), axis=axes, keepdims=True), 2)
     elif ord in (1, -1, np.inf, -np.inf):
         inner_axis, outer_axis = (r, c) if ord in (1, -1) else (c, r)
         reduce = _max if ord > 0 else _min
@@ -70,7 +72,7 @@ def _singular_norm(x, ord, r, c):
     from .spectral import eigvalsh
     y = moveaxis(x, (r, c), (-2, -1))
     m, n = shape(y)[-2:]
-    gram = matmul(swapaxes(y, -1, -2), y) if m >= n else matmul(y, swapaxes(y, -1, -2))
+    gram = matmul(conj(swapaxes(y, -1, -2)), y) if m >= n else matmul(y, conj(swapaxes(y, -1, -2)))
     sigma = sqrt(maximum(eigvalsh(gram), 0.0))
     reduce = {2: _max, -2: _min, "nuc": _sum}[ord]
     through_gram = reduce(sigma, axis=-1)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core import Primitive
 from ..index_sets import axis_rule, reduce_rule
-from . import dtype_of, export, innermost, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
+from . import dtype_of, export, innermost, is_complex, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
 from .shape import broadcast_to, concatenate, getitem, reshape
 
 
@@ -65,7 +65,7 @@ def sum(x, axis=None, keepdims=False, dtype=None, *, out=None, initial=None, whe
     >>> float(sum(np.arange(4.0), where=np.arange(4) % 2 == 1))
     4.0
     """
-    if dtype is not None and np.dtype(dtype).kind not in "f":
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
         raise TypeError(f"sum: dtype={dtype} would truncate the derivative; use a float dtype")
     if out is not None:
         raise TypeError("sum(..., out=...) cannot write a traced value into an array; drop out= "
@@ -135,6 +135,9 @@ def var(x, axis=None, keepdims=False, ddof=0):
     1.0
     """
     centred = x - mean(x, axis, keepdims=True)
+    if is_complex(centred):   # NumPy's variance of complex values: the mean of |x - mean|²
+        from .complex_parts import squared_modulus
+        return sum(squared_modulus(centred), axis, keepdims) / (_mean_count(x, axis) - ddof)
     return sum(centred * centred, axis, keepdims) / (_mean_count(x, axis) - ddof)
 
 
@@ -164,10 +167,12 @@ def _extreme(name, np_func):
     def jvp(t, out, x, *, axis, keepdims):
         # entries that are not extreme contribute exactly zero, even with an infinite tangent
         from .elementwise import picked  # elementwise imports this module
+        _real_only(x)
         return sum_p(picked(weights(out, x, axis), t), axis=_negative(axis, ndim(x)), keepdims=keepdims)
 
     def vjp(g, out, x, *, axis, keepdims):
         from .elementwise import picked
+        _real_only(x)
         return picked(weights(out, x, axis), _expand_back(g, out, x, axis, keepdims))
 
     def unreached(argnum, mask, out, x, *, axis, keepdims):
@@ -178,8 +183,15 @@ def _extreme(name, np_func):
         kept = np_func(_plain(x), axis=axis, keepdims=True)
         return (_plain(x) == kept) | np.isnan(kept)
 
+    def _real_only(x):
+        if is_complex(x):
+            raise TypeError(f"{name} has no complex derivative: complex numbers are not ordered "
+                            f"(NumPy compares them lexicographically); take the {name} of a real "
+                            f"quantity (np.abs(z), np.real(z))")
+
     prim.def_jvp(0, jvp)
     prim.def_vjp(0, vjp)
+    prim.holomorphic = False
     prim.unreached = unreached
     prim.def_sparsity(reduce_rule(where=extreme_entries))
     return prim

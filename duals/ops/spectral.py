@@ -9,6 +9,13 @@ derivative zero. With ``S`` the symmetric matrix NumPy decomposes and ``C = Vᵀ
 * ``dλ = diag(C)`` and ``dV = V (F ∘ C)`` with ``F_ij = 1 / (λ_j − λ_i)`` off the diagonal;
 * reverse: ``S̄ = V (diag(λ̄) + F ∘ (Vᵀ V̄)) Vᵀ``, folded onto the triangle NumPy read.
 
+A complex Hermitian matrix takes the same rules with ``C = Vᴴ dS V``, ``dλ = Re diag(C)`` (the
+eigenvalues are real), ``dS`` read from one triangle and its conjugate transpose with the diagonal's
+imaginary part ignored (as LAPACK does), and in reverse (JAX's pairing ``Re Σ c t``, no conjugation)
+``S̄ = conj(V) (diag(Re λ̄) + F ∘ (Vᵀ V̄)) Vᵀ``. A complex eigenvector is defined up to a phase;
+its derivative is the one with ``Im(vᵢᴴ dvᵢ) = 0``, so only functions that do not depend on the
+phases (``|V|²``, ``V f(Λ) Vᴴ``) have derivatives that agree with differences of NumPy's results.
+
 Policy at repeated eigenvalues: eigenvectors have no derivative there (any rotation inside the
 eigenspace is as good), so a derivative of ``eigh``'s eigenvectors at eigenvalues closer than
 ``n · eps · max|λ|`` raises ``np.linalg.LinAlgError`` naming the gap. Eigenvalues alone
@@ -20,7 +27,8 @@ import numpy as np
 
 from ..core import Primitive
 from ..index_sets import per_matrix_rule
-from . import export, innermost, shape_of as shape
+from . import export, innermost, is_complex, shape_of as shape
+from .complex_parts import conj, imag, real
 from .elementwise import where
 from .linalg import _check_square as _check, matmul
 from .reductions import sum as _sum
@@ -43,18 +51,33 @@ def _parts(packed):
             getitem(packed, (Ellipsis, slice(1, None), slice(None))))
 
 
+def _H(x):
+    """The conjugate transpose of the last two axes (the transpose for real values)."""
+    return conj(swapaxes(x, -1, -2))
+
+
+def _real_diagonal(x):
+    """``x`` with the imaginary part of its diagonal removed (LAPACK ignores it in a Hermitian
+    matrix); ``x`` itself when real."""
+    if not is_complex(x):
+        return x
+    return x - 1j * (imag(x) * np.eye(shape(x)[-1]))
+
+
 def _symmetric_tangent(t, lower):
-    """The change of the matrix NumPy decomposes when ``a`` changes by ``t`` (one triangle read)."""
+    """The change of the matrix NumPy decomposes when ``a`` changes by ``t`` (one triangle read,
+    the other its conjugate transpose)."""
     if lower:
-        return tril(t) + swapaxes(tril(t, -1), -1, -2)
-    return triu(t) + swapaxes(triu(t, 1), -1, -2)
+        return _real_diagonal(tril(t) + _H(tril(t, -1)))
+    return _real_diagonal(triu(t) + _H(triu(t, 1)))
 
 
 def _fold(s_bar, lower):
-    """The cotangent of ``a`` from that of the symmetric matrix (the transpose of the map above)."""
+    """The cotangent of ``a`` from that of the Hermitian matrix (the transpose of the map above
+    under the pairing ``Re Σ c t``)."""
     if lower:
-        return tril(s_bar) + tril(swapaxes(s_bar, -1, -2), -1)
-    return triu(s_bar) + triu(swapaxes(s_bar, -1, -2), 1)
+        return _real_diagonal(tril(s_bar) + tril(_H(s_bar), -1))
+    return _real_diagonal(triu(s_bar) + triu(_H(s_bar), 1))
 
 
 def _inverse_gaps(w_row):
@@ -77,18 +100,19 @@ def _inverse_gaps(w_row):
 def _eigh_jvp(t, out, a, *, lower):
     w, V = _parts(out)
     n = shape(a)[-1]
-    C = matmul(swapaxes(V, -1, -2), matmul(_symmetric_tangent(t, lower), V))
-    dw = _sum(C * np.eye(n), axis=-2, keepdims=True)
-    dV = matmul(V, _inverse_gaps(w) * C)
+    C = matmul(_H(V), matmul(_symmetric_tangent(t, lower), V))
+    dw = real(_sum(C * np.eye(n), axis=-2, keepdims=True))
+    dV = matmul(V, _inverse_gaps(real(w)) * C)
     return concatenate([dw, dV], axis=-2)
 
 
 def _eigh_vjp(g, out, a, *, lower):
+    # the transpose of the JVP: with M = diag(Re w̄) + F ∘ (Vᵀ V̄), S̄ = conj(V) M Vᵀ (V M Vᵀ if real)
     w, V = _parts(out)
     w_bar, V_bar = _parts(g)
     n = shape(a)[-1]
-    inner = w_bar * np.eye(n) + _inverse_gaps(w) * matmul(swapaxes(V, -1, -2), V_bar)
-    return _fold(matmul(V, matmul(inner, swapaxes(V, -1, -2))), lower)
+    inner = real(w_bar) * np.eye(n) + _inverse_gaps(real(w)) * matmul(swapaxes(V, -1, -2), V_bar)
+    return _fold(matmul(conj(V), matmul(inner, swapaxes(V, -1, -2))), lower)
 
 
 eigh_p.def_jvp(0, _eigh_jvp)
@@ -110,18 +134,20 @@ def _vectors(a, lower):
 def _eigvalsh_jvp(t, out, a, *, lower):
     V = _vectors(a, lower)
     n = shape(a)[-1]
-    C = matmul(swapaxes(V, -1, -2), matmul(_symmetric_tangent(t, lower), V))
-    return _sum(C * np.eye(n), axis=-2)
+    C = matmul(_H(V), matmul(_symmetric_tangent(t, lower), V))
+    return real(_sum(C * np.eye(n), axis=-2))
 
 
 def _eigvalsh_vjp(g, out, a, *, lower):
     V = _vectors(a, lower)
-    w_bar = getitem(g, (Ellipsis, None, slice(None)))   # a row, so it scales the columns of V
-    return _fold(matmul(V * w_bar, swapaxes(V, -1, -2)), lower)
+    w_bar = real(getitem(g, (Ellipsis, None, slice(None))))   # a row: it scales the columns of V
+    return _fold(matmul(conj(V) * w_bar, swapaxes(V, -1, -2)), lower)
 
 
 eigvalsh_p.def_jvp(0, _eigvalsh_jvp)
 eigvalsh_p.def_vjp(0, _eigvalsh_vjp)
+# a Hermitian matrix's eigenvalues are real: no complex derivative (holomorphic=True refuses them)
+eigh_p.holomorphic = eigvalsh_p.holomorphic = False
 
 
 def _lower(UPLO):
@@ -143,7 +169,7 @@ def eigh(a, UPLO="L"):
     if not hasattr(a, "_trace"):
         return EighResult(*np.linalg.eigh(a, UPLO=UPLO))
     w, V = _parts(eigh_p(a, lower=lower))
-    return EighResult(getitem(w, (Ellipsis, 0, slice(None))), V)
+    return EighResult(real(getitem(w, (Ellipsis, 0, slice(None)))), V)
 
 
 @export("linalg.eigvalsh")

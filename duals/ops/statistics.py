@@ -27,7 +27,7 @@ def _refuse(name, out=None, dtype=None):
     if out is not None:
         raise TypeError(f"{name}(..., out=...) cannot write a traced value into an array; drop out= "
                         f"and use the returned value")
-    if dtype is not None and np.dtype(dtype).kind != "f":
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
         raise TypeError(f"{name}: dtype={dtype} would truncate the derivative; use a float dtype")
 
 
