@@ -1,0 +1,189 @@
+"""np.fft against the explicit DFT matrix, and complex linear algebra against finite differences
+(both real directions) and the adjoint identity of JAX's convention."""
+import numpy as np
+import pytest
+
+import duals
+
+RNG = np.random.default_rng(23)
+NORMS = [None, "ortho", "forward"]
+
+
+def crandn(*shape):
+    return RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)
+
+
+def dft_matrix(n, norm, inverse=False):
+    j = np.arange(n)
+    F = np.exp((2j if inverse else -2j) * np.pi * np.outer(j, j) / n)
+    scale = {None: 1.0 if not inverse else 1.0 / n, "ortho": n ** -0.5,
+             "forward": 1.0 / n if not inverse else 1.0}[norm]
+    return scale * F
+
+
+def resize(M, m):
+    """Columns of the map applied after truncating or zero-padding the input to M's width."""
+    out = np.zeros((M.shape[0], m), dtype=M.dtype)
+    k = min(m, M.shape[1])
+    out[:, :k] = M[:, :k]
+    return out
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("inverse", [False, True], ids=["fft", "ifft"])
+@pytest.mark.parametrize("m,n", [(6, None), (6, 4), (5, 8)])
+def test_fft_jacobian_is_the_dft_matrix(norm, inverse, m, n):
+    f = (lambda z: np.fft.ifft(z, n=n, norm=norm)) if inverse else (lambda z: np.fft.fft(z, n=n, norm=norm))
+    expected = resize(dft_matrix(n or m, norm, inverse), m)
+    z = crandn(m)
+    np.testing.assert_allclose(duals.jacfwd(f, holomorphic=True)(z), expected, atol=1e-12)
+    np.testing.assert_allclose(duals.jacrev(f, holomorphic=True)(z), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("m,n", [(6, None), (7, None), (6, 5)])
+def test_rfft_forward_is_the_first_rows_and_reverse_their_real_transpose(norm, m, n):
+    N = n or m
+    R = resize(dft_matrix(N, norm)[: N // 2 + 1], m)
+    f = lambda x: np.fft.rfft(x, n=n, norm=norm)  # noqa: E731
+    x = RNG.standard_normal(m)
+    np.testing.assert_allclose(duals.jacfwd(f)(x), R, atol=1e-12)
+    c = crandn(N // 2 + 1)
+    pulled = duals.vjp(f, x)[1](c)[0]
+    assert not np.iscomplexobj(pulled)
+    np.testing.assert_allclose(pulled, np.real(R.T @ c), atol=1e-12)
+
+
+def irfft_parts(m, n, norm):
+    """∂y/∂Re X and ∂y/∂Im X of irfft: y_j = s Σ_k w_k Re(X_k e^{2πi jk/n}) over the half spectrum."""
+    k = np.arange(n // 2 + 1)
+    w = np.where((k == 0) | ((n % 2 == 0) & (k == n // 2)), 1.0, 2.0)
+    theta = 2 * np.pi * np.outer(np.arange(n), k) / n
+    s = {None: 1.0 / n, "ortho": n ** -0.5, "forward": 1.0}[norm]
+    return resize(s * w * np.cos(theta), m), resize(-s * w * np.sin(theta), m)
+
+
+@pytest.mark.parametrize("norm", NORMS)
+@pytest.mark.parametrize("m,n", [(4, None), (4, 7), (4, 9), (5, 6)])
+def test_irfft_derivatives_weight_the_hermitian_bins(norm, m, n):
+    J_re, J_im = irfft_parts(m, n or 2 * (m - 1), norm)
+    f = lambda X: np.fft.irfft(X, n=n, norm=norm)  # noqa: E731
+    X = crandn(m)
+    np.testing.assert_allclose(f(X), J_re @ X.real + J_im @ X.imag, atol=1e-12)
+    for k in range(m):
+        e = np.zeros(m)
+        e[k] = 1.0
+        np.testing.assert_allclose(duals.jvp(f, (X,), (e + 0j,))[1], J_re[:, k], atol=1e-12)
+        np.testing.assert_allclose(duals.jvp(f, (X,), (1j * e,))[1], J_im[:, k], atol=1e-12)
+    y_bar = RNG.standard_normal(J_re.shape[0])
+    np.testing.assert_allclose(duals.vjp(f, X)[1](y_bar)[0], J_re.T @ y_bar - 1j * (J_im.T @ y_bar),
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("which", ["fft2", "fftn", "ifft2", "ifftn"])
+def test_multidimensional_transforms_are_kronecker_products(which):
+    a, b = 3, 4
+    inverse = which.startswith("i")
+    f = getattr(np.fft, which)
+    expected = np.kron(dft_matrix(a, "ortho", inverse), dft_matrix(b, "ortho", inverse))
+    J = duals.jacfwd(lambda z: f(z, norm="ortho"), holomorphic=True)(crandn(a, b))
+    np.testing.assert_allclose(J.reshape(a * b, a * b), expected, atol=1e-12)
+
+
+def test_fft_along_axes_with_sizes():
+    f = lambda z: np.fft.fftn(z, s=(4, 2), axes=(0, 2))  # noqa: E731
+    z = crandn(3, 2, 3)
+    J = duals.jacfwd(f, holomorphic=True)(z)
+    np.testing.assert_allclose(np.einsum("ijkabc,abc->ijk", J, z), f(z), atol=1e-12)
+
+
+def test_spectral_filter_gradient_against_finite_differences():
+    # a real low-pass filter and a loss on the filtered signal: real in, real out, through complex
+    mask = np.array([1.0, 1.0, 0.5, 0.0, 0.0])
+    f = lambda x: np.sum(np.fft.irfft(np.fft.rfft(x) * mask, n=8) ** 2)  # noqa: E731
+    x = RNG.standard_normal(8)
+    g = duals.grad(f)(x)
+    fd = [(f(x + 1e-6 * e) - f(x - 1e-6 * e)) / 2e-6 for e in np.eye(8)]
+    np.testing.assert_allclose(g, fd, atol=1e-7)
+    np.testing.assert_allclose(duals.hessian(f)(x), duals.jacfwd(duals.grad(f))(x), atol=1e-12)
+
+
+def test_rfft_of_complex_input_raises():
+    with pytest.raises(TypeError, match="rfft takes real input"):
+        duals.jvp(np.fft.rfft, (crandn(4),), (crandn(4),))
+
+
+# ---------------------------------------------------------------- linear algebra
+
+A = crandn(3, 3) + 3 * np.eye(3)
+B = crandn(3, 2)
+HERMITIAN = A + A.conj().T
+
+
+def check_complex_derivatives(f, args, tol=1e-6):
+    """jvp vs central differences along a random complex direction and along i times it, and the
+    adjoint identity Re<c, J t> = Re<vjp(c), t>, for every argument."""
+    for k, a in enumerate(args):
+        base = crandn(*np.shape(a))
+        for t in (base, 1j * base):
+            tangents = tuple(t if i == k else None for i in range(len(args)))
+            out, jt = duals.jvp(f, tuple(args), tangents)
+            plus = [a + 1e-6 * t if i == k else x for i, x in enumerate(args)]
+            minus = [a - 1e-6 * t if i == k else x for i, x in enumerate(args)]
+            fd = (f(*plus) - f(*minus)) / 2e-6
+            np.testing.assert_allclose(jt, fd, rtol=tol, atol=tol * max(1.0, np.max(np.abs(fd))))
+            c = crandn(*np.shape(out)) if np.iscomplexobj(out) else RNG.standard_normal(np.shape(out))
+            pulled = duals.vjp(f, *args)[1](c)[k]
+            assert abs(np.sum(c * jt).real - np.sum(pulled * t).real) <= 1e-12 * np.sum(np.abs(c * jt))
+
+
+@pytest.mark.parametrize("name,f,args", [
+    ("solve", np.linalg.solve, (A, B)),
+    ("solve-vector", np.linalg.solve, (A, B[:, 0])),
+    ("inv", np.linalg.inv, (A,)),
+    ("det", np.linalg.det, (A,)),
+    ("slogdet-log", lambda a: np.linalg.slogdet(a)[1], (A,)),
+    ("slogdet-sign", lambda a: np.linalg.slogdet(a)[0], (A,)),
+    ("matmul", np.matmul, (A, B)),
+    ("einsum", lambda a, b: np.einsum("ij,jk->ik", a, b), (A, B)),
+    ("vdot", np.vdot, (B[:, 0], B[:, 1])),
+    ("norm", np.linalg.norm, (B,)),
+    ("norm-2", lambda a: np.linalg.norm(a, 2), (A,)),
+    ("norm-nuc", lambda a: np.linalg.norm(a, "nuc"), (A,)),
+    ("var", np.var, (B,)),
+    ("eigvalsh", np.linalg.eigvalsh, (HERMITIAN,)),
+    ("eigh-values", lambda h: np.linalg.eigh(h)[0], (HERMITIAN,)),
+    ("eigh-upper", lambda h: np.linalg.eigh(h, UPLO="U")[0], (HERMITIAN,)),
+    ("eigh-|V|^2", lambda h: np.abs(np.linalg.eigh(h)[1]) ** 2, (HERMITIAN,)),
+    ("eigh-projector", lambda h: (lambda w, v: (v * np.exp(w)) @ v.conj().T)(*np.linalg.eigh(h)),
+     (HERMITIAN,)),
+])
+def test_complex_linear_algebra(name, f, args):
+    check_complex_derivatives(f, args)
+
+
+def test_holomorphic_linear_algebra_forward_equals_reverse():
+    f = lambda a: np.linalg.solve(a, B) + np.linalg.inv(a)[:, :2] * np.linalg.det(a)  # noqa: E731
+    np.testing.assert_allclose(duals.jacfwd(f, holomorphic=True)(A), duals.jacrev(f, holomorphic=True)(A),
+                               atol=1e-12)
+
+
+def test_eigh_eigenvalues_are_real_with_real_tangents():
+    w, t = duals.jvp(lambda h: np.linalg.eigh(h)[0], (HERMITIAN,), (crandn(3, 3),))
+    assert not np.iscomplexobj(w) and not np.iscomplexobj(t)
+
+
+def test_eigh_is_not_holomorphic():
+    with pytest.raises(TypeError, match="applies eigh, which is not holomorphic"):
+        duals.jacfwd(lambda h: np.linalg.eigh(h)[1], holomorphic=True)(HERMITIAN)
+
+
+@pytest.mark.parametrize("name,f", [
+    ("svd", lambda a: np.linalg.svd(a)[1]), ("svdvals", lambda a: np.linalg.svd(a, compute_uv=False)),
+    ("qr", lambda a: np.linalg.qr(a)[1]), ("pinv", np.linalg.pinv),
+    ("qr", lambda a: np.linalg.lstsq(a, B, rcond=None)[0]),
+    ("cholesky", lambda a: np.linalg.cholesky(a @ a.conj().T)),
+])
+def test_unsupported_complex_linear_algebra_raises_naming_it(name, f):
+    with pytest.raises(TypeError, match=f"{name} has no complex derivative"):
+        duals.jvp(f, (A,), (crandn(3, 3),))
