@@ -233,6 +233,88 @@ def _box_index_dual(typ, val, c):
 # ---------------------------------------------------------------- detection
 
 
+def seed_bits(words, inputs):
+    """seed_bits(words, inputs): row ``inputs[l]`` of ``words`` (m, W) uint64 gets bit ``l`` (in place).
+
+    >>> w = np.zeros((3, 1), np.uint64); seed_bits(w, np.array([2, 0])); w.ravel().tolist()
+    [2, 0, 1]
+    """
+    if _bit_pairs_kernel is None:
+        _compile_bit_pairs()
+    _seed_kernel(words, inputs)
+
+
+def _seed_bits(words, inputs):
+    for local in range(inputs.size):
+        words[inputs[local], local // 64] = np.uint64(1) << np.uint64(local % 64)
+
+
+def bit_pairs(words, offset=0):
+    """bit_pairs(words, offset=0) -> (rows, cols): the set bits of ``words`` (m, W) uint64, bit ``b``
+    of word ``w`` of row ``r`` as ``(r, offset + 64 w + b)``, in row order (compiled on first use).
+
+    >>> bit_pairs(np.array([[5], [0], [2]], np.uint64))
+    (array([0, 0, 2]), array([0, 2, 1]))
+    """
+    if _bit_pairs_kernel is None:
+        _compile_bit_pairs()
+    return _bit_pairs_kernel(words, offset)
+
+
+@intrinsic
+def _lowest(typingctx, w):
+    """The position of the lowest set bit of a non-zero word."""
+    def codegen(context, builder, sig, args):
+        return builder.cttz(args[0], ir.IntType(1)(1))
+    return types.intp(types.uint64), codegen
+
+
+@intrinsic
+def _without_lowest(typingctx, w):
+    """The word without its lowest set bit."""
+    def codegen(context, builder, sig, args):
+        return builder.and_(args[0], builder.sub(args[0], ir.IntType(64)(1)))
+    return types.uint64(types.uint64), codegen
+
+
+@intrinsic
+def _count(typingctx, w):
+    """The number of set bits of a word."""
+    def codegen(context, builder, sig, args):
+        return builder.ctpop(args[0])
+    return types.uint64(types.uint64), codegen
+
+
+def _bit_pairs(words, offset):
+    m, width = words.shape
+    total = 0
+    for r in range(m):
+        for w in range(width):
+            total += _count(words[r, w])
+    rows = np.empty(total, np.int64)
+    cols = np.empty(total, np.int64)
+    k = 0
+    for r in range(m):
+        for w in range(width):
+            v = words[r, w]
+            while v != 0:
+                rows[k] = r
+                cols[k] = offset + 64 * w + _lowest(v)
+                k += 1
+                v = _without_lowest(v)
+    return rows, cols
+
+
+_bit_pairs_kernel = _seed_kernel = None
+
+
+def _compile_bit_pairs():
+    global _bit_pairs_kernel, _seed_kernel
+    import numba
+    _seed_kernel = numba.njit(cache=True, nogil=True)(_seed_bits)
+    _bit_pairs_kernel = numba.njit(cache=True, nogil=True)(_bit_pairs)
+
+
 def _refused(f, reason):
     name = getattr(f, "__name__", "the function")
     return NotImplementedError(
@@ -260,10 +342,7 @@ def detect_compiled(f, args, argnum, hessian, order):
     for start in range(0, max(n, 1), 64 * words):
         seeded = np.zeros(x.shape, index_dtype(words))
         seeded["primal"] = x
-        flat = seeded.reshape(-1)
-        k = np.arange(start, min(n, start + 64 * words))
-        local = k - start
-        flat["sets"][k, local // 64] = np.left_shift(np.uint64(1), (local % 64).astype(np.uint64))
+        seed_bits(seeded.reshape(-1)["sets"], np.arange(start, min(n, start + 64 * words)))
         call = list(args)
         call[argnum] = seeded
         try:
@@ -275,12 +354,9 @@ def detect_compiled(f, args, argnum, hessian, order):
                 m = y.size
                 continue
             raise _refused(f, f"returned a {type(y).__name__}; it needs one array output")
-        sets = np.ascontiguousarray(y["sets"]).reshape(y.size, words)
-        row, word = np.nonzero(sets)                      # only the words that hold a bit
-        bits = np.unpackbits(sets[row, word].view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-        which, bit = np.nonzero(bits)
-        rows.append(row[which])
-        cols.append(start + 64 * word[which] + bit)
+        row, col = bit_pairs(y.reshape(-1)["sets"], start)
+        rows.append(row)
+        cols.append(col)
         m = y.size
     import scipy.sparse
     row = np.concatenate(rows) if rows else np.zeros(0, np.int64)

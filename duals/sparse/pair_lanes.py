@@ -37,8 +37,8 @@ from numba.extending import (box, intrinsic, make_attribute_wrapper, overload, r
 
 from ..jit import _types as dual_types
 from ..jit.lanes import ladd, laxpy, lneg, lscale, lsub, lzero
-from .index_lanes import (WORDS, IndexBits, IndexDualType, _empty, _refused, _union, index_dtype,
-                          unbox_element)
+from .index_lanes import (WORDS, IndexBits, IndexDualType, _empty, _lowest, _refused, _union, _without_lowest,
+                          bit_pairs, index_dtype, seed_bits, unbox_element)
 from .patterns import Sparsity
 
 __all__ = ["PairSets", "PairDualType", "pair_dtype", "detect_hessian"]
@@ -168,22 +168,6 @@ def _any(typingctx, bits):
             acc = builder.or_(acc, builder.extract_element(args[0], ir.IntType(32)(i)))
         return builder.icmp_unsigned("!=", acc, ir.IntType(64)(0))
     return types.boolean(bits), codegen
-
-
-@intrinsic
-def _lowest(typingctx, w):
-    """The position of the lowest set bit of a non-zero word."""
-    def codegen(context, builder, sig, args):
-        return builder.cttz(args[0], ir.IntType(1)(1))
-    return types.intp(types.uint64), codegen
-
-
-@intrinsic
-def _without_lowest(typingctx, w):
-    """The word without its lowest set bit."""
-    def codegen(context, builder, sig, args):
-        return builder.and_(args[0], builder.sub(args[0], ir.IntType(64)(1)))
-    return types.uint64(types.uint64), codegen
 
 
 @intrinsic
@@ -321,21 +305,16 @@ def _seeded(x, inputs, words, table):
     seeded = np.zeros(x.shape, pair_dtype(words))
     flat = seeded.reshape(-1)
     flat["primal"]["primal"] = x.reshape(-1)
-    local = np.arange(inputs.size)
-    bits = np.left_shift(np.uint64(1), (local % 64).astype(np.uint64))
-    flat["primal"]["sets"][inputs, local // 64] = bits
-    flat["sets"][inputs, local // 64] = bits
+    seed_bits(flat["primal"]["sets"], inputs)
+    seed_bits(flat["sets"], inputs)
     flat["table"] = table.ctypes.data
     return seeded
 
 
 def _table_pairs(table, inputs):
     """The pairs ``(i, j)`` of inputs whose bits the table holds."""
-    words = table.shape[1]
-    row, word = np.nonzero(table)
-    bits = np.unpackbits(table[row, word].view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-    which, bit = np.nonzero(bits)
-    return inputs[row[which]], inputs[64 * word[which] + bit]
+    row, col = bit_pairs(table)
+    return inputs[row], inputs[col]
 
 
 def detect_hessian(f, args, argnum, order):
