@@ -206,9 +206,9 @@ def _checked_impl(name, impl):
             raise TypeError(f"custom primitive {name!r}: impl returned a {type(out).__name__}; a "
                             f"primitive has one array output, declare one primitive per output")
         a = np.asarray(out)
-        if a.dtype.kind != "f":
+        if a.dtype.kind not in "fc":
             raise TypeError(f"custom primitive {name!r}: impl returned dtype {a.dtype}; return "
-                            f"float values (for example out.astype(float))")
+                            f"float or complex values (for example out.astype(float))")
         return a if a.ndim else a[()]
     run.__name__ = getattr(impl, "__name__", name)
     return run

@@ -58,7 +58,7 @@ PASSTHROUGH = frozenset("""
     uintp bool_ complex64 complex128
     zeros ones empty full arange eye identity tri indices ix_ mgrid ogrid
     diag_indices tril_indices triu_indices unravel_index ravel_multi_index s_ index_exp
-    broadcast_shapes promote_types can_cast iscomplexobj isrealobj isscalar
+    broadcast_shapes promote_types can_cast isscalar
     errstate seterr geterr printoptions set_printoptions get_printoptions random
 """.split())
 

@@ -269,3 +269,26 @@ def test_var_backward_needs_a_real_output():
 def test_jvp_of_a_real_primal_refuses_a_complex_tangent():
     with pytest.raises(TypeError, match="tangent 0 is complex but its value is real"):
         duals.jvp(np.sin, (1.0,), (1j,))
+
+
+# ---------------------------------------------------------------- checking complex code
+
+def test_check_grads_checks_complex_code_as_a_real_map():
+    from duals.testing import check_grads
+    assert check_grads(lambda z: np.exp(z) * np.conj(z), (sample("exp"),), order=2)
+    assert check_grads(lambda x, z: np.abs(x * z) ** 2, (np.array([0.5, 2.0, 1.0, 3.0]), sample("mul")), order=2)
+
+
+def test_check_grads_catches_a_wrong_complex_rule():
+    from duals.extend import primitive
+    from duals.testing import GradcheckError, check_grads
+
+    wrong_conj = primitive("wrong_conj_test", np.conj)
+    wrong_conj.def_jvp(0, lambda t, out, z: t)        # the derivative of conj is conj(t), not t
+    wrong_conj.def_vjp(0, lambda g, out, z: g)
+    with pytest.raises(GradcheckError):
+        check_grads(wrong_conj, (np.array([1 + 1j]),), order=1)
+
+
+def test_iscomplexobj_reads_the_value_of_a_traced_argument():
+    assert duals.grad(lambda x: np.real(x * 1j * 1j) if np.iscomplexobj(x) else -x)(1 + 0j) == -1

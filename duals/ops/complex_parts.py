@@ -133,3 +133,23 @@ def squared_modulus(z):
     25.0
     """
     return real_p(mul(z, conj_p(z))) if is_complex(z) else mul(z, z)
+
+
+@export("iscomplexobj", value_only=True)
+def iscomplexobj(x):
+    """iscomplexobj(x): whether ``x`` has a complex dtype (of its value; no derivative).
+
+    >>> iscomplexobj(1j), iscomplexobj(1.0)
+    (True, False)
+    """
+    return is_complex(x)
+
+
+@export("isrealobj", value_only=True)
+def isrealobj(x):
+    """isrealobj(x): whether ``x`` does not have a complex dtype (no derivative).
+
+    >>> isrealobj(1.0)
+    True
+    """
+    return not is_complex(x)
