@@ -16,6 +16,7 @@ EXAMPLES = [
     "newton_rosenbrock",
     "epidemic_parameters",
     "brusselator_sparse",
+    "rlc_impedance",
 ]
 
 
