@@ -1,6 +1,6 @@
-"""Sparse Jacobians of the 2-D Brusselator: colours, detection, compressed evaluation, BDF.
+"""Sparse Jacobians of the 2-D Brusselator and sparse Hessians of a 2-D grid energy.
 
-    python benchmarks/sparse.py [--quick] [--sizes 32 64] [--no-ivp]
+    python benchmarks/sparse.py [--quick] [--sizes 32 64] [--no-ivp] [--no-hessian]
 
 The right-hand side (``examples/brusselator_sparse.py``: u, v on an N x N periodic grid, α =
 10/dx², A = 3.4, B = 1) written once with NumPy and once as an ``@njit`` loop, N = 32 (n = 2048)
@@ -12,6 +12,9 @@ the pattern and its column groups, computed once). Every Jacobian is checked aga
 one (N = 32) or against the other sparse mode. Then ``solve_ivp(method="BDF")`` over t in
 [0, 11.5] with the duals sparse Jacobian and with SciPy's ``jac_sparsity=`` finite
 differences, same tolerances, and the gap between their final states in units of the tolerance.
+Then Hessians: a 2-D periodic φ⁴ energy (``½|∇u|² + ¼u⁴ − ½u²`` on an N x N grid, n = N²)
+written with NumPy and as an ``@njit`` loop: star colours, Hessian detection, the sparse
+``hessian`` and the dense one (n ≤ 1024), all relative to one evaluation, checked against each other.
 Times are the best of several runs (``benchmarks.bench_jit.best``).
 """
 import os
@@ -121,6 +124,49 @@ def ivp(module, N):
             for label, (sol, elapsed) in runs.items()]
 
 
+@numba.njit(cache=True)
+def grid_energy(u):
+    """The φ⁴ energy of ``u`` (N x N, periodic) as a Numba user writes it."""
+    n, m = u.shape
+    e = 0.0
+    for i in range(n):
+        for j in range(m):
+            dx = u[(i + 1) % n, j] - u[i, j]
+            dy = u[i, (j + 1) % m] - u[i, j]
+            e += 0.5 * (dx * dx + dy * dy) + 0.25 * u[i, j] ** 4 - 0.5 * u[i, j] ** 2
+    return e
+
+
+def grid_energy_numpy(u):
+    import duals.numpy as dnp
+    dx = dnp.roll(u, -1, axis=0) - u
+    dy = dnp.roll(u, -1, axis=1) - u
+    return dnp.sum(0.5 * (dx * dx + dy * dy) + 0.25 * u ** 4 - 0.5 * u ** 2)
+
+
+def hessians(N, repeat, budget):
+    u = np.random.default_rng(0).uniform(-1.0, 1.0, (N, N))
+    rows, reference = [], None
+    for label, f in (("NumPy", grid_energy_numpy), ("@njit loop", grid_energy)):
+        one = best(lambda: f(u), repeat, budget)
+        S, first = _once(lambda: duals.sparsity(f, u, hessian=True))
+        detect = best(lambda: duals.sparsity(f, u, hessian=True), repeat, budget)
+        sparse = duals.hessian(f, sparsity="auto")
+        H = sparse(u)
+        if reference is None:
+            reference = H
+        _close(H, reference, f"{label} N={N}: sparse Hessian vs the NumPy path's")
+        t_sparse = best(lambda: sparse(u), repeat, budget)
+        t_dense = None
+        if N * N <= 1024:
+            dense = duals.hessian(f)
+            _close(H, dense(u).reshape(N * N, N * N), f"{label} N={N}: sparse vs dense Hessian")
+            t_dense = best(lambda: dense(u), 2, budget)
+        rows.append(dict(label=label, N=N, one=one, colors=S.n_colors, nnz=S.nnz, first=first,
+                         detect=detect, sparse=t_sparse, dense=t_dense))
+    return rows
+
+
 def _x(t, one):
     return "" if t is None else f"{t / one:.0f}x"
 
@@ -130,6 +176,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="N = 16, short timings")
     parser.add_argument("--sizes", type=int, nargs="+", default=[32, 64])
     parser.add_argument("--no-ivp", action="store_true", help="skip the solve_ivp comparison")
+    parser.add_argument("--no-hessian", action="store_true", help="skip the sparse Hessians")
     options = parser.parse_args(argv)
     sizes = [16] if options.quick else options.sizes
     repeat, budget = (3, 0.03) if options.quick else (7, 0.3)
@@ -146,6 +193,17 @@ def main(argv=None):
                   f"{r['row_colors']} ({r['groups']}) | {_x(r['detect'], one) or 'n/a'} | {_x(r['fwd'], one)} | "
                   f"{_x(r['rev'], one)} | {_x(r['dense'], one) or 'not run'} | {_x(r['fd'], one)} "
                   f"({r['fd_error']:.0e}) |")
+    if not options.no_hessian:
+        print("\nSparse Hessians of the 2-D φ⁴ grid energy (n = N²), relative to one evaluation; detection "
+              "first call (compiling) in parentheses\n")
+        print("| energy | N (n) | one f | entries | star colours | detection | sparse hessian | dense hessian |")
+        print("|---|---|---|---|---|---|---|---|")
+        for N in [8] if options.quick else [n // 2 for n in sizes]:
+            for r in hessians(N, repeat, budget):
+                one = r["one"]
+                print(f"| {r['label']} | {N} ({N * N}) | {one * 1e6:.1f} µs | {r['nnz']} | {r['colors']} | "
+                      f"{_x(r['detect'], one)} ({r['first']:.1f} s) | {_x(r['sparse'], one)} | "
+                      f"{_x(r['dense'], one) or 'not run'} |")
     if options.no_ivp:
         return 0
     print(f"\nsolve_ivp(method='BDF'), t in [0, 11.5], rtol={RTOL:g}, atol={ATOL:g}; gap: largest "
