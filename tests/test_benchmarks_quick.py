@@ -59,3 +59,10 @@ def test_parameter_only_benchmark_runs_and_checks_its_jacobians():
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Lorenz RK4, 3 parameters" in done.stdout and "reaction-diffusion" in done.stdout
+
+
+def test_complex_benchmark_runs_and_checks_its_derivatives():
+    done = subprocess.run([sys.executable, "benchmarks/complex.py", "--quick"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "complex input" in done.stdout
