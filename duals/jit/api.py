@@ -21,7 +21,8 @@ import threading
 import weakref
 
 import numpy as np
-from numba.core import errors as nb_errors
+from numba.core import errors as nb_errors, types
+from numba.core.registry import CPUDispatcher
 
 from .. import tree
 from ..core import Tracer
@@ -29,9 +30,10 @@ from ..forward import Dual
 from ..arguments import argnums as _argnums, as_input as _as_input, is_compiled as _is_compiled
 from ..arguments import output as _output, split_aux as _split_aux
 from ..arguments import COMPILED_HESSIAN_LANES, COMPILED_LANES, chunk_lanes as _chunk_lanes
-from ._types import _typeof_dual, dtype_of_type
+from ._types import DualType, _typeof_dual, dtype_of_type
+from .driver import hot
 from .errors import reraise
-from .promotion import promoted_arguments, promoted_call
+from .promotion import promoted_arguments, promoted_call, promoting_copy
 from .vectorized import entry, is_vectorized
 from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout_key
 
@@ -43,6 +45,8 @@ REUSE_DIRECTIONS = 64  # up to this many directions, seeded buffers are kept bet
 
 def _check_dispatcher(f, who):
     """The dispatcher to call for ``f`` (``@vectorize`` functions get one), or a clear error."""
+    if type(f) is CPUDispatcher:
+        return f
     if is_vectorized(f):
         dispatcher = entry(f)
         _PROMOTING[dispatcher] = True  # a ufunc runs on duals only through its kernel
@@ -180,7 +184,7 @@ def _call(f, args, who):
 
 
 def _is_float_array(a):
-    return type(a) is np.ndarray and a.dtype.kind == "f"
+    return type(a) is np.ndarray and a.dtype.kind in "fc"
 
 
 def _shape(x):
@@ -210,6 +214,11 @@ def compiled_jvp(f, primals, tangents):
     (0.0, 3.0)
     """
     f = _check_dispatcher(f, "jvp")
+    state = hot(f, ("jvp", len(primals)) + tuple(t is None for t in tangents))
+    if state.driver is not None and _float64_pairs(primals, tangents):
+        found = state.run(*primals, *[t for t in tangents if t is not None])
+        if found is not None:
+            return _output(found[0]), _output(found[1][..., 0])
     args, nums, ps, ts = list(primals), [], [], []
     for i, t in enumerate(tangents):
         if t is None:
@@ -226,6 +235,8 @@ def compiled_jvp(f, primals, tangents):
     for i, dual in zip(nums, seeded.write(ps, ts)):
         args[i] = dual
     out = _call(f, args, "jvp")
+    if state.calls is not None and _float64_pairs(primals, tangents):
+        state.note("jvp", _target(f, JVP_TYPE), JVP_TYPE, primals, nums, out)
     if _is_dual_array(out) and out.ndim:
         return out["primal"].copy(), out["tangent"][..., 0].copy()  # the common case, directly
     leaves, treedef = _leaves(out)
@@ -244,6 +255,33 @@ def compiled_jvp(f, primals, tangents):
 
 def _copy(x):
     return x.copy() if isinstance(x, np.ndarray) else x
+
+
+JVP_TYPE = DualType(types.float64, 1)
+
+
+def _float64_pairs(primals, tangents):
+    """Whether every differentiated primal is a float or a float64 array with a float64 tangent
+    of its shape (what the drivers take; anything else goes the general way)."""
+    for p, t in zip(primals, tangents):
+        if t is None or (type(p) is float and type(t) is float):
+            continue
+        if not (type(p) is np.ndarray and type(t) is np.ndarray and p.dtype is _F64
+                and t.dtype is _F64 and p.ndim and p.shape == t.shape):
+            return False
+    return True
+
+
+_F64 = np.dtype(np.float64)  # NumPy's float64 arrays share this dtype object (the fast check)
+
+
+def _target(f, dual_type):
+    """The dispatcher a call of ``f`` on duals of ``dual_type`` runs: ``f`` or its promoting
+    copy; None when its arguments themselves had to be promoted."""
+    mode = _PROMOTING.get(f)
+    if mode is None and not f.targetoptions.get("parallel"):
+        return f
+    return promoting_copy(f, dual_type) if mode is True else None
 
 
 def _checked_pair(p, t, i):
@@ -320,6 +358,12 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
             if len(plans) > 64:
                 plans.clear()
             plan = plans[key] = _JacobianPlan(args, nums, single, chunk_size)
+            if plan.drivable:  # the layout's state lives on f, shared by every jacfwd(f)
+                plan.hot = hot(f, ("jacfwd", plan.chunk, tuple(nums)) + key[1:])
+        if plan.hot is not None and plan.hot.driver is not None and pool is None:
+            block = plan.hot.run(*args)
+            if block is not None:
+                return plan.split(block)
         if pool is None:
             primals = [args[i] for i in nums]
             passes = []
@@ -330,6 +374,9 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
             passes = pool.run(forward_chunks, (f, args, nums, single, chunk_size, has_aux),
                               range(len(plan.starts)), describe=plan.describe)
         blocks, treedef, aux = passes[0]
+        if plan.hot is not None and pool is None and not has_aux and plan.hot.calls is not None:
+            plan.hot.note("jacfwd", _target(f, plan.dual_type), plan.dual_type, args, nums,
+                          blocks[0] if treedef is None else None)
         jacobians = []
         for k, block in enumerate(blocks):
             if len(passes) > 1:
@@ -391,6 +438,12 @@ class _JacobianPlan:
         self.lanes = (self.chunk,)
         self.starts = list(range(0, max(self.total, 1), self.chunk))
         self.seeded = None
+        # one pass over float64 inputs: from its third call a compiled driver does the work
+        self.hot = None
+        self.drivable = len(self.starts) == 1 and all(
+            type(p) is float or p.dtype == np.float64 for p in primals)
+        if self.drivable:
+            self.dual_type = DualType(types.float64, self.chunk)
         if self.total <= REUSE_DIRECTIONS:
             self.seeded = [SeededArguments(primals, self.lanes, start) for start in self.starts]
         self.single = single

@@ -47,7 +47,7 @@ from numba.core.dispatcher import Dispatcher
 from numba.extending import overload
 from numba.np import numpy_support
 
-from ._types import DualType, _typeof_dual, dtype_of_type as _dtype_of, type_of_dtype
+from ._types import DualType, _is_complex, _typeof_dual, dtype_of_type as _dtype_of, type_of_dtype
 from .arrays import _is_none
 from .compat import rewriting_compiler
 from .errors import MARK
@@ -81,6 +81,11 @@ def promoted_call(f, args):
     return promotion.clone(f)(*args)
 
 
+def promoting_copy(f, dual_type):
+    """promoting_copy(f, dual_type) -> the promoting copy of dispatcher ``f`` for duals of ``dual_type``."""
+    return _promotion(dual_type).clone(f)
+
+
 def promoted_arguments(args):
     """promoted_arguments(args) -> ``args`` with every plain float array as an array of the
     highest dual type among them (zero tangents: constants at that level), for a function that
@@ -89,7 +94,7 @@ def promoted_arguments(args):
     element = dual_type_of(args)
     out, promoted = [], {}  # one promoted array per argument object: aliases stay aliases
     for a in args:
-        if type(a) is np.ndarray and a.dtype.kind == "f":
+        if type(a) is np.ndarray and a.dtype.kind in "fc":
             if id(a) not in promoted:
                 dual = np.zeros(a.shape, _dtype_of(_over(element, numpy_support.from_dtype(a.dtype))))
                 innermost = dual
@@ -132,9 +137,16 @@ def _over(dual, float_type):
 
 
 def _highest(element, *others):
+    """The dual type of the highest level among ``element`` and ``others``, complex when any of
+    them is complex (a complex value among real duals makes a complex dual, as Numba promotes)."""
+    complex_ = False
     for t in others:
+        complex_ = complex_ or _is_complex(t)
         if isinstance(t, DualType) and t.tag > element.tag:
             element = t
+    if complex_ and not _is_complex(element):
+        from .complex_types import complex_of
+        element = complex_of(element)
     return element
 
 
@@ -235,7 +247,7 @@ def _sequence_element(obj, default):
     found = leaves(obj) if isinstance(obj, (types.BaseTuple, types.List)) else []
     if not found or not all(_scalar(t) for t in found):
         return None
-    if not any(isinstance(t, (types.Float, DualType)) for t in found):
+    if not any(isinstance(t, (types.Float, types.Complex, DualType)) for t in found):
         return None  # integers stay integers, as in NumPy
     return _highest(default, *found)
 
