@@ -7,7 +7,8 @@ import pytest
 
 import duals
 import duals.numpy as dnp
-from duals.sparse.index_lanes import detect_compiled
+from duals.sparse.index_lanes import detect_bits, detect_compiled
+from duals.sparse.slot_lanes import SLOTS, detect_slots
 
 
 @numba.njit(cache=True)
@@ -46,6 +47,80 @@ def _pattern(f, x):
 def test_compiled_detection_is_the_dense_jacobians_nonzeros(n):
     x = np.linspace(0.1, 1.0, n)
     assert np.array_equal(_pattern(stencil, x), duals.jacfwd(stencil)(x) != 0)
+
+
+@numba.njit(cache=True)
+def composition(x, idx, ops):   # output i combines the inputs idx[i] (-1: none) by the ops ops[i]
+    out = np.empty(idx.shape[0])
+    for i in range(idx.shape[0]):
+        acc = 0.0
+        for k in range(idx.shape[1]):
+            j = idx[i, k]
+            if j < 0:
+                continue
+            if ops[i, k] == 0:
+                acc = acc + x[j]
+            elif ops[i, k] == 1:
+                acc = acc * x[j] - x[j]
+            elif ops[i, k] == 2:
+                acc = math.sin(acc - 2.0 * x[j])
+            else:
+                acc = max(acc, x[j])
+        out[i] = acc
+    return out
+
+
+def _composition(rng, m, n, most):
+    idx = np.full((m, most), -1)
+    for i in range(m):
+        k = rng.integers(0, most + 1)
+        idx[i, :k] = rng.integers(0, n, k)            # repeats too
+    expected = np.zeros((m, n), dtype=bool)
+    for i, row in enumerate(idx):
+        expected[i, row[row >= 0]] = True
+    return idx, rng.integers(0, 4, idx.shape), expected
+
+
+def _as_matrix(found, n):
+    if len(found) == 2:                                  # compressed rows
+        indptr, cols = found
+        rows = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+        m = indptr.size - 1
+    else:
+        rows, cols, m = found
+    P = np.zeros((m, n), dtype=bool)
+    P[rows, cols] = True
+    return P
+
+
+@pytest.mark.parametrize("n", [7, 3000])
+def test_slot_detection_is_the_exact_pattern_and_the_bits_one(n):
+    rng = np.random.default_rng(n)
+    idx, ops, expected = _composition(rng, 60, n, SLOTS + 3)   # repeats keep most sets within the slots
+    idx[expected.sum(axis=1) > SLOTS] = -1
+    expected[expected.sum(axis=1) > SLOTS] = False
+    x = rng.uniform(0.1, 1.0, n)
+    args = [x, idx, ops]
+    np.testing.assert_array_equal(_as_matrix(detect_slots(composition, args, 0), n), expected)
+    np.testing.assert_array_equal(_as_matrix(detect_bits(composition, args, 0), n), expected)
+    J = duals.jacfwd(composition)(*args)
+    assert not (J != 0)[~expected].any()
+
+
+def test_an_output_past_the_slots_is_detected_with_bits():
+    n = 40
+    idx = np.arange(n).reshape(4, 10)                    # ten distinct inputs per output
+    ops = np.zeros_like(idx)
+    args = [np.ones(n), idx, ops]
+    assert detect_slots(composition, args, 0) is None
+    expected = np.repeat(np.eye(4, dtype=bool), 10, axis=1)
+    np.testing.assert_array_equal(duals.sparsity(composition, *args).pattern.toarray(), expected)
+
+
+def test_a_set_past_the_slots_that_no_output_keeps_does_not_matter():
+    f = numba.njit(lambda x: np.array([math.floor(np.sum(x)) + x[0], x[1]]))
+    assert _as_matrix(detect_slots(f, [np.ones(12)], 0), 12).astype(int).tolist() == [
+        [1] + [0] * 11, [0, 1] + [0] * 10]
 
 
 def test_compiled_detection_matches_the_numpy_path_on_the_brusselator():

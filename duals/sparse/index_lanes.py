@@ -33,7 +33,7 @@ from ..jit import _types as dual_types
 from ..jit.lanes import ladd, laxpy, lneg, lscale, lsub, lzero
 from .patterns import Sparsity
 
-__all__ = ["IndexBits", "IndexDualType", "index_dtype", "detect_compiled"]
+__all__ = ["IndexBits", "IndexDualType", "index_dtype", "detect_compiled", "detect_bits", "seed_bits", "bit_pairs"]
 
 WORDS = (1, 4, 16)   # set sizes compiled for: 64, 256 or 1024 inputs per pass
 FIELDS = ("primal", "sets")
@@ -325,10 +325,12 @@ def _refused(f, reason):
 def detect_compiled(f, args, argnum, hessian, order):
     """detect_compiled(f, args, argnum, hessian, order) -> the Jacobian's (or Hessian's) Sparsity at ``args``.
 
-    ``f`` runs once per 64·W inputs on arrays of :func:`index_dtype` (W words per entry); for a
-    Hessian see :func:`duals.sparse.pair_lanes.detect_hessian`.
+    ``f`` runs once on sets of at most 8 inputs (:func:`duals.sparse.slot_lanes.detect_slots`);
+    where an output's set overflows, on bits (:func:`detect_bits`). For a Hessian see
+    :func:`duals.sparse.pair_lanes.detect_hessian`.
     """
-    from ..jit.api import _call, _check_dispatcher
+    from ..jit.api import _check_dispatcher
+    from .slot_lanes import detect_slots
     if hessian:
         from .pair_lanes import detect_hessian
         return detect_hessian(f, args, argnum, order)
@@ -336,9 +338,28 @@ def detect_compiled(f, args, argnum, hessian, order):
     x = args[argnum]
     if not isinstance(x, np.ndarray):
         raise _refused(f, "needs an array argument (here a scalar)")
+    import scipy.sparse
+    found = detect_slots(f, args, argnum)
+    if found is None:
+        row, col, m = detect_bits(f, args, argnum)
+        pattern = scipy.sparse.csr_array((np.ones(row.size, dtype=bool), (row, col)), shape=(m, x.size))
+    else:
+        indptr, indices = found
+        pattern = scipy.sparse.csr_array((np.ones(indices.size, dtype=bool), indices, indptr),
+                                         shape=(indptr.size - 1, x.size))
+        pattern.has_canonical_format = True    # sorted rows without repeats
+        return Sparsity.trusted(pattern, "jacobian", order)
+    return Sparsity(pattern, "jacobian", order, depends_on_values=False)
+
+
+def detect_bits(f, args, argnum):
+    """detect_bits(f, args, argnum) -> (rows, cols, m): the Jacobian's pattern at ``args`` from
+    runs on :func:`index_dtype` arrays, one per 64·W inputs (W words per entry)."""
+    from ..jit.api import _call
+    x = args[argnum]
     n = x.size
     words = next((w for w in WORDS if 64 * w >= n), WORDS[-1])
-    rows, cols, m = [], [], None
+    rows, cols, m = [], [], 0
     for start in range(0, max(n, 1), 64 * words):
         seeded = np.zeros(x.shape, index_dtype(words))
         seeded["primal"] = x
@@ -358,8 +379,6 @@ def detect_compiled(f, args, argnum, hessian, order):
         rows.append(row)
         cols.append(col)
         m = y.size
-    import scipy.sparse
     row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
     col = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-    pattern = scipy.sparse.csr_array((np.ones(row.size, dtype=bool), (row, col)), shape=(m or 0, n))
-    return Sparsity(pattern, "jacobian", order, depends_on_values=False)
+    return row, col, m
