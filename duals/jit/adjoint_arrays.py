@@ -44,7 +44,7 @@ def _level(*ts):
 
 # ---------------------------------------------------------------- np.where
 
-@overload(np.where)
+@overload(np.where, target="cpu")
 def _ov_where(condition, x, y):
     T = _level(x, y)
     if T is None or not isinstance(condition, types.Array):
@@ -136,9 +136,9 @@ def _check(inner_a, inner_b):
         raise ValueError("matmul: the inner dimensions of the operands differ")
 
 
-overload(np.dot)(_product_impl)
-overload(np.matmul)(_product_impl)
-overload(operator.matmul)(_product_impl)
+overload(np.dot, target="cpu")(_product_impl)
+overload(np.matmul, target="cpu")(_product_impl)
+overload(operator.matmul, target="cpu")(_product_impl)
 
 
 # ---------------------------------------------------------------- np.linalg
@@ -203,7 +203,7 @@ def _ov_square_copy(A, T):
     return impl
 
 
-@overload(np.linalg.solve)
+@overload(np.linalg.solve, target="cpu")
 def _ov_solve(A, B):
     T = _level(A, B)
     if T is None or not isinstance(A, types.Array) or A.ndim != 2:
@@ -223,7 +223,7 @@ def _ov_solve(A, B):
     return impl
 
 
-@overload(np.linalg.inv)
+@overload(np.linalg.inv, target="cpu")
 def _ov_inv(A):
     T = _level(A)
     if T is None:
@@ -240,7 +240,7 @@ def _ov_inv(A):
     return impl
 
 
-@overload(np.linalg.det)
+@overload(np.linalg.det, target="cpu")
 def _ov_det(A):
     T = _level(A)
     if T is None:
@@ -256,7 +256,7 @@ def _ov_det(A):
     return impl
 
 
-@overload(np.linalg.slogdet)
+@overload(np.linalg.slogdet, target="cpu")
 def _ov_slogdet(A):
     T = _level(A)
     if T is None:
@@ -274,7 +274,7 @@ def _ov_slogdet(A):
     return impl
 
 
-@overload(np.linalg.cholesky)
+@overload(np.linalg.cholesky, target="cpu")
 def _ov_cholesky(A):
     T = _level(A)
     if T is None:
@@ -301,7 +301,7 @@ def _ov_cholesky(A):
     return impl
 
 
-@overload(np.linalg.norm)
+@overload(np.linalg.norm, target="cpu")
 def _ov_norm(x, ord=None):
     T = _level(x)
     if T is None or not isinstance(x, types.Array):

@@ -1,0 +1,141 @@
+"""Compiled drivers (duals.jit.driver): from the third call of one layout, jvp and single-pass
+jacfwd of a dispatcher run through one compiled call. Every result must equal the general
+path's bit for bit, and every layout a driver cannot serve must keep the general path."""
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import duals
+from finite_differences import central_differences
+
+CALLS = 5  # more than the warm-up calls, so the driver serves the last ones
+
+
+@numba.njit
+def lorenz_final(state, params, steps, dt):
+    s = state.copy()
+    k = np.empty_like(s)
+    for _ in range(steps):
+        k[0] = params[0] * (s[1] - s[0])
+        k[1] = s[0] * (params[1] - s[2]) - s[1]
+        k[2] = s[0] * s[1] - params[2] * s[2]
+        s = s + dt * k
+    return s
+
+
+@numba.njit
+def damped_energy(x, c):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += 0.5 * x[i] ** 2 * math.exp(-c * i)
+    return total
+
+
+@numba.njit(parallel=True)
+def parallel_squares(x):
+    out = np.empty_like(x)
+    for i in numba.prange(x.shape[0]):
+        out[i] = x[i] * x[i] + math.sin(x[i])
+    return out
+
+
+@numba.njit
+def pair_result(x):
+    return x * 2.0, np.sum(x)
+
+
+@numba.njit
+def checked_log(x):
+    if x[0] < 0.0:
+        raise ValueError("negative start")
+    return np.log(x)
+
+
+@numba.njit
+def apply(g, x):
+    return g(x) * 2.0
+
+
+@numba.njit
+def square(x):
+    return x * x
+
+
+def _driver_of(f):
+    """Whether some layout of ``f`` holds a driver (the path these tests mean to exercise)."""
+    return any(h.driver is not None for h in f.__dict__.get("_duals_hot", {}).values())
+
+
+def _same(results):
+    first = results[0]
+    for r in results[1:]:
+        for a, b in zip(np.atleast_1d(first), np.atleast_1d(r)):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_jacfwd_through_the_driver_equals_the_general_path_and_central_differences():
+    state, params = np.array([1.0, 1.0, 1.0]), np.array([10.0, 28.0, 8.0 / 3.0])
+    jac = duals.jacfwd(lorenz_final, argnums=1)
+    results = [jac(state, params, 50, 0.01) for _ in range(CALLS)]
+    _same(results)
+    assert _driver_of(lorenz_final)
+    want = central_differences(lorenz_final, [state, params, 50, 0.01], 1)
+    np.testing.assert_allclose(results[-1], want, rtol=1e-6, atol=1e-8)
+    assert results[-1].shape == (3, 3)
+
+
+def test_jvp_through_the_driver_with_scalar_and_array_inputs_and_changing_constants():
+    x = np.linspace(0.1, 1.0, 6)
+    results = [duals.jvp(damped_energy, (x, 0.3), (np.ones(6), 1.0)) for _ in range(CALLS)]
+    _same(results)
+    assert _driver_of(damped_energy)
+    value, slope = results[-1]
+    assert type(value) is float and type(slope) is float
+    want = central_differences(lambda x, c: damped_energy(x, c), [x, 0.3], 0).sum() + \
+        central_differences(damped_energy, [x, 0.3], 1)
+    assert slope == pytest.approx(want, rel=1e-7)
+    # a constant argument of another type: the driver compiles again, same numbers
+    again = duals.jvp(damped_energy, (x, 0.3), (np.ones(6), None))
+    assert again[1] == pytest.approx(central_differences(lambda x: damped_energy(x, 0.3), [x], 0).sum(), rel=1e-7)
+
+
+def test_scalar_and_vector_jacobians_of_one_function_keep_their_shapes():
+    x = np.linspace(0.1, 1.0, 4)
+    grads = [duals.jacfwd(damped_energy, argnums=(0, 1))(x, 0.5) for _ in range(CALLS)]
+    _same([np.concatenate([g[0], [g[1]]]) for g in grads])
+    assert grads[-1][0].shape == (4,) and type(grads[-1][1]) is float
+
+
+def test_parallel_functions_run_their_promoting_copy_through_the_driver():
+    x = np.linspace(-1.0, 1.0, 5)
+    results = [duals.jacfwd(parallel_squares)(x) for _ in range(CALLS)]
+    _same(results)
+    assert _driver_of(parallel_squares)
+    np.testing.assert_allclose(results[-1], np.diag(2 * x + np.cos(x)), rtol=1e-13)
+
+
+def test_layouts_a_driver_does_not_serve_keep_the_general_path():
+    x = np.linspace(0.5, 1.5, 3)
+    for _ in range(CALLS):  # two results: a tuple
+        j = duals.jacfwd(pair_result)(x)
+        np.testing.assert_array_equal(j[0], 2 * np.eye(3))
+        np.testing.assert_array_equal(j[1], np.ones(3))
+    assert not _driver_of(pair_result)
+    for _ in range(CALLS):  # a dispatcher among the arguments
+        np.testing.assert_array_equal(duals.jacfwd(apply, argnums=1)(square, x), np.diag(4 * x))
+    assert not _driver_of(apply)
+    x32 = x.astype(np.float32)
+    for _ in range(CALLS):  # float32 keeps float32
+        assert duals.jvp(square, (x32,), (np.ones(3, np.float32),))[1].dtype == np.float32
+
+
+def test_errors_raised_by_the_users_code_propagate_through_the_driver():
+    x = np.array([1.0, 2.0])
+    for _ in range(CALLS):
+        duals.jacfwd(checked_log)(x)
+    assert _driver_of(checked_log)
+    with pytest.raises(ValueError, match="negative start"):
+        duals.jacfwd(checked_log)(-x)
+    np.testing.assert_array_equal(duals.jacfwd(checked_log)(x), np.diag(1 / x))
