@@ -64,6 +64,38 @@ def _complex_like(t, value):
     return np.asarray(t).astype(np.result_type(t, _dtype(value)))
 
 
+def _real_sparse(jacobian, argnums, who):
+    """A sparse Jacobian that refuses complex inputs (sparsity= differentiates real code)."""
+    def checked(*args, **kwargs):
+        nums = _argnums(argnums, len(args), who)[0]
+        if any(is_complex(leaf) for i in nums for leaf in tree.flatten(args[i])[0]):
+            raise TypeError(f"{who}(sparsity=...) takes real inputs; for complex ones use the dense "
+                            f"{who} (holomorphic=True for df/dz), or pass the real and imaginary "
+                            f"parts as real arrays")
+        return jacobian(*args, **kwargs)
+    for name in ("mode_for",):
+        if hasattr(jacobian, name):
+            setattr(checked, name, getattr(jacobian, name))
+    return checked
+
+
+class _RealOutputs:
+    """``f`` refusing complex outputs (sparse reverse mode pulls back real cotangents only); a
+    class, so that ``workers=`` can pickle it."""
+
+    def __init__(self, function, has_aux):
+        self.function, self.has_aux = function, has_aux
+
+    def __call__(self, *args, **kwargs):
+        result = self.function(*args, **kwargs)
+        out = result[0] if self.has_aux and isinstance(result, (tuple, list)) else result
+        if any(is_complex(y) for y in tree.flatten(out)[0]):
+            raise TypeError("jacrev(sparsity=...): the function returns complex values; use the "
+                            "dense jacrev (holomorphic=True for df/dz), or return the real and "
+                            "imaginary parts as real arrays")
+        return result
+
+
 def _compiled(entry, holomorphic, who):
     """The keywords for a compiled entry point: ``holomorphic=True`` only where it takes it."""
     if not holomorphic:
@@ -176,8 +208,8 @@ def jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=
         if holomorphic:
             raise NotImplementedError("jacfwd: sparsity= with holomorphic=True is not supported; "
                                       "drop one of them")
-        return _sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity, mode="fwd",
-                                         workers=workers)
+        return _real_sparse(_sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity,
+                                                      mode="fwd", workers=workers), argnums, "jacfwd")
     if _is_compiled(f):
         entry = _jit().compiled_jacfwd
         return entry(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers,
@@ -482,8 +514,9 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=
         if holomorphic:
             raise NotImplementedError("jacrev: sparsity= with holomorphic=True is not supported; "
                                       "drop one of them")
-        return _sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity, mode="rev",
-                                         workers=workers)
+        return _real_sparse(_sparse().sparse_jacobian(f if _is_compiled(f) else _RealOutputs(f, has_aux), argnums, has_aux,
+                                                      chunk_size, sparsity, mode="rev", workers=workers),
+                            argnums, "jacrev")
     if _is_compiled(f):
         entry = _jit().compiled_jacrev
         return entry(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers,

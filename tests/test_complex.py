@@ -292,3 +292,14 @@ def test_check_grads_catches_a_wrong_complex_rule():
 
 def test_iscomplexobj_reads_the_value_of_a_traced_argument():
     assert duals.grad(lambda x: np.real(x * 1j * 1j) if np.iscomplexobj(x) else -x)(1 + 0j) == -1
+
+
+@pytest.mark.parametrize("transform", [duals.jacfwd, duals.jacrev])
+def test_sparse_jacobians_refuse_complex_inputs(transform):
+    with pytest.raises(TypeError, match="sparsity=...\\) takes real inputs"):
+        transform(np.sin, sparsity="auto")(np.array([Z, 1j]))
+
+
+def test_sparse_jacrev_refuses_complex_outputs():
+    with pytest.raises(TypeError, match="returns complex values"):
+        duals.jacrev(lambda x: np.exp(1j * x), sparsity="auto")(np.ones(2))
