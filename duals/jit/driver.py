@@ -7,16 +7,16 @@ makes the dual ones inside compiled code, calls the user's function (passed as a
 dispatcher, so Numba compiles and links its dual specialisation exactly as a direct call
 would: the same staleness rules as Numba's) and returns the result's value and lanes.
 
-A driver is generated per number of arguments and differentiated positions; Numba
-specialises it per argument types, dual type and user function. Results with more than one
+A driver is generated per user function, dual type, number of arguments and differentiated
+positions; Numba specialises it per argument types. Results with more than one
 leaf, ``has_aux``, functions given other dispatchers as arguments, and arguments promoted to
 hold duals keep the general path.
 
 >>> import numba, numpy as np
 >>> from duals.jit._types import DualType
 >>> from numba.core import types
->>> drive = jvp_driver(2, (0,))
->>> value, tangent = drive(numba.njit(lambda x, c: c * x * x), DualType(types.float64, 1), 3.0, 2.0, 1.0)
+>>> drive = jvp_driver(numba.njit(lambda x, c: c * x * x), DualType(types.float64, 1), 2, (0,))
+>>> value, tangent = drive(3.0, 2.0, 1.0)
 >>> value, float(tangent[0])
 (18.0, 12.0)
 """
@@ -129,13 +129,13 @@ def _generate(kind, fn, T, arity, nums):
 
 
 def jvp_driver(fn, T, arity, nums):
-    """jvp_driver(arity, nums) -> ``driver(fn, T, *args, *tangents)`` returning ``(value, lanes)``
+    """jvp_driver(fn, T, arity, nums) -> ``driver(*args, *tangents)`` returning ``(value, lanes)``
     of ``fn``'s one result, the arguments at ``nums`` made duals of type ``T`` (one lane)."""
     return _generate("jvp", fn, T, arity, nums)
 
 
 def jacfwd_driver(fn, T, arity, nums):
-    """jacfwd_driver(arity, nums) -> ``driver(fn, T, *args)`` returning the lanes
+    """jacfwd_driver(fn, T, arity, nums) -> ``driver(*args)`` returning the lanes
     ``out.shape + (directions,)`` of ``fn``'s one result, every entry of the arguments at
     ``nums`` seeded as its own lane of ``T`` (which has at least that many)."""
     return _generate("jacfwd", fn, T, arity, nums)
