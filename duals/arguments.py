@@ -65,6 +65,8 @@ def output(x):
         x = x[()]
     if type(x) is np.float64:
         return float(x)
+    if type(x) is np.complex128:
+        return complex(x)
     return x
 
 

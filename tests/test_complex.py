@@ -303,3 +303,17 @@ def test_sparse_jacobians_refuse_complex_inputs(transform):
 def test_sparse_jacrev_refuses_complex_outputs():
     with pytest.raises(TypeError, match="returns complex values"):
         duals.jacrev(lambda x: np.exp(1j * x), sparsity="auto")(np.ones(2))
+
+
+def test_dual_numbers_with_complex_parts():
+    d = duals.Dual(1 + 2j, 1j)
+    assert (d * d).tangent == pytest.approx(2 * (1 + 2j) * 1j)
+    assert np.exp(d).tangent == pytest.approx(np.exp(1 + 2j) * 1j)
+    with pytest.raises(TypeError, match="complex but its value is real"):
+        duals.Dual(1.0, 1j)
+
+
+def test_scalar_results_are_python_numbers():
+    value, g = duals.value_and_grad(lambda z: z * z, holomorphic=True)(1 + 1j)
+    assert type(value) is complex and type(g) is complex and g == 2 + 2j
+    assert type(duals.grad(lambda x: np.real(np.exp(1j * x)))(0.5)) is float
