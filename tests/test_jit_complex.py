@@ -279,6 +279,14 @@ def test_complex_arrays_sums_and_abs_in_a_real_function():
     close(got, want, rtol=1e-7, atol=1e-8)
 
 
+def test_jacfwd_of_real_inputs_with_complex_outputs_is_complex():
+    f = njit(lambda x: np.exp(1j * x) * x[0])
+    x = np.array([0.3, -0.5, 1.2])
+    want = np.diag(1j * np.exp(1j * x) * x[0])
+    want[:, 0] += np.exp(1j * x)
+    close(duals.jacfwd(f, chunk_size=LANES)(x), want)
+
+
 def test_hessian_of_many_inputs_with_complex_intermediates_runs_forward_over_forward():
     f = njit(lambda x: abs(np.sum(np.exp(1j * x) * x)) ** 2)
     x = np.linspace(0.1, 1.0, 9)   # more inputs than forward over forward takes by default
@@ -325,6 +333,14 @@ def test_unsupported_complex_code_raises_one_line_naming_it(body, message):
     with pytest.raises(TypeError, match=message) as info:
         duals.jvp(numba.njit(body), (0.3 + 0.4j,), (1.0,))
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("transform", [duals.grad, duals.jacrev, duals.hessian],
+                         ids=["grad", "jacrev", "hessian"])
+def test_compiled_reverse_mode_and_hessian_refuse_complex_inputs(transform):
+    f = njit(lambda z: abs(z) ** 2)   # never the derivative along the real axis alone
+    with pytest.raises(TypeError, match="argument 0 is complex"):
+        transform(f)(3 + 4j)
 
 
 def test_compiled_reverse_mode_refuses_complex_intermediates_and_says_to_use_jacfwd():

@@ -497,6 +497,8 @@ def compiled_hessian(f, argnums=0, chunk_size=None, workers=None):
 
     def hess(*args):
         args, nums, single = _inputs(args, argnums, "hessian")
+        from .reverse import refuse_complex
+        refuse_complex(args, nums, "hessian")
         sizes = [_size(args[i]) for i in nums]
         total = sum(sizes)
         chunk = _chunk_lanes(chunk_size, total, "hessian", most=COMPILED_HESSIAN_LANES)

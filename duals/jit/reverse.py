@@ -60,12 +60,26 @@ def _release(tape):
         tape.close()
 
 
+def refuse_complex(args, nums, who):
+    """Raise the TypeError for a complex argument given to compiled reverse mode (the tape holds
+    real numbers) or to the Hessian of a dispatcher."""
+    for i in nums:
+        a = args[i]
+        if type(a) is not float and np.asarray(a).dtype.kind == "c":
+            raise TypeError(
+                f"{who} of a Numba dispatcher: argument {i} is complex ({np.asarray(a).dtype}); "
+                f"compiled {who} differentiates real inputs only. Use duals.jvp (complex tangents) "
+                f"or duals.jacfwd(..., holomorphic=True) of the dispatcher, or {who} of a plain "
+                f"Python function on the NumPy path")
+
+
 class _Inputs:
     """The adjoint arrays handed to ``f`` for one layout of arguments: entry ``k`` of the
     differentiated arguments (in order) is node ``k + 1`` of ``tape``. Kept by a thread's tape
     and rewritten by each call (nodes included: the code may have stored into its inputs)."""
 
-    def __init__(self, args, nums, tape, base):
+    def __init__(self, args, nums, tape, base, who="grad"):
+        refuse_complex(args, nums, who)
         self.shapes = [_shape(args[i]) for i in nums]
         self.sizes = [_size(args[i]) for i in nums]
         self.total = total = sum(self.sizes)
@@ -109,7 +123,7 @@ class _Recording:
     def __init__(self, f, args, nums, who, tape, base=np.float64, seeds=None):
         layouts = getattr(tape, "layouts", None)
         if layouts is None:   # a tape of its own (vjp): arrays of its own
-            inputs = _Inputs(args, nums, tape, base)
+            inputs = _Inputs(args, nums, tape, base, who)
         else:                 # the thread's tape: arrays kept per layout
             key = (base, tuple(nums), tuple((a.shape, a.dtype.char) if type(a) is np.ndarray
                                             else type(a) for a in (args[i] for i in nums)))
@@ -117,7 +131,7 @@ class _Recording:
             if inputs is None:
                 if len(layouts) > 64:
                     layouts.clear()
-                inputs = layouts[key] = _Inputs(args, nums, tape, base)
+                inputs = layouts[key] = _Inputs(args, nums, tape, base, who)
         self.shapes, self.sizes, self.total = inputs.shapes, inputs.sizes, inputs.total
         self.tape = tape
         tape.start(self.total)
