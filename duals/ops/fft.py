@@ -11,11 +11,13 @@ axis in turn). With ``F`` the ``N``-point DFT matrix (``F_jk = e^{-2πi jk/N}``,
   VJP is the plain transpose, docs/complex.md).
 * ``rfft``: ``x ↦ (s F x)[:N//2+1]`` for real ``x``; JVP ``rfft(t)``; VJP ``Re(s F pad(c))``, the
   cotangent zero-padded to ``N`` entries and transformed by the full transform (the transpose of
-  the first ``N//2+1`` rows of ``F``).
+  the first ``N//2+1`` rows of ``F``), computed as ``irfft(conj(c) / w)`` (defined below) with the
+  inverse scale ``s``: a half-size real transform.
 * ``irfft``: ``X ↦ y_j = s Σ_k w_k Re(X_k e^{2πi jk/N})``, ``w_0 = 1``, ``w_{N/2} = 1`` for even
   ``N`` and ``w_k = 2`` otherwise: the Hermitian extension of the half spectrum (NumPy ignores the
   imaginary parts of the bins ``0`` and ``N/2``, and so does the derivative). JVP ``irfft(t)``; VJP
-  ``w ∘ s conj(F) Re(ȳ)`` on the first ``N//2+1`` bins, i.e. ``w ∘ ifft(ȳ)[:N//2+1]``.
+  ``w ∘ s conj(F) Re(ȳ)`` on the first ``N//2+1`` bins, i.e. ``w ∘ ifft(ȳ)[:N//2+1]``, computed as
+  ``w ∘ conj(rfft(Re ȳ))`` with the forward scale ``s``.
 
 Sparsity: every entry along the transformed axis depends on every entry of its line.
 """
@@ -24,7 +26,7 @@ import numpy as np
 from ..core import Primitive
 from ..index_sets import axis_rule
 from . import dtype_of, export, ndim_of as ndim, normalize_axis, shape_of as shape
-from .complex_parts import real
+from .complex_parts import conj, real
 from .elementwise import mul
 from .shape import concatenate, getitem
 
@@ -51,10 +53,17 @@ def _rfft_impl(x, *, axis, norm):
     return np.fft.rfft(x, axis=axis, norm=norm)
 
 
+# the norm whose inverse scale is this norm's forward scale, and the other way round
+_DUAL_NORM = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
 def _rfft_vjp(g, out, x, *, axis, norm):
+    # Re(s F pad(c))_j = s Σ_{k<m} Re(conj(c_k) e^{2πi jk/n}): irfft of conj(c) / w, whose inverse
+    # scale is s (a half-size real transform instead of a full complex one)
     n = shape(x)[axis]
-    padded = _resize(g, n, axis)
-    return real(dft_p(padded, axis=axis, norm=norm, inverse=False))
+    m = shape(g)[axis]
+    halved = mul(conj(g), 1.0 / _hermitian_weights(n, m, axis, ndim(x), np.float64))
+    return irfft_p(halved, n=n, axis=axis, norm=_DUAL_NORM[norm])
 
 
 rfft_p = Primitive("rfft", _rfft_impl)
@@ -77,10 +86,10 @@ def _hermitian_weights(n, m, axis, nd, dtype):
 
 
 def _irfft_vjp(g, out, x, *, n, axis, norm):
+    # ifft(Re ȳ)[:m] = conj(rfft(Re ȳ)) with the forward scale equal to irfft's inverse scale
     m = shape(x)[axis]
-    spectrum = dft_p(real(g), axis=axis, norm=norm, inverse=True)
-    first = getitem(spectrum, (Ellipsis, slice(0, m)) + (slice(None),) * (-axis - 1))
-    return mul(first, _hermitian_weights(n, m, axis, ndim(x), np.float64))
+    spectrum = conj(rfft_p(real(g), axis=axis, norm=_DUAL_NORM[norm]))
+    return mul(spectrum, _hermitian_weights(n, m, axis, ndim(x), np.float64))
 
 
 irfft_p = Primitive("irfft", _irfft_impl)
