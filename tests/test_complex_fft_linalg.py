@@ -157,6 +157,20 @@ def check_complex_derivatives(f, args, tol=1e-6):
     ("eigh-|V|^2", lambda h: np.abs(np.linalg.eigh(h)[1]) ** 2, (HERMITIAN,)),
     ("eigh-projector", lambda h: (lambda w, v: (v * np.exp(w)) @ v.conj().T)(*np.linalg.eigh(h)),
      (HERMITIAN,)),
+    # linear maps and products: their rules are transposes, unchanged for complex values
+    ("reshape-index", lambda a: a.reshape(9)[::2][np.array([0, 3, 3])], (A,)),
+    ("transpose-slice", lambda a: a.T[1:, ::-1], (A,)),
+    ("concatenate-stack", lambda a, b: np.stack([np.concatenate([a[0], b[:, 1]]), a[:, 2].repeat(2)]),
+     (A, B)),
+    ("sum-mean-prod", lambda a: np.sum(a, axis=0) * np.mean(a) + np.prod(a, axis=1), (A,)),
+    ("cumsum-diff", lambda a: np.diff(np.cumsum(a, axis=1), axis=0), (A,)),
+    ("where-take", lambda a: np.where(np.abs(A) > 1.5, a, 2 * a).take([0, 4, 8]), (A,)),
+    ("pad-roll-flip", lambda b: np.roll(np.pad(b, 1), 2) + np.flip(np.pad(b, 1)), (B[:, 0],)),
+    ("tensordot-outer-kron", lambda a, b: np.tensordot(a, b, 1).sum() * np.outer(b[:, 0], b[:, 1])
+     + np.kron(b[:, 0], b[:, 1]).reshape(3, 3), (A, B)),
+    ("trace-diagonal-dot", lambda a, b: np.trace(a) * np.diagonal(a) + np.dot(a, b[:, 0]), (A, B)),
+    ("convolve-polyval", lambda b: np.convolve(b[:, 0], b[:, 1]) + np.polyval(b[:, 0], 0.3 + 0.2j), (B,)),
+    ("broadcast", lambda b: np.broadcast_to(b[:, 0], (2, 3)) * b[:, 1:].T, (B,)),
 ])
 def test_complex_linear_algebra(name, f, args):
     check_complex_derivatives(f, args)
