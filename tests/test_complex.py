@@ -317,3 +317,15 @@ def test_scalar_results_are_python_numbers():
     value, g = duals.value_and_grad(lambda z: z * z, holomorphic=True)(1 + 1j)
     assert type(value) is complex and type(g) is complex and g == 2 + 2j
     assert type(duals.grad(lambda x: np.real(np.exp(1j * x)))(0.5)) is float
+
+
+@pytest.mark.parametrize("n", [2, 5000], ids=["small", "fused-size"])
+def test_power_of_a_negative_real_base_to_a_complex_exponent(n):
+    # the derivative in the exponent is out * log(x) on the complex plane: log(-2) = log 2 + iπ
+    x = np.where(np.arange(n) % 2 == 0, -2.0, 3.0)
+    y = np.resize(np.array([0.5 + 1j, 1.5 - 0.5j]), n)
+    f = lambda y: x ** y  # noqa: E731
+    expected = f(y) * np.log(x + 0j)
+    close(duals.jvp(f, (y,), (np.ones(n) + 0j,))[1], expected, 1e-12)
+    c = np.resize(np.array([1 - 2j, 0.5 + 1j]), n)
+    close(duals.vjp(f, y)[1](c)[0], c * expected, 1e-12)

@@ -259,6 +259,8 @@ def _make_binary(name, value, dx, dy):
             prim.def_vjp(argnum, lambda g, out, x, y, unreached=None: None)
             continue
         d = partials[argnum] = _partial(deriv, ("x", "y", "out"))
+        if name in derivatives.HOLOMORPHIC and "log(" in deriv:
+            d = _on_complex_plane(d)
         operand = (lambda x, y: x) if argnum == 0 else (lambda x, y: y)
 
         def jvp(t, out, x, y, d=d, operand=operand):
@@ -330,6 +332,18 @@ def _make_binary(name, value, dx, dy):
 
     prim.fused_jvp = fused_jvp
     return _real_only(prim)
+
+
+def _on_complex_plane(partial):
+    """A binary partial evaluated on the complex plane when the value is complex: there a real
+    operand is that complex number (``log(-2)`` is ``log 2 + iπ``, NaN on the real line), as in
+    NumPy's ``(-2.0) ** (0.5 + 1j)``."""
+    def promoted(x, y, out):
+        if is_complex(out):
+            x = x if is_complex(x) else x + 0j
+            y = y if is_complex(y) else y + 0j
+        return partial(x, y, out)
+    return promoted
 
 
 def _selected(partial):

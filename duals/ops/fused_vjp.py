@@ -193,6 +193,9 @@ def elementwise(name, partials):
     if name in derivatives.SELECTING:
         return None
     real_only = name not in derivatives.HOLOMORPHIC
+    # a complex value with a real operand: formulas with log take the rules, which evaluate them on
+    # the complex plane (duals.ops.elementwise._on_complex_plane)
+    complex_plane = not real_only and any("log(" in p for p in partials)
     kinds = tuple("zero" if p == "0.0" else "one" if p == "1.0" else "minus" if p == "-1.0"
                   else "formula" for p in partials)
     on_arrays = not any(_NUMPY_FASTER.search(p) for p in partials)
@@ -208,6 +211,8 @@ def elementwise(name, partials):
         out = node.out
         if type(out) is not np.ndarray or type(g) is not np.ndarray or out.size < cotangents.POOL_FROM:
             return None   # small: the rules (with the implementations, duals.ops.elementwise) cost less
+        if complex_plane and out.dtype.kind == "c":
+            return None
         args = node.args
         inputs = node.inputs
         wanted = [i for i, t in enumerate(inputs) if t is not None and kinds[i] != "zero"]
