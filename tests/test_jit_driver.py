@@ -139,3 +139,67 @@ def test_errors_raised_by_the_users_code_propagate_through_the_driver():
     with pytest.raises(ValueError, match="negative start"):
         duals.jacfwd(checked_log)(-x)
     np.testing.assert_array_equal(duals.jacfwd(checked_log)(x), np.diag(1 / x))
+
+
+# ---------------------------------------------------------------- reverse mode
+
+@numba.njit
+def misfit(params, observed, steps):
+    s = np.array([1.0, 1.0, 1.0])
+    k = np.empty(3)
+    for _ in range(steps):
+        k[0] = params[0] * (s[1] - s[0])
+        k[1] = s[0] * (params[1] - s[2]) - s[1]
+        k[2] = s[0] * s[1] - params[2] * s[2]
+        s = s + 0.01 * k
+    r = s - observed
+    return r @ r
+
+
+@numba.njit
+def constant_energy(x):
+    return 3.0
+
+
+@numba.njit
+def reaction_rates(t, y, p):
+    return np.array([-p[0] * y[0] * y[1], p[0] * y[0] * y[1] - p[1] * y[1], p[1] * y[1]])
+
+
+def test_grad_through_the_driver_equals_the_general_path_and_central_differences():
+    params, observed = np.array([10.0, 28.0, 8.0 / 3.0]), np.array([2.0, 3.0, 20.0])
+    grad = duals.grad(misfit, argnums=(0, 1))
+    results = [grad(params, observed, 40) for _ in range(CALLS)]
+    for r in results[1:]:
+        for a, b in zip(results[0], r):
+            np.testing.assert_array_equal(a, b)
+    assert _driver_of(misfit)
+    np.testing.assert_allclose(results[-1][0], central_differences(misfit, [params, observed, 40], 0),
+                               rtol=1e-6)
+    values = [duals.value_and_grad(misfit)(params, observed, 40)[0] for _ in range(CALLS)]
+    assert values[-1] == misfit(params, observed, 40) and type(values[-1]) is float
+    for _ in range(CALLS):  # a constant result: zero gradient, through the driver too
+        np.testing.assert_array_equal(duals.grad(constant_energy)(params), np.zeros(3))
+    with pytest.raises(TypeError, match="scalar output"):
+        duals.grad(lambda_free_vector)(params)
+
+
+@numba.njit
+def lambda_free_vector(x):
+    return x * 2.0
+
+
+def test_the_adjoint_solvers_pullback_through_the_driver_equals_the_general_path():
+    from duals.jit.reverse import pull_once
+    y, p, lam = np.array([0.9, 0.1, 0.0]), np.array([0.5, 0.2]), np.array([1.0, -2.0, 0.5])
+    results = [pull_once(reaction_rates, [0.0, y, p], [1, 2], lam) for _ in range(CALLS)]
+    for value, grads in results[1:]:
+        np.testing.assert_array_equal(value, results[0][0])
+        for a, b in zip(grads, results[0][1]):
+            np.testing.assert_array_equal(a, b)
+    assert _driver_of(reaction_rates)
+    J = duals.jacfwd(reaction_rates, argnums=(1, 2))(0.0, y, p)
+    np.testing.assert_allclose(results[-1][1][0], lam @ J[0], rtol=1e-14)
+    np.testing.assert_allclose(results[-1][1][1], lam @ J[1], rtol=1e-14)
+    with pytest.raises(ValueError, match="shape"):
+        pull_once(reaction_rates, [0.0, y, p], [1, 2], np.ones(2))

@@ -8,6 +8,7 @@ import pytest
 import duals
 import duals.numpy as dnp
 from duals.sparse.index_lanes import detect_bits, detect_compiled
+from duals.sparse.pair_slots import detect_pair_slots
 from duals.sparse.slot_lanes import SLOTS, detect_slots
 
 
@@ -200,11 +201,11 @@ def band_pairs_numpy(x):
 
 
 @numba.njit(cache=True)
-def rod_energy(x):   # a 1-D chain: springs between neighbours, a quartic on site
-    e = 0.0
+def rod_energy(x):   # a 1-D chain: springs between neighbours, a quartic on site, and the square
+    e = 0.0          # of the sum of the first twelve (a set past the slots: detected on bits)
     for i in range(x.size - 1):
         e += (x[i + 1] - x[i]) ** 2 + 0.1 * x[i] ** 4
-    return e
+    return e + np.sum(x[:12]) ** 2
 
 
 @numba.njit(cache=True)
@@ -238,11 +239,25 @@ def test_compiled_sparse_hessian_auto_is_the_dense_hessian(f, numpy_f, shape):
     np.testing.assert_allclose(H.toarray(), duals.hessian(f)(x).reshape(x.size, x.size), rtol=1e-13, atol=0)
 
 
-def test_compiled_hessian_detection_over_several_passes_matches_the_numpy_path():
-    x = np.random.default_rng(5).uniform(0.2, 1.0, 1100)   # three blocks of 512 inputs: three passes
-    S = duals.sparsity(rod_energy, x, hessian=True)
-    expected = np.abs(np.subtract.outer(np.arange(x.size), np.arange(x.size))) <= 1
-    np.testing.assert_array_equal(S.pattern.toarray(), expected)
+@pytest.mark.parametrize("n", [30, 1100])   # bits in one run, and in three (pairs of 512-input blocks)
+def test_compiled_hessian_past_the_slots_is_detected_with_bits(n):
+    x = np.random.default_rng(5).uniform(0.2, 1.0, n)
+    assert detect_pair_slots(rod_energy, [x], 0) is None
+    expected = np.abs(np.subtract.outer(np.arange(n), np.arange(n))) <= 1
+    expected[:12, :12] = True
+    np.testing.assert_array_equal(duals.sparsity(rod_energy, x, hessian=True).pattern.toarray(), expected)
+
+
+def test_compiled_hessian_slots_list_every_pair_once():
+    x = np.random.default_rng(6).uniform(0.2, 1.0, (6, 5))
+    indptr, indices, value = detect_pair_slots(grid_energy, [x], 0)
+    assert value == pytest.approx(grid_energy(x))
+    P = _as_matrix((indptr, indices), x.size)
+    assert np.array_equal(P, P.T)
+    for r in range(x.size):
+        row = indices[indptr[r]:indptr[r + 1]]
+        assert (np.diff(row) > 0).all()
+    np.testing.assert_array_equal(P, duals.sparsity(grid_energy_numpy, x, hessian=True).pattern.toarray())
 
 
 def test_compiled_hessian_branches_give_the_pattern_at_the_point_and_auto_follows_the_point():

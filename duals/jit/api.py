@@ -31,7 +31,7 @@ from ..arguments import argnums as _argnums, as_input as _as_input, is_compiled 
 from ..arguments import output as _output, split_aux as _split_aux
 from ..arguments import COMPILED_HESSIAN_LANES, COMPILED_LANES, chunk_lanes as _chunk_lanes
 from ._types import DualType, _typeof_dual, dtype_of_type
-from .driver import hot
+from .driver import drivable, hot, jacfwd_driver, jvp_driver
 from .errors import reraise
 from .promotion import promoted_arguments, promoted_call, promoting_copy
 from .vectorized import entry, is_vectorized
@@ -236,7 +236,9 @@ def compiled_jvp(f, primals, tangents):
         args[i] = dual
     out = _call(f, args, "jvp")
     if state.calls is not None and _float64_pairs(primals, tangents):
-        state.note("jvp", _target(f, JVP_TYPE), JVP_TYPE, primals, nums, out)
+        target = _target(f, JVP_TYPE)
+        state.note(lambda: jvp_driver(target, JVP_TYPE, len(primals), nums),
+                   drivable(target, primals, out))
     if _is_dual_array(out) and out.ndim:
         return out["primal"].copy(), out["tangent"][..., 0].copy()  # the common case, directly
     leaves, treedef = _leaves(out)
@@ -375,8 +377,9 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
                               range(len(plan.starts)), describe=plan.describe)
         blocks, treedef, aux = passes[0]
         if plan.hot is not None and pool is None and not has_aux and plan.hot.calls is not None:
-            plan.hot.note("jacfwd", _target(f, plan.dual_type), plan.dual_type, args, nums,
-                          blocks[0] if treedef is None else None)
+            target = _target(f, plan.dual_type)
+            plan.hot.note(lambda: jacfwd_driver(target, plan.dual_type, len(args), nums),
+                          drivable(target, args, blocks[0] if treedef is None else None))
         jacobians = []
         for k, block in enumerate(blocks):
             if len(passes) > 1:

@@ -28,7 +28,7 @@ from numba.extending import overload
 
 from .parts import _base_dtype, join_scalar
 
-__all__ = ["jvp_driver", "jacfwd_driver", "Hot", "hot"]
+__all__ = ["jvp_driver", "jacfwd_driver", "Hot", "hot", "drivable", "plain_arguments"]
 
 WARM_CALLS = 2      # calls by the general path before a layout gets its driver
 _DRIVERS = {}
@@ -41,24 +41,25 @@ class Hot:
     ``calls`` is None once the layout is known not to suit a driver.
     """
 
-    __slots__ = ("calls", "driver")
+    __slots__ = ("calls", "driver", "total")
 
     def __init__(self):
         self.calls = 0
         self.driver = None
+        self.total = 0   # what the caller needs to remember of the layout (reverse: tape inputs)
 
-    def note(self, kind, target, dual_type, args, nums, result):
-        """After a general-path call: count it, and build the driver when it is due (``target``
-        is the dispatcher the call ran, None when its arguments had to be promoted)."""
+    def note(self, build, suits):
+        """After a general-path call: count it and, when it is due, make the driver by
+        ``build()`` (``suits``: whether this call's target, arguments and result allow one)."""
         if self.calls is None:
             return
         self.calls += 1
         if self.calls < WARM_CALLS:
             return
-        if target is None or not _drivable(args, result):
+        if not suits:
             self.calls = None
             return
-        self.driver = _generate(kind, target, dual_type, len(args), nums)
+        self.driver = build()
 
     def run(self, *args):
         """The driver's result, or None when it cannot compile for these arguments (the general
@@ -84,14 +85,21 @@ def hot(f, key):
     return found
 
 
-def _drivable(args, result):
-    """One result leaf (a float, a float64 array or a first-order dual), float64 arguments, and
-    no dispatcher among them (the promoting path would have to copy it)."""
+def plain_arguments(args):
+    """Float64 arguments and no dispatcher among them (the promoting path would copy it)."""
     for a in args:
         if isinstance(a, Dispatcher):
             return False
         if type(a) is np.ndarray and a.dtype.kind == "f" and a.dtype != np.float64:
             return False
+    return True
+
+
+def drivable(target, args, result):
+    """A call a forward driver can serve: a known target, plain arguments and one result leaf
+    (a float, a float64 array or a first-order dual)."""
+    if target is None or not plain_arguments(args):
+        return False
     if type(result) is float:
         return True
     if type(result) is np.ndarray:

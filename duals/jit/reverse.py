@@ -31,7 +31,10 @@ from ..forward import Dual
 from ._types import dual_dtype
 from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
 from .api import compiled_hessian, _call, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
-from .api import _resolve_workers
+from .api import _resolve_workers, _target
+from .driver import hot, plain_arguments
+from .reverse_driver import ADJOINT, grad_driver, pull_driver
+from .seeding import layout_key
 from .tape import Tape
 
 __all__ = ["compiled_vjp", "compiled_grad", "compiled_value_and_grad", "compiled_jacrev",
@@ -236,6 +239,14 @@ def compiled_value_and_grad(f, argnums=0, has_aux=False):
     def value_and_gradient(*args):
         args, nums, single = _inputs(args, argnums, "grad", known)
         tape = _thread_tape(np.float64)
+        state = None
+        if not has_aux:
+            state = hot(f, ("grad", len(args), tuple(nums)) + layout_key([args[i] for i in nums]))
+            if state.driver is not None:
+                found = _drive(state, tape, "grad", args)
+                if found is not None:
+                    value, grads = found
+                    return value, (grads[0] if single else tuple(grads))
         try:
             rec = _Recording(f, args, nums, "grad", tape)
             values, nodes, _, aux = rec.outputs("grad", has_aux)
@@ -245,6 +256,10 @@ def compiled_value_and_grad(f, argnums=0, has_aux=False):
             grads = rec.split(rec.sweep(adj), args, nums)
         finally:
             _release(tape)
+        if state is not None and state.calls is not None:
+            target, state.total = _target(f, ADJOINT), rec.total
+            state.note(lambda: grad_driver(target, len(args), nums), target is not None
+                       and plain_arguments(args) and isinstance(rec.result, (AdjointScalar, float)))
         g = grads[0] if single else tuple(grads)
         return ((value, aux), g) if has_aux else (value, g)
 
@@ -304,6 +319,24 @@ def compiled_vjp(f, *primals, has_aux=False):
         return tuple(next(grads) if i in nums else 0.0 for i in range(len(args)))
 
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
+
+
+def _drive(state, tape, who, args, cotangent=None):
+    """(value, gradient blocks) by ``state``'s compiled driver on the thread's tape, or None
+    when it cannot serve these arguments (the general path then does)."""
+    tape.start(state.total)
+    try:
+        if cotangent is None:
+            found = state.run(tape.header, tape.pointer, *args)
+        else:
+            found = state.run(tape.header, tape.pointer, cotangent, *args)
+        if found is not None and found[1]:
+            tape.check(who)
+    finally:
+        _release(tape)
+    if found is None:
+        return None
+    return output(found[0]), [output(g) for g in found[2]]
 
 
 def _is_integer(a):
@@ -509,8 +542,18 @@ def pull_once(f, args, nums, cotangent):
     [array([ 6., 12.]), 5.0]
     """
     tape = _thread_tape(np.float64)
+    state = hot(f, ("pull", len(args), tuple(nums)) + layout_key([args[i] for i in nums]))
+    if state.driver is not None and type(cotangent) is np.ndarray and cotangent.dtype == np.float64:
+        found = _drive(state, tape, "vjp", args, cotangent)
+        if found is not None:
+            return found
     try:
         rec = _Recording(f, args, nums, "vjp", tape)
+        if state.calls is not None:
+            target, state.total, y = _target(f, ADJOINT), rec.total, rec.result
+            state.note(lambda: pull_driver(target, len(args), nums), target is not None
+                       and plain_arguments(args) and type(y) is np.ndarray
+                       and (is_adjoint_dtype(y.dtype) or y.dtype == np.float64))
         values, nodes, _, _ = rec.outputs("vjp")
         adj = np.zeros(tape.recorded)
         node, c = nodes[0], np.asarray(cotangent, dtype=np.float64)

@@ -19,7 +19,9 @@ that it is conservative where a noted value never reaches the output (a value co
 used, or used only through a zero derivative such as ``floor``, ``sign`` or a comparison).
 
 Branches the code takes on values give the pattern at the given point (checked at later calls of
-``sparsity="auto"`` by one extra lane, as for Jacobians).
+``sparsity="auto"`` by one extra lane, as for Jacobians). The same construction over sets of a
+few input numbers (:mod:`duals.sparse.pair_slots`) runs first, once whatever ``n`` is; these bits
+serve where a set that a product needs holds more than 8 inputs.
 
 >>> import numba
 >>> f = numba.njit(lambda x: np.sum(x[1:] * x[:-1]) + np.sin(x[0]))
@@ -320,8 +322,9 @@ def _table_pairs(table, inputs):
 def detect_hessian(f, args, argnum, order):
     """detect_hessian(f, args, argnum, order) -> the Hessian's Sparsity of dispatcher ``f`` at ``args``.
 
-    ``f`` returns a scalar (or one-entry array); it runs once when ``64 · 16`` bits hold the
-    inputs, otherwise once per pair of blocks of 512 inputs.
+    ``f`` returns a scalar (or one-entry array). It runs once on sets of at most 8 input numbers
+    (:mod:`duals.sparse.pair_slots`); where a set that a product needs overflowed, on bits: once
+    when ``64 · 16`` bits hold the inputs, otherwise once per pair of blocks of 512 inputs.
     """
     from ..jit.api import _call, _check_dispatcher
     f = _check_dispatcher(f, "sparsity")
@@ -329,6 +332,15 @@ def detect_hessian(f, args, argnum, order):
     if not isinstance(x, np.ndarray):
         raise _refused(f, "needs an array argument (here a scalar)")
     n = x.size
+    from .pair_slots import detect_pair_slots
+    found = detect_pair_slots(f, args, argnum)
+    if found is not None:
+        import scipy.sparse
+        indptr, indices, y = found
+        _scalar(f, y)
+        pattern = scipy.sparse.csr_array((np.ones(indices.size, dtype=bool), indices, indptr), shape=(n, n))
+        pattern.has_canonical_format = True    # symmetric, sorted rows without repeats
+        return Sparsity.trusted(pattern, "hessian", order)
     words, passes = _passes(n)
     rows, cols = [], []
     for inputs in passes:
@@ -339,15 +351,22 @@ def detect_hessian(f, args, argnum, order):
             y = _call(f, call, "sparsity")
         except (TypeError, errors.NumbaError) as exc:   # duals.jit says why, as a TypeError
             raise _refused(f, f"cannot run it on index sets ({exc})") from exc
-        if isinstance(y, np.ndarray) and y.size != 1 or not isinstance(y, (np.ndarray, float, int)):
-            raise _refused(f, f"returned {_describe(y)}; a Hessian needs a scalar output")
+        _scalar(f, y)
         i, j = _table_pairs(table, inputs)
         rows.append(i)
         cols.append(j)
+    return _symmetric(np.concatenate(rows), np.concatenate(cols), n, order)
+
+
+def _symmetric(row, col, n, order):
     import scipy.sparse
-    row, col = np.concatenate(rows), np.concatenate(cols)
     pattern = scipy.sparse.csr_array((np.ones(row.size, dtype=bool), (row, col)), shape=(n, n))
     return Sparsity(pattern, "hessian", order, depends_on_values=False)
+
+
+def _scalar(f, y):
+    if isinstance(y, np.ndarray) and y.size != 1 or not isinstance(y, (np.ndarray, float, int)):
+        raise _refused(f, f"returned {_describe(y)}; a Hessian needs a scalar output")
 
 
 def _describe(y):
