@@ -183,7 +183,7 @@ def as_real_map(f, args):
 
     >>> g, (x,) = as_real_map(lambda z: z * z, (np.array([1j]),))
     >>> x.tolist(), g(x).tolist()
-    [[0.0, 1.0]], [[-1.0, 0.0]]
+    ([[0.0, 1.0]], [[-1.0, 0.0]])
     """
     from . import numpy as dnp
     complex_args = [np.iscomplexobj(a) for a in args]

@@ -201,3 +201,22 @@ def test_eigh_is_not_holomorphic():
 def test_unsupported_complex_linear_algebra_raises_naming_it(name, f):
     with pytest.raises(TypeError, match=f"{name} has no complex derivative"):
         duals.jvp(f, (A,), (crandn(3, 3),))
+
+
+M3 = RNG.standard_normal((4, 4, 4)) / 10
+
+
+@pytest.mark.parametrize("name,f,a", [
+    ("rfft2", lambda x: np.fft.rfft2(x), M3[0]),
+    ("rfftn", lambda x: np.fft.rfftn(x), M3),
+    ("rfftn-axes-s", lambda x: np.fft.rfftn(x, s=(6, 3), axes=(0, 2), norm="ortho"), M3),
+    ("irfft2", lambda X: np.fft.irfft2(X), np.fft.rfft2(M3[0])),
+    ("irfftn", lambda X: np.fft.irfftn(X), np.fft.rfftn(M3)),
+    ("irfftn-axes-s", lambda X: np.fft.irfftn(X, s=(6, 3), axes=(0, 2)), np.fft.rfftn(M3)),
+    ("fftshift", lambda x: np.fft.fftshift(x), M3[0, :3]),
+    ("ifftshift-axes", lambda z: np.fft.ifftshift(z * (1 + 1j), axes=1), M3[0, :3]),
+])
+def test_real_multidimensional_transforms_and_shifts(name, f, a):
+    from duals.testing import check_grads
+    np.testing.assert_allclose(duals.jvp(f, (a,), (np.ones_like(a),))[0], f(a), atol=1e-14)
+    assert check_grads(f, (a,), order=2)

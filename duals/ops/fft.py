@@ -2,8 +2,9 @@
 
 Three primitives act along one axis; the public functions compose them with zero padding or
 truncation (``n``, ``s``) and with one another (``fft2``, ``fftn`` are 1-D transforms along each
-axis in turn). With ``F`` the ``N``-point DFT matrix (``F_jk = e^{-2πi jk/N}``, symmetric) and
-``s`` the scale that ``norm`` gives the direction (``"backward"``: 1 forward, ``1/N`` inverse;
+axis in turn; ``rfftn`` is ``rfft`` along the last axis then ``fft`` along the others, ``irfftn``
+its inverse; ``fftshift`` is a roll). With ``F`` the ``N``-point DFT matrix
+(``F_jk = e^{-2πi jk/N}``, symmetric) and ``s`` the scale that ``norm`` gives the direction (``"backward"``: 1 forward, ``1/N`` inverse;
 ``"ortho"``: ``1/√N``; ``"forward"``: ``1/N`` forward, 1 inverse):
 
 * ``dft`` (``fft``, ``ifft``): ``x ↦ s F x`` (``s conj(F) x`` inverse). The JVP is the same
@@ -255,3 +256,113 @@ def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     """
     _no_out(out, "fft.ifft2")
     return _many(a, s, axes, norm, True, "fft.ifft2")
+
+
+def _real_many(a, s, axes, norm, who):
+    """rfftn: rfft along the last of ``axes``, then the complex transform along the others."""
+    axes, sizes = _axes_and_sizes(a, s, axes, who)
+    out = rfft(a, n=sizes[-1], axis=axes[-1], norm=norm)
+    for ax, n in zip(axes[:-1], sizes[:-1]):
+        out = _c2c(out, n, ax, norm, False, who)
+    return out
+
+
+def _inverse_real_many(a, s, axes, norm, who):
+    """irfftn: the inverse complex transform along all but the last of ``axes``, then irfft."""
+    axes, sizes = _axes_and_sizes(a, s, axes, who)
+    for ax, n in zip(axes[:-1], sizes[:-1]):
+        a = _c2c(a, n, ax, norm, True, who)
+    return irfft(a, n=sizes[-1], axis=axes[-1], norm=norm)
+
+
+@export("fft.rfftn")
+def rfftn(a, s=None, axes=None, norm=None, out=None):
+    """rfftn(a, s=None, axes=None, norm=None): the N-D transform of real input (``rfft`` along the
+    last axis, ``fft`` along the others).
+
+    >>> rfftn(np.ones((2, 2))).real.tolist()
+    [[4.0, 0.0], [0.0, 0.0]]
+    """
+    _no_out(out, "fft.rfftn")
+    return _real_many(a, s, axes, norm, "fft.rfftn")
+
+
+@export("fft.irfftn")
+def irfftn(a, s=None, axes=None, norm=None, out=None):
+    """irfftn(a, s=None, axes=None, norm=None): the inverse of :func:`rfftn`.
+
+    >>> irfftn(np.array([[4.0, 0.0], [0.0, 0.0]])).tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    _no_out(out, "fft.irfftn")
+    return _inverse_real_many(a, s, axes, norm, "fft.irfftn")
+
+
+@export("fft.rfft2")
+def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    """rfft2(a, s=None, axes=(-2, -1), norm=None): :func:`rfftn` over two axes.
+
+    >>> rfft2(np.ones((2, 2))).real.tolist()
+    [[4.0, 0.0], [0.0, 0.0]]
+    """
+    _no_out(out, "fft.rfft2")
+    return _real_many(a, s, axes, norm, "fft.rfft2")
+
+
+@export("fft.irfft2")
+def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    """irfft2(a, s=None, axes=(-2, -1), norm=None): :func:`irfftn` over two axes.
+
+    >>> irfft2(np.array([[4.0, 0.0], [0.0, 0.0]])).tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    _no_out(out, "fft.irfft2")
+    return _inverse_real_many(a, s, axes, norm, "fft.irfft2")
+
+
+def _shift(x, axes, sign):
+    from .assembly import roll
+    nd = ndim(x)
+    axes = tuple(range(nd)) if axes is None else (axes,) if isinstance(axes, (int, np.integer)) else axes
+    axes = normalize_axis(axes, nd)
+    return roll(x, tuple(sign * (shape(x)[ax] // 2) for ax in axes), axis=axes)
+
+
+@export("fft.fftshift")
+def fftshift(x, axes=None):
+    """fftshift(x, axes=None): the zero-frequency bin moved to the centre (a roll by n // 2).
+
+    >>> fftshift(np.arange(4.0)).tolist()
+    [2.0, 3.0, 0.0, 1.0]
+    """
+    return _shift(x, axes, 1)
+
+
+@export("fft.ifftshift")
+def ifftshift(x, axes=None):
+    """ifftshift(x, axes=None): the inverse of :func:`fftshift` (a roll by -(n // 2)).
+
+    >>> ifftshift(np.arange(5.0)).tolist()
+    [2.0, 3.0, 4.0, 0.0, 1.0]
+    """
+    return _shift(x, axes, -1)
+
+
+@export("fft.fftfreq", value_only=True)
+def fftfreq(n, d=1.0, device=None):
+    """fftfreq(n, d=1.0): NumPy's sample frequencies (plain values, no derivative).
+
+    >>> fftfreq(4).tolist()
+    [0.0, 0.25, -0.5, -0.25]
+    """
+    return np.fft.fftfreq(n, d)
+
+
+@export("fft.rfftfreq", value_only=True)
+def rfftfreq(n, d=1.0, device=None):
+    """rfftfreq(n, d=1.0): NumPy's sample frequencies of ``rfft`` (plain values, no derivative).
+
+    >>> rfftfreq(4).tolist()
+    [0.0, 0.25, 0.5]
+    """
+    return np.fft.rfftfreq(n, d)
