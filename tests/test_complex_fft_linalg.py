@@ -152,6 +152,8 @@ def check_complex_derivatives(f, args, tol=1e-6):
     ("norm-nuc", lambda a: np.linalg.norm(a, "nuc"), (A,)),
     ("var", np.var, (B,)),
     ("eigvalsh", np.linalg.eigvalsh, (HERMITIAN,)),
+    ("svdvals", lambda a: np.linalg.svd(a, compute_uv=False), (A,)),
+    ("svdvals-wide", lambda b: np.linalg.svd(b.T, compute_uv=False), (B,)),
     ("eigh-values", lambda h: np.linalg.eigh(h)[0], (HERMITIAN,)),
     ("eigh-upper", lambda h: np.linalg.eigh(h, UPLO="U")[0], (HERMITIAN,)),
     ("eigh-|V|^2", lambda h: np.abs(np.linalg.eigh(h)[1]) ** 2, (HERMITIAN,)),
@@ -193,7 +195,7 @@ def test_eigh_is_not_holomorphic():
 
 
 @pytest.mark.parametrize("name,f", [
-    ("svd", lambda a: np.linalg.svd(a)[1]), ("svdvals", lambda a: np.linalg.svd(a, compute_uv=False)),
+    ("svd", lambda a: np.linalg.svd(a)[1]),
     ("qr", lambda a: np.linalg.qr(a)[1]), ("pinv", np.linalg.pinv),
     ("qr", lambda a: np.linalg.lstsq(a, B, rcond=None)[0]),
     ("cholesky", lambda a: np.linalg.cholesky(a @ a.conj().T)),

@@ -64,6 +64,7 @@ from ..core import Primitive
 from ..index_sets import per_matrix_rule
 from . import export, innermost, is_complex, ndim_of as ndim, shape_of as shape
 from .assembly import take_along_axis
+from .complex_parts import conj, real
 from .elementwise import PRIMITIVES, real_only, where
 from .linalg import _as_operand, _check_square, _float_dtype, _traced, matmul, solve_p
 from .reductions import sum as _sum
@@ -257,21 +258,25 @@ def _vectors_and_zeros(out, a):
 
 
 def _svdvals_jvp(t, out, a):
+    # dσ = Re diag(Uᴴ t V) (Uᵀ for real a), without forming Uᴴ t V; the packed output holds
+    # vhᵀ, which is conj(V) for complex a
     U, V, zero = _vectors_and_zeros(out, a)
-    ds = _sum(U * matmul(t, V), axis=-2, keepdims=True)    # diag(Uᵀ t V) without forming Uᵀ t V
+    ds = real(_sum(conj(U) * matmul(t, conj(V)), axis=-2, keepdims=True))
     ds = where(zero, 0.0, ds) if zero.any() else ds
     return getitem(ds, (Ellipsis, 0, slice(None)))
 
 
 def _svdvals_vjp(g, out, a):
+    # the transpose under Re Σ c t: Ā = conj(U) diag(Re σ̄) Vᵀ (U diag(σ̄) Vᵀ for real a)
     U, V, zero = _vectors_and_zeros(out, a)
-    row = getitem(g, (Ellipsis, None, slice(None)))   # scales the columns of U
+    row = real(getitem(g, (Ellipsis, None, slice(None))))   # scales the columns of U
     row = where(zero, 0.0, row) if zero.any() else row
-    return matmul(U * row, _T(V))
+    return matmul(conj(U) * row, conj(_T(V)))
 
 
 svdvals_p.def_jvp(0, _svdvals_jvp)
 svdvals_p.def_vjp(0, _svdvals_vjp)
+svdvals_p.holomorphic = False   # singular values are real
 
 
 def _symmetric_from_lower(a):
@@ -568,6 +573,6 @@ pinv_p.def_vjp(0, _pinv_vjp)
 
 
 # rules derived for real matrices; complex values raise (docs/complex.md)
-for _prim in (svd_p, svdvals_p, qr_p, pinv_p):
-    real_only(_prim, "its rules are derived for real matrices (complex svd, qr, lstsq and pinv are "
-                     "not supported)")
+for _prim in (svd_p, qr_p, pinv_p):
+    real_only(_prim, "its rules are derived for real matrices (complex svd with vectors, qr, lstsq "
+                     "and pinv are not supported; svdvals and svd(compute_uv=False) are)")
