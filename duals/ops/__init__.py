@@ -72,12 +72,27 @@ def is_complex(x):
     (True, False)
     """
     t = type(x)
+    while t in _BENEATH or (issubclass(t, Tracer) and _learn(t)):
+        x = getattr(x, _BENEATH[t])   # the value under a traced layer (its layout, not a read)
+        t = type(x)
     if t is np.ndarray:
         return x.dtype.kind == "c"
     if t is float or t is np.float64 or t is int:
         return False
+    if t is complex or t is np.complex128:
+        return True
     dtype = getattr(x, "dtype", None)
     return (dtype.kind if dtype is not None else np.result_type(x).kind) == "c"
+
+
+_BENEATH = {}   # traced-value class -> the attribute holding the value one layer down
+
+
+def _learn(cls):
+    """Record where ``cls`` (a Tracer subclass) keeps its value: ``_val`` (sparsity detection's,
+    whose ``primal`` would count as a read of the value), ``_value`` (the tape's) or ``primal``."""
+    _BENEATH[cls] = next(name for name in ("_val", "_value", "primal") if hasattr(cls, name))
+    return True
 
 
 def innermost(x):
