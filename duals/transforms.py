@@ -663,6 +663,8 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
             out = out[0] if has_aux else out
             n_out = sum(math.prod(_shape(y)) for y in tree.flatten(out)[0])
             chosen[key] = "rev" if n_in > least and n_in > REVERSE_RATIO * n_out else "fwd"
+            if not holomorphic and any(is_complex(a) for a in leaves):
+                chosen[key] = "rev"   # complex inputs of a real function: only reverse mode takes them
         return chosen[key]
 
     def jac(*args, **kwargs):

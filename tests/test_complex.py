@@ -329,3 +329,11 @@ def test_power_of_a_negative_real_base_to_a_complex_exponent(n):
     close(duals.jvp(f, (y,), (np.ones(n) + 0j,))[1], expected, 1e-12)
     c = np.resize(np.array([1 - 2j, 0.5 + 1j]), n)
     close(duals.vjp(f, y)[1](c)[0], c * expected, 1e-12)
+
+
+def test_jacobian_auto_takes_reverse_mode_for_complex_inputs_of_a_real_function():
+    z = np.array([3 + 4j, 1 - 2j])
+    jac = duals.jacobian(lambda z: np.abs(z) ** 2)
+    assert jac.mode_for(z) == "rev"
+    np.testing.assert_allclose(jac(z), np.diag(2 * np.conj(z)))
+    assert duals.jacobian(np.sin, holomorphic=True).mode_for(z) == "fwd"
