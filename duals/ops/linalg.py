@@ -7,6 +7,10 @@ NumPy's ``matmul`` and ``linalg.solve``; the public wrappers promote vectors to 
 drop the added axis afterwards. Tangents and cotangents carry lane axes in front, which the
 batch axes of ``matmul`` and ``solve`` absorb, so a rule is one batched call, not a loop.
 
+Complex matrices take the same rules (their VJPs are plain transposes, JAX's convention);
+``cholesky`` of a Hermitian matrix uses conjugate transposes (``dL = L Φ(L⁻¹ dA L⁻ᴴ)``), and
+``slogdet`` differentiates the complex ``sign`` too (docs/complex.md).
+
 Policy at non-differentiable points: ``solve``, ``inv``, ``det`` and ``slogdet`` raise NumPy's
 ``LinAlgError`` when asked for a derivative at a singular matrix (``det`` itself is 0 there, as
 in NumPy); ``cholesky`` raises it for a matrix that is not positive definite. ``norm`` has
@@ -19,7 +23,8 @@ import numpy as np
 from ..core import Primitive, Tracer
 from ..index_sets import collect, per_matrix_rule, positions, union
 from . import dtype_of, export, innermost, is_complex, ndim_of as ndim, shape_of as shape
-from .elementwise import PRIMITIVES, align, real_only
+from .complex_parts import conj, imag
+from .elementwise import PRIMITIVES, align
 from .reductions import sum as _sum, unbroadcast
 from .shape import reshape, reshape_p, swapaxes, transpose, tril
 
@@ -456,18 +461,32 @@ def _phi(out):
     return (np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n)).astype(_float_dtype(out))
 
 
+def _H(x):
+    """The conjugate transpose of the last two axes (the transpose for real values)."""
+    return conj(_T(x))
+
+
+def _real_diagonal(x):
+    """``x`` without the imaginary part of its diagonal, which LAPACK ignores in a Hermitian matrix
+    (``x`` itself when real)."""
+    if not is_complex(x):
+        return x
+    return x - 1j * (imag(x) * np.eye(shape(x)[-1]))
+
+
 def _cholesky_jvp(t, out, a):
-    # cholesky reads only the lower triangle of a: the tangent is that triangle, mirrored
-    s = tril(t) + _T(tril(t, -1))
-    m = _T(solve_p(out, _T(solve_p(out, s))))          # L⁻¹ s L⁻ᵀ
+    # cholesky reads only the lower triangle of a: the tangent is that triangle, mirrored (its
+    # conjugate for a Hermitian a, whose diagonal is read as real)
+    s = _real_diagonal(tril(t) + _H(tril(t, -1)))
+    m = _H(solve_p(out, _H(solve_p(out, s))))          # L⁻¹ s L⁻ᴴ (Hermitian)
     return _mm(out, m * _phi(out))
 
 
 def _cholesky_vjp(g, out, a):
+    # the transpose of the JVP under Re Σ c t: S̄ = L⁻ᵀ Φ(Lᵀ L̄) conj(L⁻¹), folded onto the triangle
     p = _mm(_T(out), g) * _phi(out)
-    lt = _T(out)
-    s = _T(solve_p(lt, _T(solve_p(lt, p))))             # L⁻ᵀ p L⁻¹
-    return tril(s) + tril(_T(s), -1)
+    s = _T(solve_p(_H(out), _T(solve_p(_T(out), p))))
+    return _real_diagonal(tril(s) + tril(_H(s), -1))
 
 
 cholesky_p = Primitive("cholesky", _cholesky_impl)
@@ -492,6 +511,4 @@ def cholesky(a, upper=False):
         return _T(cholesky_p(_T(a)))
     return cholesky_p(a)
 
-
-real_only(cholesky_p, "its rules are derived for real symmetric matrices (complex Hermitian "
-                      "cholesky is not supported)")
+cholesky_p.holomorphic = False   # the factor of a Hermitian matrix: its diagonal is real
