@@ -101,7 +101,6 @@ def test_every_holomorphic_entry_matches_the_numpy_path():
     close(_unary_lanes(got), _unary_lanes(want))
 
 
-@pytest.mark.filterwarnings("ignore:invalid value encountered in pow")
 @pytest.mark.parametrize("argnum", [0, 1], ids=["d/dz", "d/dw"])
 @pytest.mark.parametrize("direction", [1.0, 1j], ids=["along x", "along iy"])
 def test_binary_holomorphic_entries_with_duals_and_constants(argnum, direction):
@@ -113,11 +112,7 @@ def test_binary_holomorphic_entries_with_duals_and_constants(argnum, direction):
             else central(lambda w, z: f(z, w), w, direction, z))
     close(tangent, want, rtol=1e-7, atol=1e-8)
     close(value, f(z, w), rtol=1e-14, atol=1e-15)
-    numpy_path = duals.jvp(f, (z, w), tangents)[1]
-    for k, (got, want) in enumerate(zip(tangent, numpy_path)):
-        if HOLOMORPHIC_BINARY[k // 5] == "pow" and k % 5 == 4:
-            continue  # np.power(-1.5, w): the NumPy path takes log of the real -1.5 (nan, even times 0)
-        close(got, want)
+    close(tangent, duals.jvp(f, (z, w), tangents)[1])
 
 
 def test_the_complex_rules_speak_only_words_numpy_evaluates_on_complex_numbers():
