@@ -7,7 +7,8 @@ checks, and a function that is complex-differentiable. Every primitive says whet
 (:attr:`duals.core.Primitive.holomorphic`); the traces below refuse, naming it, one that is not
 (``abs``, ``real``, ``imag``, ``conj``, ``angle``, ``eigh``, a real-only function) when it is
 applied to a value they trace. What is not detected: a function made of holomorphic primitives
-that is still not holomorphic through its control flow (``z if z.real > 0 else z ** 2``).
+that is still not holomorphic through its control flow (``z if z > 1 else z ** 2``: a comparison
+reads the value without a primitive; ``z.real > 0`` is detected, ``real`` being applied).
 
 >>> import numpy as np, duals
 >>> complex(duals.grad(lambda z: z ** 2, holomorphic=True)(1j))

@@ -337,3 +337,10 @@ def test_jacobian_auto_takes_reverse_mode_for_complex_inputs_of_a_real_function(
     assert jac.mode_for(z) == "rev"
     np.testing.assert_allclose(jac(z), np.diag(2 * np.conj(z)))
     assert duals.jacobian(np.sin, holomorphic=True).mode_for(z) == "fwd"
+
+
+def test_holomorphic_detects_a_branch_on_the_real_part_but_not_a_comparison():
+    with pytest.raises(TypeError, match="applies real"):
+        duals.grad(lambda z: z if z.real > 0 else z ** 2, holomorphic=True)(Z)
+    # documented: a comparison reads the value without a primitive; the branch taken is differentiated
+    assert duals.grad(lambda z: z if z > 1 else z ** 2, holomorphic=True)(Z) == 1
