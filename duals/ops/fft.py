@@ -4,8 +4,9 @@ Three primitives act along one axis; the public functions compose them with zero
 truncation (``n``, ``s``) and with one another (``fft2``, ``fftn`` are 1-D transforms along each
 axis in turn; ``rfftn`` is ``rfft`` along the last axis then ``fft`` along the others, ``irfftn``
 its inverse; ``fftshift`` is a roll). With ``F`` the ``N``-point DFT matrix
-(``F_jk = e^{-2πi jk/N}``, symmetric) and ``s`` the scale that ``norm`` gives the direction (``"backward"``: 1 forward, ``1/N`` inverse;
-``"ortho"``: ``1/√N``; ``"forward"``: ``1/N`` forward, 1 inverse):
+(``F_jk = e^{-2πi jk/N}``, symmetric) and ``s`` the scale that ``norm`` gives the direction
+(``"backward"``: 1 forward, ``1/N`` inverse; ``"ortho"``: ``1/√N``; ``"forward"``: ``1/N``
+forward, 1 inverse):
 
 * ``dft`` (``fft``, ``ifft``): ``x ↦ s F x`` (``s conj(F) x`` inverse). The JVP is the same
   transform of the tangent and, the matrix being symmetric, so is the VJP (JAX's convention: the
