@@ -223,3 +223,32 @@ def test_real_multidimensional_transforms_and_shifts(name, f, a):
     from duals.testing import check_grads
     np.testing.assert_allclose(duals.jvp(f, (a,), (np.ones_like(a),))[0], f(a), atol=1e-14)
     assert check_grads(f, (a,), order=2)
+
+
+# ---------------------------------------------------------------- second order
+
+def central_gradient(f, z, v, h=1e-5):
+    g = duals.grad(f)
+    return (g(z + h * v) - g(z - h * v)) / (2 * h)
+
+
+@pytest.mark.parametrize("name,f,z", [
+    ("fft", lambda z: np.sum(np.abs(np.fft.fft(z * z) * np.linspace(1, 2, 5)) ** 2), crandn(5) / 2),
+    ("rfft-irfft", lambda x: np.sum(np.fft.irfft(np.fft.rfft(x) ** 2, n=6) ** 3), RNG.standard_normal(6)),
+    ("eigvalsh", lambda a: np.sum(np.exp(np.linalg.eigvalsh(a))), HERMITIAN),
+    ("cholesky", lambda a: np.sum(np.abs(np.linalg.cholesky(a @ a.conj().T + np.eye(3))) ** 2), A),
+    ("solve-det", lambda a: np.abs(np.linalg.det(a)) ** 2 + np.sum(np.abs(np.linalg.solve(a, B)) ** 2), A),
+])
+def test_hessian_vector_products_of_real_functions_of_complex_values(name, f, z):
+    v = crandn(*np.shape(z)) if np.iscomplexobj(z) else RNG.standard_normal(np.shape(z))
+    expected = central_gradient(f, z, v)
+    np.testing.assert_allclose(duals.hvp(f, z, v), expected, rtol=1e-6, atol=1e-6 * np.max(np.abs(expected)))
+
+
+def test_holomorphic_second_derivative_of_det_and_inverse():
+    f = lambda a: np.linalg.det(a) + np.sum(np.linalg.inv(a))  # noqa: E731
+    H = duals.hessian(f, holomorphic=True)(A)
+    first = duals.grad(f, holomorphic=True)
+    E = crandn(3, 3)
+    expected = (first(A + 1e-6 * E) - first(A - 1e-6 * E)) / 2e-6
+    np.testing.assert_allclose(np.einsum("ijkl,kl->ij", H, E), expected, rtol=1e-6, atol=1e-6)
