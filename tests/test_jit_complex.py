@@ -282,6 +282,14 @@ def test_jacfwd_of_real_inputs_with_complex_outputs_is_complex():
     close(duals.jacfwd(f, chunk_size=LANES)(x), want)
 
 
+def test_hessian_of_a_complex_output_is_complex():
+    f = njit(lambda x: np.exp(1j * x[0] * x[1]))
+    a, b = x = np.array([0.3, 0.7])
+    e = np.exp(1j * a * b)
+    cross = 1j * e - a * b * e
+    close(duals.hessian(f)(x), np.array([[-(b * b) * e, cross], [cross, -(a * a) * e]]))
+
+
 def test_hessian_of_many_inputs_with_complex_intermediates_runs_forward_over_forward():
     f = njit(lambda x: abs(np.sum(np.exp(1j * x) * x)) ** 2)
     x = np.linspace(0.1, 1.0, 9)   # more inputs than forward over forward takes by default

@@ -518,7 +518,7 @@ def compiled_hessian(f, argnums=0, chunk_size=None, workers=None):
         results = []
         for k in range(len(passes[0][0])):
             out_shape = rows[k, 0, 0].shape[:-2]
-            full = np.zeros(out_shape + (total, total))
+            full = np.zeros(out_shape + (total, total), rows[k, 0, 0].dtype)   # complex outputs stay complex
             for (kk, a, b), block in rows.items():
                 if kk == k:
                     na, nb = min(chunk, total - a), min(chunk, total - b)

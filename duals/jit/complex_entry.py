@@ -20,7 +20,6 @@ that is not holomorphic does not exist (``jvp`` gives its real-linear directiona
 """
 import numpy as np
 
-from .. import tree
 from ..arguments import COMPILED_LANES, argnums as _argnums, as_input, chunk_lanes, output
 from ..arguments import split_aux
 
@@ -51,7 +50,7 @@ def holomorphic_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     >>> holomorphic_jacfwd(numba.njit(lambda z: np.exp(z)))(np.zeros(2, complex)).tolist()
     [[(1+0j), 0j], [0j, (1+0j)]]
     """
-    from .api import _call, _check_dispatcher, _leaves, _parts, _rebuild, _shape, _strip, dual_array
+    from .api import _call, _check_dispatcher, _leaves, _parts, _rebuild, _strip, dual_array
     f = _check_dispatcher(f, "jacfwd")
 
     def jacobian(*args):
@@ -121,5 +120,3 @@ def holomorphic_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
 
     return jacobian
 
-
-del tree

@@ -33,11 +33,11 @@ duals: lanes are a tuple of duals) they are unrolled tuple expressions:
 (1.0, 3.0)
 """
 from llvmlite import ir
-from numba.core import cgutils, types
+from numba.core import types
 from numba.core.datamodel import models
 from numba.extending import intrinsic, overload, register_model
 
-from .lanes import LaneVector, as_lanes, ladd, lanes_tuple, laxpy, lneg, lscale, lsub, lzero
+from .lanes import LaneVector, as_lanes, ladd, lanes_tuple, laxpy, lneg, lscale, lsub, lzero  # noqa: F401 (as_lanes: doctest)
 
 __all__ = ["ComplexLanes", "lre", "lim", "lre_scale", "lconj", "lcomplex", "lto_complex", "as_zlanes"]
 
@@ -449,5 +449,3 @@ def _ov_len(t):
         n = t.count
         return lambda t: n
 
-
-del cgutils
