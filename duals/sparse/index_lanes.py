@@ -13,8 +13,10 @@ generated ``maximum``/``minimum`` rules keep both sides (a structural superset).
 cannot tell the pattern that it read a value, so a pattern found this way is checked at every
 later call of ``sparsity="auto"`` by one extra lane, and detected again where the check fails.
 Constructs that work on float lanes (linear algebra on dual arrays, through LAPACK) cannot run
-on index sets: detection then raises and asks for a pattern. Hessian patterns run the code on
-index duals nested under pair sets (:mod:`duals.sparse.pair_lanes`).
+on index sets: detection then raises and asks for a pattern. :func:`detect_compiled` first runs
+the code once on sets of a few input numbers (:mod:`duals.sparse.slot_lanes`), and on these bits
+only where an output depends on more inputs than those hold. Hessian patterns run the code on
+index duals nested under pair sets (:mod:`duals.sparse.pair_slots`, :mod:`duals.sparse.pair_lanes`).
 
 >>> import numba
 >>> f = numba.njit(lambda x: x[1:] * x[:-1])

@@ -32,6 +32,7 @@ __all__ = ["PairSlots", "PairSlotDualType", "pair_slot_dtype", "detect_pair_slot
 
 FIELDS = ("primal", "inputs", "table")
 COUNT, CAPACITY, FAILED, LIST = range(4)
+FIRST_LIST = 1 << 21    # pairs the first run has room for (16 MB) at most
 
 
 class PairSlots(types.Type):
@@ -280,7 +281,7 @@ def _run(f, args, argnum, capacity):
     from ..jit.api import _call
     x = args[argnum]
     header = np.zeros(4, np.int64)
-    items = np.zeros(capacity, np.uint64)
+    items = np.empty(capacity, np.uint64)
     header[CAPACITY] = capacity
     header[LIST] = items.ctypes.data
     seeded = np.zeros(x.shape, pair_slot_dtype(SLOTS))
@@ -361,7 +362,7 @@ def detect_pair_slots(f, args, argnum):
 
     ``f`` is a dispatcher (checked by the caller) returning a scalar; ``args[argnum]`` an array.
     """
-    capacity = 32 * max(int(args[argnum].size), 64)
+    capacity = min(32 * max(int(args[argnum].size), 64), FIRST_LIST)
     header, items, y = _run(f, args, argnum, capacity)
     if header[FAILED]:
         return None
