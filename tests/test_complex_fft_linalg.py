@@ -154,6 +154,12 @@ def check_complex_derivatives(f, args, tol=1e-6):
     ("eigvalsh", np.linalg.eigvalsh, (HERMITIAN,)),
     ("svdvals", lambda a: np.linalg.svd(a, compute_uv=False), (A,)),
     ("cholesky", np.linalg.cholesky, (A @ A.conj().T + np.eye(3),)),
+    ("qr-Q", lambda a: np.linalg.qr(a)[0], (crandn(4, 3),)),
+    ("qr-R", lambda a: np.linalg.qr(a)[1], (crandn(4, 3),)),
+    ("qr-wide", lambda a: np.linalg.qr(a)[1], (crandn(2, 3),)),
+    ("lstsq", lambda a, b: np.linalg.lstsq(a, b, rcond=None)[0], (crandn(4, 2), crandn(4))),
+    ("lstsq-wide", lambda a, b: np.linalg.lstsq(a, b, rcond=None)[0], (crandn(2, 4), crandn(2))),
+    ("lstsq-residuals", lambda a, b: np.linalg.lstsq(a, b, rcond=None)[1], (crandn(4, 2), crandn(4, 2))),
     ("cholesky-upper", lambda a: np.linalg.cholesky(a, upper=True), (A @ A.conj().T + np.eye(3),)),
     ("svdvals-wide", lambda b: np.linalg.svd(b.T, compute_uv=False), (B,)),
     ("eigh-values", lambda h: np.linalg.eigh(h)[0], (HERMITIAN,)),
@@ -198,8 +204,7 @@ def test_eigh_is_not_holomorphic():
 
 @pytest.mark.parametrize("name,f", [
     ("svd", lambda a: np.linalg.svd(a)[1]),
-    ("qr", lambda a: np.linalg.qr(a)[1]), ("pinv", np.linalg.pinv),
-    ("qr", lambda a: np.linalg.lstsq(a, B, rcond=None)[0]),
+    ("pinv", np.linalg.pinv),
 ])
 def test_unsupported_complex_linear_algebra_raises_naming_it(name, f):
     with pytest.raises(TypeError, match=f"{name} has no complex derivative"):

@@ -64,7 +64,7 @@ from ..core import Primitive
 from ..index_sets import per_matrix_rule
 from . import export, innermost, is_complex, ndim_of as ndim, shape_of as shape
 from .assembly import take_along_axis
-from .complex_parts import conj, real
+from .complex_parts import conj, imag, real, squared_modulus
 from .elementwise import PRIMITIVES, real_only, where
 from .linalg import _as_operand, _check_square, _float_dtype, _traced, matmul, solve_p
 from .reductions import sum as _sum
@@ -381,14 +381,28 @@ def _check_independent(r, m, n):
             f"derivative; remove or perturb the dependent columns")
 
 
+def _H(x):
+    """The conjugate transpose (the transpose for real values)."""
+    return conj(_T(x))
+
+
+def _imaginary_diagonal(x):
+    """``i Im(diag x)`` as a matrix, or None for real ``x``."""
+    return 1j * (imag(x) * np.eye(shape(x)[-1])) if is_complex(x) else None
+
+
 def _qr_jvp(t, out, a):
+    # complex a (LAPACK's R has a real diagonal): C = Qᴴ dA R⁻¹ and the skew-Hermitian
+    # Ω = L(C) − L(C)ᴴ + i Im diag(C), so that dR R⁻¹ = C − Ω is upper triangular with a real diagonal
     m, n = shape(a)[-2:]
     Q, R = _qr_parts(out, m)
     _check_independent(R, m, n)
     W = _right_divide(t, R)
-    C = matmul(_T(Q), W)
+    C = matmul(_H(Q), W)
     lower = tril(C, -1)
-    omega = lower - _T(lower)
+    omega = lower - _H(lower)
+    diagonal = _imaginary_diagonal(C)
+    omega = omega if diagonal is None else omega + diagonal
     dR = matmul(C - omega, R)
     dQ = matmul(Q, omega) + W - matmul(Q, C)
     return concatenate([dQ, dR], axis=-2)
@@ -399,9 +413,13 @@ def _qr_vjp(g, out, a):
     Q, R = _qr_parts(out, m)
     _check_independent(R, m, n)
     gQ, gR = _qr_parts(g, m)
-    M = matmul(R, _T(gR)) - matmul(_T(gQ), Q)
-    symmetric = tril(M) + _T(tril(M, -1))
-    return _T(solve_p(R, _T(gQ + matmul(Q, symmetric))))   # (Q̄ + Q copyltu(M)) R⁻ᵀ
+    # the transpose under Re Σ c t: with N = R̄ Rᵀ − Qᵀ Q̄ and K = N − L(N − Nᴴ) − i Im diag(N),
+    # Ā = (Q̄ + conj(Q) K) R⁻ᵀ (for real a, K = copyltu(Nᵀ))
+    N = matmul(gR, _T(R)) - matmul(_T(Q), gQ)
+    K = N - tril(N - _H(N), -1)
+    diagonal = _imaginary_diagonal(N)
+    K = K if diagonal is None else K - diagonal
+    return _T(solve_p(R, _T(gQ + matmul(conj(Q), K))))
 
 
 qr_p.def_jvp(0, _qr_jvp)
@@ -419,7 +437,7 @@ def _qr_traced(a):
     if m >= n:
         return _qr_parts(qr_p(a), m)
     Q, R_left = _qr_parts(qr_p(getitem(a, (Ellipsis, slice(0, m)))), m)
-    R_right = matmul(_T(Q), getitem(a, (Ellipsis, slice(m, None))))
+    R_right = matmul(_H(Q), getitem(a, (Ellipsis, slice(m, None))))
     R_right = _with_value(R_right, np.linalg.qr(_plain(a), mode="r")[..., m:])
     return Q, concatenate([R_left, R_right], axis=-1)
 
@@ -457,13 +475,13 @@ def _rank_deficient(who, rank, k, hint):
 
 
 def _full_rank_pseudo_solve(a, b):
-    """``a⁺ b`` of a full-rank ``a``: ``R⁻¹ Qᵀ b`` (tall) or ``Q R⁻ᵀ b`` with ``aᵀ = Q R`` (wide)."""
+    """``a⁺ b`` of a full-rank ``a``: ``R⁻¹ Qᴴ b`` (tall) or ``Q R⁻ᴴ b`` with ``aᴴ = Q R`` (wide)."""
     m, n = shape(a)[-2:]
     if m >= n:
         Q, R = _qr_traced(a)
-        return solve_p(R, matmul(_T(Q), b))
-    Q, R = _qr_traced(_T(a))
-    return matmul(Q, solve_p(_T(R), b))
+        return solve_p(R, matmul(_H(Q), b))
+    Q, R = _qr_traced(_H(a))
+    return matmul(Q, solve_p(_H(R), b))
 
 
 @export("linalg.lstsq")
@@ -492,7 +510,7 @@ def lstsq(a, b, rcond=None):
     x = _full_rank_pseudo_solve(a, B)
     if res_np.size:
         r = B - matmul(a, x)
-        residuals = _with_value(_sum(r * r, axis=0), res_np)
+        residuals = _with_value(_sum(squared_modulus(r), axis=0), res_np)
     else:
         residuals = res_np
     x = getitem(x, (slice(None), 0)) if vector else x
@@ -573,6 +591,7 @@ pinv_p.def_vjp(0, _pinv_vjp)
 
 
 # rules derived for real matrices; complex values raise (docs/complex.md)
-for _prim in (svd_p, qr_p, pinv_p):
-    real_only(_prim, "its rules are derived for real matrices (complex svd with vectors, qr, lstsq "
-                     "and pinv are not supported; svdvals and svd(compute_uv=False) are)")
+for _prim in (svd_p, pinv_p):
+    real_only(_prim, "its rules are derived for real matrices (complex svd with vectors and pinv "
+                     "are not supported; svdvals, svd(compute_uv=False), qr and lstsq are)")
+qr_p.holomorphic = False   # R's diagonal is real
