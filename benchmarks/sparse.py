@@ -195,7 +195,7 @@ def main(argv=None):
                   f"({r['fd_error']:.0e}) |")
     if not options.no_hessian:
         print("\nSparse Hessians of the 2-D φ⁴ grid energy (n = N²), relative to one evaluation; detection "
-              "first call (compiling) in parentheses\n")
+              "first call (compiling, or loading Numba's cache) in parentheses\n")
         print("| energy | N (n) | one f | entries | star colours | detection | sparse hessian | dense hessian |")
         print("|---|---|---|---|---|---|---|---|")
         for N in [8] if options.quick else [n // 2 for n in sizes]:
