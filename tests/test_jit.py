@@ -600,3 +600,17 @@ def test_non_dispatcher_is_refused_with_a_clear_error():
         compiled_jacfwd(np.sin)
     with pytest.raises(TypeError, match="numba.njit"):
         compiled_hessian(lambda x: x)
+
+
+@numba.njit
+def weighted_total(p, w):
+    return np.sum(p * w)
+
+
+def test_traced_arrays_handed_to_njit_code_by_python_code_say_to_differentiate_it_itself():
+    p, w = np.array([1.0, 2.0, 3.0]), np.ones(3)
+    for transform, kind in ((duals.jacfwd, "forward mode"), (duals.grad, "reverse mode")):
+        with pytest.raises(TypeError, match=f"traced by duals' {kind}.*differentiate the compiled "
+                                            r"function itself \(duals.jacfwd\(njit_fn\)"):
+            transform(lambda p: weighted_total(p, w))(p)
+    np.testing.assert_array_equal(duals.grad(weighted_total)(p, w), w)  # the way out

@@ -33,6 +33,7 @@ from .compat import install_dtype_hooks, void_data_offset
 from .lanes import LaneVector, as_lanes, lane, lanes_tuple, lanes_type
 from .._version import __version__
 from ..forward import USER_TRACE, Dual, JVPTrace
+from ..reverse import Var
 
 
 def _source_digest():
@@ -323,12 +324,24 @@ def _typeof_dual(val, c):
     elif isinstance(p, (complex, np.complexfloating)) and not isinstance(p, np.clongdouble):
         base = types.complex64 if isinstance(p, np.complex64) else types.complex128
     else:
-        raise TypeError(f"duals.Dual with a primal of type {type(p).__name__} cannot enter @njit "
-                        f"code; only scalar duals can (use an array of dual dtype for arrays: "
-                        f"duals.jit.dual_array(x, tangent))")
+        raise TypeError(f"an array traced by duals' forward mode (a Dual holding a "
+                        f"{type(p).__name__}) was passed to a @numba.njit function, which takes "
+                        f"plain numbers and arrays: {_DIFFERENTIATE_IT_ITSELF}")
     if not isinstance(t, np.ndarray) or t.ndim != 1:
         raise TypeError("duals.Dual inside @njit code needs a scalar primal with a 1-d lanes tangent")
     return dual_type(base, t.shape[0])
+
+
+_DIFFERENTIATE_IT_ITSELF = (
+    "differentiate the compiled function itself (duals.jacfwd(njit_fn), duals.grad(njit_fn): "
+    "compiled forward and reverse mode), or decorate the calling function with @numba.njit too")
+
+
+@typeof_impl.register(Var)
+def _typeof_var(val, c):
+    raise TypeError(f"a value traced by duals' reverse mode (a Var, from grad/vjp/jacrev of Python "
+                    f"code) was passed to a @numba.njit function, which takes plain numbers and "
+                    f"arrays: {_DIFFERENTIATE_IT_ITSELF}")
 
 
 def tuple_type(t):
