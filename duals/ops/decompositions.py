@@ -540,7 +540,11 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_DEFAULT):
     given = rcond
     if hermitian:
         _check_square(a, "pinv(hermitian=True)")
-        a = _symmetric_from_lower(a)
+        if is_complex(a):   # the conjugate mirror of the lower triangle, its diagonal real (as eigh)
+            a = tril(a) + _H(tril(a, -1))
+            a = a - 1j * (imag(a) * np.eye(m))
+        else:
+            a = _symmetric_from_lower(a)
     s = np.linalg.svd(_plain(a), compute_uv=False)
     if rcond is None:
         rcond = 1e-15 if rtol is _DEFAULT else (max(m, n) * np.finfo(s.dtype).eps if rtol is None else rtol)
@@ -565,24 +569,26 @@ pinv_p.def_sparsity(per_matrix_rule())
 
 
 def _pinv_jvp(t, out, a, **params):
+    # dP = −P dA P + P Pᴴ dAᴴ (I − A P) + (I − P A) dAᴴ Pᴴ P (one of the last two is zero at full rank)
     m, n = shape(a)[-2:]
-    P, tT = out, _T(t)
+    P, tH = out, _H(t)
     dP = -matmul(matmul(P, t), P)
     if m > n:
-        dP = dP + matmul(matmul(P, _T(P)), tT - matmul(matmul(tT, a), P))
+        dP = dP + matmul(matmul(P, _H(P)), tH - matmul(matmul(tH, a), P))
     elif m < n:
-        dP = dP + matmul(tT - matmul(P, matmul(a, tT)), matmul(_T(P), P))
+        dP = dP + matmul(tH - matmul(P, matmul(a, tH)), matmul(_H(P), P))
     return dP
 
 
 def _pinv_vjp(g, out, a, **params):
+    # the transpose under Re Σ c t: the dAᴴ terms transpose to conjugated products
     m, n = shape(a)[-2:]
-    P, gT = out, _T(g)
+    P, gH = out, _H(g)
     ga = -matmul(matmul(_T(P), g), _T(P))
     if m > n:
-        ga = ga + matmul(gT - matmul(a, matmul(P, gT)), matmul(P, _T(P)))
+        ga = ga + matmul(gH - matmul(conj(a), matmul(conj(P), gH)), matmul(conj(P), _T(P)))
     elif m < n:
-        ga = ga + matmul(matmul(_T(P), P), gT - matmul(matmul(gT, P), a))
+        ga = ga + matmul(matmul(_T(P), conj(P)), gH - matmul(matmul(gH, conj(P)), conj(a)))
     return ga
 
 
@@ -591,7 +597,7 @@ pinv_p.def_vjp(0, _pinv_vjp)
 
 
 # rules derived for real matrices; complex values raise (docs/complex.md)
-for _prim in (svd_p, pinv_p):
-    real_only(_prim, "its rules are derived for real matrices (complex svd with vectors and pinv "
-                     "are not supported; svdvals, svd(compute_uv=False), qr and lstsq are)")
-qr_p.holomorphic = False   # R's diagonal is real
+real_only(svd_p, "its rules are derived for real matrices (complex svd with vectors is not "
+                 "supported; svdvals, svd(compute_uv=False), qr, lstsq and pinv are)")
+qr_p.holomorphic = False     # R's diagonal is real
+pinv_p.holomorphic = False   # dA⁺ has dAᴴ terms
