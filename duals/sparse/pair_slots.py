@@ -362,6 +362,8 @@ def detect_pair_slots(f, args, argnum):
 
     ``f`` is a dispatcher (checked by the caller) returning a scalar; ``args[argnum]`` an array.
     """
+    if args[argnum].size >= OVERFLOWED - 1:   # input numbers plus one must stay below the marker
+        return None
     capacity = min(32 * max(int(args[argnum].size), 64), FIRST_LIST)
     header, items, y = _run(f, args, argnum, capacity)
     if header[FAILED]:

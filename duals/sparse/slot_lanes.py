@@ -360,6 +360,8 @@ def detect_slots(f, args, argnum, slots=SLOTS):
     """
     from ..jit.api import _call
     x = args[argnum]
+    if x.size >= OVERFLOWED - 1:          # input numbers plus one must stay below the marker
+        return None
     seeded = np.zeros(x.shape, slot_dtype(slots))
     flat = seeded.reshape(-1)
     flat["primal"] = x.reshape(-1)
