@@ -24,6 +24,8 @@ index duals nested under pair sets (:mod:`duals.sparse.pair_slots`, :mod:`duals.
 [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]]
 """
 import functools
+import hashlib
+import os
 
 import numpy as np
 from llvmlite import ir
@@ -37,6 +39,18 @@ from .patterns import Sparsity
 
 __all__ = ["IndexBits", "IndexDualType", "index_dtype", "detect_compiled", "detect_bits", "seed_bits", "bit_pairs"]
 
+def _lanes_digest():
+    """The compiled-mode digest and the sources of the index-set lanes: part of their types' keys,
+    so code cached for these types by another version of them is never reused."""
+    h = hashlib.sha256(dual_types.DIGEST.encode())
+    here = os.path.dirname(__file__)
+    for name in ("index_lanes.py", "slot_lanes.py", "pair_lanes.py", "pair_slots.py"):
+        with open(os.path.join(here, name), "rb") as handle:
+            h.update(handle.read())
+    return h.hexdigest()[:12]
+
+
+DIGEST = _lanes_digest()
 WORDS = (1, 4, 16)   # set sizes compiled for: 64, 256 or 1024 inputs per pass
 FIELDS = ("primal", "sets")
 
@@ -119,7 +133,7 @@ class IndexDualType(dual_types.DualType):
         self.lanes = self.words        # one 8-byte slot per word after the value (array views)
         self.tag = 1
         self.float = types.float64
-        self.digest = dual_types.DIGEST
+        self.digest = DIGEST
         types.Type.__init__(self, name=f"IndexDual[{self.words} words]")
 
     @property

@@ -39,8 +39,9 @@ from numba.extending import (box, intrinsic, make_attribute_wrapper, overload, r
 
 from ..jit import _types as dual_types
 from ..jit.lanes import ladd, laxpy, lneg, lscale, lsub, lzero
-from .index_lanes import (WORDS, IndexBits, IndexDualType, _empty, _lowest, _refused, _union, _without_lowest,
-                          bit_pairs, index_dtype, seed_bits, unbox_element)
+from .index_lanes import (DIGEST as lanes_digest, WORDS, IndexBits, IndexDualType, _empty, _lowest,
+                          _refused, _union, _without_lowest, bit_pairs, index_dtype, seed_bits,
+                          unbox_element)
 from .patterns import Sparsity
 
 __all__ = ["PairSets", "PairDualType", "pair_dtype", "detect_hessian"]
@@ -86,7 +87,7 @@ class PairDualType(dual_types.DualType):
         self.lanes = 1     # in memory: the base, then one slot of the base's size (sets, table)
         self.tag = 2
         self.float = types.float64
-        self.digest = dual_types.DIGEST
+        self.digest = lanes_digest
         types.Type.__init__(self, name=f"PairDual[{self.words} words]")
 
     @property

@@ -25,7 +25,7 @@ from numba.extending import (box, intrinsic, make_attribute_wrapper, overload, r
 
 from ..jit import _types as dual_types
 from ..jit.lanes import ladd, laxpy, lneg, lscale, lsub, lzero
-from .index_lanes import _refused, unbox_element
+from .index_lanes import DIGEST as lanes_digest, _refused, unbox_element
 from .slot_lanes import OVERFLOWED, SLOTS, IndexSlots, SlotDualType, _empty, _union, slot_dtype
 
 __all__ = ["PairSlots", "PairSlotDualType", "pair_slot_dtype", "detect_pair_slots", "symmetric_rows"]
@@ -73,7 +73,7 @@ class PairSlotDualType(dual_types.DualType):
         self.lanes = 1     # in memory: the base, then one slot of the base's size (sets, table)
         self.tag = 2
         self.float = types.float64
-        self.digest = dual_types.DIGEST
+        self.digest = lanes_digest
         types.Type.__init__(self, name=f"PairSlotDual[{self.slots}]")
 
     @property

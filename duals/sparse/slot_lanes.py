@@ -27,7 +27,7 @@ from numba.extending import box, intrinsic, overload, register_model, unbox
 
 from ..jit import _types as dual_types
 from ..jit.lanes import ladd, laxpy, lneg, lscale, lsub, lzero
-from .index_lanes import _refused, unbox_element
+from .index_lanes import DIGEST as lanes_digest, _refused, unbox_element
 
 __all__ = ["IndexSlots", "SlotDualType", "slot_dtype", "detect_slots", "slot_rows", "SLOTS"]
 
@@ -113,7 +113,7 @@ class SlotDualType(dual_types.DualType):
         self.lanes = self.slots // 2   # the slots fill this many 8-byte places after the value
         self.tag = 1
         self.float = types.float64
-        self.digest = dual_types.DIGEST
+        self.digest = lanes_digest
         types.Type.__init__(self, name=f"SlotDual[{self.slots}]")
 
     @property
