@@ -31,7 +31,6 @@ from .parts import _base_dtype, join_scalar
 __all__ = ["jvp_driver", "jacfwd_driver", "Hot", "hot", "drivable", "plain_arguments"]
 
 WARM_CALLS = 2      # calls by the general path before a layout gets its driver
-_DRIVERS = {}
 
 
 class Hot:
@@ -109,8 +108,9 @@ def drivable(target, args, result):
 
 
 def _generate(kind, fn, T, arity, nums):
-    key = (kind, fn, T, arity, tuple(nums))
-    found = _DRIVERS.get(key)
+    key = (kind, T, arity, tuple(nums))
+    made = fn.__dict__.setdefault("_duals_drivers", {})  # lives and dies with fn
+    found = made.get(key)
     if found is not None:
         return found
     names = [f"a{i}" for i in range(arity)]
@@ -132,7 +132,7 @@ def _generate(kind, fn, T, arity, nums):
     namespace = {"np": np, "_with_tangent": _with_tangent, "_seeded": _seeded,
                  "_value_and_lanes": _value_and_lanes, "fn": fn, "T": T}
     exec("\n".join(lines), namespace)
-    found = _DRIVERS[key] = numba.njit(namespace["driver"])
+    found = made[key] = numba.njit(namespace["driver"])
     return found
 
 

@@ -31,7 +31,6 @@ __all__ = ["grad_driver", "pull_driver", "ADJOINT"]
 ADJOINT = AdjointType(types.float64)
 WORDS = 3   # a node over floats is 24 bytes: two int32 parents, then two float64 partials
 
-_DRIVERS = {}
 
 
 def grad_driver(fn, arity, nums):
@@ -48,8 +47,9 @@ def pull_driver(fn, arity, nums):
 
 
 def _generate(kind, fn, arity, nums):
-    key = (kind, fn, arity, tuple(nums))
-    found = _DRIVERS.get(key)
+    key = (kind, arity, tuple(nums))
+    made = fn.__dict__.setdefault("_duals_drivers", {})  # lives and dies with fn
+    found = made.get(key)
     if found is not None:
         return found
     names = [f"a{i}" for i in range(arity)]
@@ -74,7 +74,7 @@ def _generate(kind, fn, arity, nums):
                  "_value": _value, "_zeros": _zeros, "_seed_scalar": _seed_scalar,
                  "_seed_vector": _seed_vector, "_sweep": _sweep, "_gradient": _gradient}
     exec("\n".join(lines), namespace)
-    found = _DRIVERS[key] = numba.njit(namespace["driver"])
+    found = made[key] = numba.njit(namespace["driver"])
     return found
 
 
