@@ -118,6 +118,17 @@ def test_an_output_past_the_slots_is_detected_with_bits():
     np.testing.assert_array_equal(duals.sparsity(composition, *args).pattern.toarray(), expected)
 
 
+def test_sixteen_slots_serve_past_eight_where_bits_would_take_several_runs():
+    n = 1100
+    idx = (np.arange(n)[:, None] + np.arange(12)[None, :]) % n   # twelve inputs per output
+    args = [np.ones(n), idx, np.zeros_like(idx)]
+    assert detect_slots(composition, args, 0) is None
+    assert detect_slots(composition, args, 0, slots=16) is not None
+    expected = np.zeros((n, n), dtype=bool)
+    expected[np.arange(n)[:, None], idx] = True
+    np.testing.assert_array_equal(duals.sparsity(composition, *args).pattern.toarray(), expected)
+
+
 def test_a_set_past_the_slots_that_no_output_keeps_does_not_matter():
     f = numba.njit(lambda x: np.array([math.floor(np.sum(x)) + x[0], x[1]]))
     assert _as_matrix(detect_slots(f, [np.ones(12)], 0), 12).astype(int).tolist() == [

@@ -51,7 +51,8 @@ def _lanes_digest():
 
 
 DIGEST = _lanes_digest()
-WORDS = (1, 4, 16)   # set sizes compiled for: 64, 256 or 1024 inputs per pass
+WORDS = (1, 4, 16)
+MORE_SLOTS = 16   # the second try on input numbers where bits would take several runs   # set sizes compiled for: 64, 256 or 1024 inputs per pass
 FIELDS = ("primal", "sets")
 
 
@@ -342,7 +343,8 @@ def detect_compiled(f, args, argnum, hessian, order):
     """detect_compiled(f, args, argnum, hessian, order) -> the Jacobian's (or Hessian's) Sparsity at ``args``.
 
     ``f`` runs once on sets of at most 8 inputs (:func:`duals.sparse.slot_lanes.detect_slots`);
-    where an output's set overflows, on bits (:func:`detect_bits`). For a Hessian see
+    where an output's set overflows, on 16 slots when bits would take several runs (more than
+    1024 inputs), then on bits (:func:`detect_bits`). For a Hessian see
     :func:`duals.sparse.pair_lanes.detect_hessian`.
     """
     from ..jit.api import _check_dispatcher
@@ -356,6 +358,8 @@ def detect_compiled(f, args, argnum, hessian, order):
         raise _refused(f, "needs an array argument (here a scalar)")
     import scipy.sparse
     found = detect_slots(f, args, argnum)
+    if found is None and x.size > 64 * WORDS[-1]:   # bits would take several runs: more slots first
+        found = detect_slots(f, args, argnum, slots=MORE_SLOTS)
     if found is None:
         row, col, m = detect_bits(f, args, argnum)
         pattern = scipy.sparse.csr_array((np.ones(row.size, dtype=bool), (row, col)), shape=(m, x.size))
