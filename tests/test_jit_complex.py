@@ -274,6 +274,20 @@ def test_complex_arrays_sums_and_abs_in_a_real_function():
     close(got, want, rtol=1e-7, atol=1e-8)
 
 
+@njit
+def array_functions(x):
+    z = x * 1j + x[::-1] * 0.1 + 0.5
+    return np.abs(np.sort(z)), np.abs(np.cumsum(z)), np.abs(np.prod(z)), z.sum().imag
+
+
+def test_sorting_and_cumulative_sums_of_complex_dual_arrays():
+    x = np.array([0.9, 0.3, 0.5])
+    got = duals.jacfwd(array_functions, chunk_size=LANES)(x)
+    want = tuple(np.stack(c, axis=-1) for c in zip(*[central(array_functions.py_func, x, e)
+                                                      for e in np.eye(3)]))
+    close(got, want, rtol=1e-7, atol=1e-8)
+
+
 def test_jacfwd_of_real_inputs_with_complex_outputs_is_complex():
     f = njit(lambda x: np.exp(1j * x) * x[0])
     x = np.array([0.3, -0.5, 1.2])
