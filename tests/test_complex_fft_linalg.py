@@ -163,6 +163,12 @@ def check_complex_derivatives(f, args, tol=1e-6):
     ("pinv-tall", np.linalg.pinv, (crandn(4, 2),)),
     ("pinv-wide", np.linalg.pinv, (crandn(2, 4),)),
     ("pinv-hermitian", lambda h: np.linalg.pinv(h, hermitian=True), (HERMITIAN,)),
+    # svd: each pair (u_i, v_i) has a free phase, so functions that do not depend on it
+    ("svd-reconstruction", lambda a: (lambda u, s, vh: (u * s) @ vh)(*np.linalg.svd(a, full_matrices=False)),
+     (crandn(4, 3),)),
+    ("svd-|U|^2", lambda a: np.abs(np.linalg.svd(a, full_matrices=False)[0]) ** 2, (crandn(4, 3),)),
+    ("svd-|Vh|^2-wide", lambda a: np.abs(np.linalg.svd(a, full_matrices=False)[2]) ** 2, (crandn(3, 5),)),
+    ("svd-u1-v1", lambda a: (lambda u, s, vh: np.outer(u[:, 0], vh[0]) * s[0])(*np.linalg.svd(a)), (A,)),
     ("cholesky-upper", lambda a: np.linalg.cholesky(a, upper=True), (A @ A.conj().T + np.eye(3),)),
     ("svdvals-wide", lambda b: np.linalg.svd(b.T, compute_uv=False), (B,)),
     ("eigh-values", lambda h: np.linalg.eigh(h)[0], (HERMITIAN,)),
@@ -205,13 +211,31 @@ def test_eigh_is_not_holomorphic():
         duals.jacfwd(lambda h: np.linalg.eigh(h)[1], holomorphic=True)(HERMITIAN)
 
 
-@pytest.mark.parametrize("name,f", [
-    ("svd", lambda a: np.linalg.svd(a)[1]),
-    ("svd", lambda a: np.linalg.svd(a, full_matrices=False)[0]),
-])
-def test_unsupported_complex_linear_algebra_raises_naming_it(name, f):
-    with pytest.raises(TypeError, match=f"{name} has no complex derivative"):
-        duals.jvp(f, (A,), (crandn(3, 3),))
+def test_svd_vectors_are_gauge_free_where_the_phase_is_free():
+    # the derivative keeps v_i's phase: consistent in both modes, not the phase LAPACK picks
+    f = lambda a: np.linalg.svd(a, full_matrices=False)[0]  # noqa: E731
+    a, t = crandn(4, 3), crandn(4, 3)
+    U, dU = duals.jvp(f, (a,), (t,))
+    V = np.linalg.svd(a, full_matrices=False)[2].conj().T
+    dV = duals.jvp(lambda a: np.linalg.svd(a, full_matrices=False)[2], (a,), (t,))[1].conj().T
+    np.testing.assert_allclose(np.imag(np.diag(V.conj().T @ dV)), 0, atol=1e-12)
+    c = crandn(4, 3)
+    assert abs(np.sum(c * dU).real - np.sum(duals.vjp(f, a)[1](c)[0] * t).real) < 1e-12
+
+
+def test_complex_svd_extra_columns_raise_unless_unused():
+    a = crandn(4, 3)
+    with pytest.raises(np.linalg.LinAlgError, match="extra columns of U"):
+        duals.jvp(lambda a: np.linalg.svd(a)[1], (a,), (crandn(4, 3),))
+    with pytest.raises(np.linalg.LinAlgError, match="full_matrices=False"):
+        duals.grad(lambda a: np.sum(np.abs(np.linalg.svd(a)[0])))(a)
+    g = duals.grad(lambda a: np.sum(np.linalg.svd(a)[1] ** 2))(a)   # the extras unused: fine
+    np.testing.assert_allclose(g, 2 * np.conj(a), atol=1e-12)
+
+
+def test_hermitian_svd_of_a_complex_matrix_raises():
+    with pytest.raises(TypeError, match="svd\\(hermitian=True\\) of a complex matrix"):
+        duals.jvp(lambda h: np.linalg.svd(h, hermitian=True)[1], (HERMITIAN,), (crandn(3, 3),))
 
 
 M3 = RNG.standard_normal((4, 4, 4)) / 10

@@ -52,6 +52,13 @@ Policy where these functions have no derivative (the same in every mode and orde
   returns ``rank`` and ``s`` as plain values, ``x`` and ``residuals`` differentiated.
 * ``hermitian=True`` is NumPy's composition (``eigh`` of the lower triangle, ``|λ|`` sorted):
   with ``compute_uv`` a derivative raises at a zero or repeated ``|λ|``.
+* **Complex matrices** take the same rules with conjugate transposes (reverse mode in JAX's
+  pairing ``Re Σ c t``, docs/complex.md). A pair ``u_i, v_i`` can turn by a common phase: the
+  derivative is the one with ``Im(v_iᴴ dv_i) = 0``, so functions that do not depend on the phases
+  agree with differences of NumPy's results. ``R`` of ``qr`` has a real diagonal (LAPACK's), so
+  ``C = Qᴴ dA R⁻¹`` splits into an upper-triangular part with a real diagonal and a skew-Hermitian
+  one. The extra columns of a complex ``full_matrices=True`` svd raise when used;
+  ``svd(hermitian=True)`` of a complex matrix raises (use ``eigh``).
 
 >>> import duals
 >>> a = np.array([[3.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
@@ -65,7 +72,7 @@ from ..index_sets import per_matrix_rule
 from . import export, innermost, is_complex, ndim_of as ndim, shape_of as shape
 from .assembly import take_along_axis
 from .complex_parts import conj, imag, real, squared_modulus
-from .elementwise import PRIMITIVES, real_only, where
+from .elementwise import PRIMITIVES, where
 from .linalg import _as_operand, _check_square, _float_dtype, _traced, matmul, solve_p
 from .reductions import sum as _sum
 from .shape import concatenate, getitem, swapaxes, tril
@@ -112,7 +119,8 @@ def _svd_impl(a, *, full):
     def pad(x):
         return np.concatenate([x, np.zeros(x.shape[:-1] + (width - x.shape[-1],), x.dtype)], axis=-1)
 
-    return np.concatenate([pad(s[..., None, :]), pad(u), pad(np.swapaxes(vh, -1, -2))], axis=-2)
+    v = np.swapaxes(vh, -1, -2)
+    return np.concatenate([pad(s[..., None, :]), pad(u), pad(v.conj() if np.iscomplexobj(v) else v)], axis=-2)
 
 
 svd_p = Primitive("svd", _svd_impl)
@@ -123,7 +131,7 @@ def _svd_parts(packed, m, n):
     """(s as a row, U, V, U⊥ or None, V⊥ or None) of the packed output (or cotangent)."""
     k = min(m, n)
     width = shape(packed)[-1]
-    s, U, V = _rows(packed, 0, 1, k), _rows(packed, 1, 1 + m, k), _rows(packed, 1 + m, 1 + m + n, k)
+    s, U, V = real(_rows(packed, 0, 1, k)), _rows(packed, 1, 1 + m, k), _rows(packed, 1 + m, 1 + m + n, k)
     U_rest = getitem(packed, (Ellipsis, slice(1, 1 + m), slice(k, m))) if width > k and m > k else None
     V_rest = getitem(packed, (Ellipsis, slice(1 + m, 1 + m + n), slice(k, n))) if width > k and n > k else None
     return s, U, V, U_rest, V_rest
@@ -171,25 +179,42 @@ def _extra_columns_error(rest, m, n, mode):
         "U⊥ @ U⊥.T in reverse mode")
 
 
+def _complex_extra_columns(a, m, n, full):
+    """Refuse the extra columns of a complex ``full_matrices=True`` svd: their basis (and phases)
+    is LAPACK's choice inside the orthogonal complement."""
+    if full and m != n and is_complex(a):
+        raise np.linalg.LinAlgError(
+            f"svd(full_matrices=True) of a complex {m}x{n} matrix: the derivative of the extra "
+            f"{'columns of U' if m > n else 'rows of Vh'} is not supported for complex matrices; call "
+            f"np.linalg.svd(a, full_matrices=False)")
+
+
 def _svd_jvp(t, out, a, *, full):
+    # complex a: P = Uᴴ dA V, dσ = Re diag(P), dU = U (F ∘ (P S + S Pᴴ) + i Im diag(P) / σ),
+    # dV = V (F ∘ (S P + Pᴴ S)): the phase of each pair (uᵢ, vᵢ) is free, and the derivative is
+    # the one that leaves vᵢ's phase alone (Im(vᵢᴴ dvᵢ) = 0)
     m, n = shape(a)[-2:]
     s, U, V, U_rest, V_rest = _svd_parts(out, m, n)
     _check_distinct_nonzero(s, m, n)
+    _complex_extra_columns(a, m, n, full)
     if abs(m - n) >= 2 and full:
         raise _extra_columns_error(None, m, n, "forward")
     k = min(m, n)
     tV = matmul(t, V)
-    P = matmul(_T(U), tV)
+    P = matmul(_H(U), tV)
     F = _inverse_square_gaps(s)
     PS, SP = P * s, _T(s) * P
-    ds = _sum(P * np.eye(k, dtype=_float_dtype(s)), axis=-2, keepdims=True)
-    dU = matmul(U, F * (PS + _T(PS)))
-    dV = matmul(V, F * (SP + _T(SP)))
+    eye = np.eye(k, dtype=_float_dtype(s))
+    ds = real(_sum(P * eye, axis=-2, keepdims=True))
+    dU = matmul(U, F * (PS + _H(PS)))
+    if is_complex(P):
+        dU = dU + matmul(U, 1j * (imag(P) * eye) / s)
+    dV = matmul(V, F * (SP + _H(SP)))
     if m > n:
         dU = dU + (tV - matmul(U, P)) / s
     if n > m:
-        tU = matmul(_T(t), U)
-        dV = dV + (tU - matmul(V, _T(P))) / s
+        tU = matmul(_H(t), U)
+        dV = dV + (tU - matmul(V, _H(P))) / s
     width = shape(out)[-1]
     if U_rest is not None:   # the extra columns, turned only to stay orthogonal to U
         dU = concatenate([dU, -matmul(U, matmul(_T(tV / s), U_rest))], axis=-1)
@@ -208,18 +233,27 @@ def _check_basis_free(rest, g_rest, m, n):
 
 
 def _svd_vjp(g, out, a, *, full):
+    # the transpose under Re Σ c t: with J = F ∘ (Uᵀ Ū), K = F ∘ (Vᵀ V̄) and
+    # M = (J + Jᴴ) S + diag(Re σ̄) + S (K + Kᴴ) + i Im diag(Uᵀ Ū) / σ, Ā = conj(U) M Vᵀ (+ the
+    # parts outside the ranges), which for real a is U M Vᵀ
     m, n = shape(a)[-2:]
     s, U, V, U_rest, V_rest = _svd_parts(out, m, n)
     _check_distinct_nonzero(s, m, n)
     gs, gU, gV, gU_rest, gV_rest = _svd_parts(g, m, n)
+    if any(r is not None and np.any(_plain(r) != 0) for r in (gU_rest, gV_rest)):
+        _complex_extra_columns(a, m, n, full)   # complex: only unused extra columns
     k = min(m, n)
     F = _inverse_square_gaps(s)
-    J = F * matmul(_T(U), gU)
+    eye = np.eye(k, dtype=_float_dtype(s))
+    UtgU = matmul(_T(U), gU)
+    J = F * UtgU
     K = F * matmul(_T(V), gV)
-    inner = (J + _T(J)) * s + gs * np.eye(k, dtype=_float_dtype(s)) + _T(s) * (K + _T(K))
-    left = matmul(U, inner)
+    inner = (J + _H(J)) * s + real(gs) * eye + _T(s) * (K + _H(K))
+    if is_complex(UtgU):
+        inner = inner + 1j * (imag(UtgU) * eye) / s
+    left = matmul(conj(U), inner)
     if m > n:
-        projected = gU - matmul(U, matmul(_T(U), gU))
+        projected = gU - matmul(conj(U), matmul(_T(U), gU))
         if U_rest is not None:
             if m - n >= 2:
                 _check_basis_free(U_rest, gU_rest, m, n)
@@ -227,12 +261,12 @@ def _svd_vjp(g, out, a, *, full):
         left = left + projected / s
     result = matmul(left, _T(V))
     if n > m:
-        projected = gV - matmul(V, matmul(_T(V), gV))
+        projected = gV - matmul(conj(V), matmul(_T(V), gV))
         if V_rest is not None:
             if n - m >= 2:
                 _check_basis_free(V_rest, gV_rest, m, n)
             projected = projected - matmul(V_rest, matmul(_T(gV_rest), V))
-        result = result + matmul(U / s, _T(projected))
+        result = result + matmul(conj(U) / s, _H(projected))
     return result
 
 
@@ -258,10 +292,9 @@ def _vectors_and_zeros(out, a):
 
 
 def _svdvals_jvp(t, out, a):
-    # dσ = Re diag(Uᴴ t V) (Uᵀ for real a), without forming Uᴴ t V; the packed output holds
-    # vhᵀ, which is conj(V) for complex a
+    # dσ = Re diag(Uᴴ t V) (Uᵀ for real a), without forming Uᴴ t V
     U, V, zero = _vectors_and_zeros(out, a)
-    ds = real(_sum(conj(U) * matmul(t, conj(V)), axis=-2, keepdims=True))
+    ds = real(_sum(conj(U) * matmul(t, V), axis=-2, keepdims=True))
     ds = where(zero, 0.0, ds) if zero.any() else ds
     return getitem(ds, (Ellipsis, 0, slice(None)))
 
@@ -271,7 +304,7 @@ def _svdvals_vjp(g, out, a):
     U, V, zero = _vectors_and_zeros(out, a)
     row = real(getitem(g, (Ellipsis, None, slice(None))))   # scales the columns of U
     row = where(zero, 0.0, row) if zero.any() else row
-    return matmul(conj(U) * row, conj(_T(V)))
+    return matmul(conj(U) * row, _T(V))
 
 
 svdvals_p.def_jvp(0, _svdvals_jvp)
@@ -333,8 +366,8 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     m, n = shape(a)[-2:]
     packed = svd_p(a, full=bool(full_matrices))
     cols_u, cols_v = (m, n) if full_matrices else (min(m, n),) * 2
-    s = getitem(packed, (Ellipsis, 0, slice(0, min(m, n))))
-    return SVDResult(_rows(packed, 1, 1 + m, cols_u), s, _T(_rows(packed, 1 + m, 1 + m + n, cols_v)))
+    s = real(getitem(packed, (Ellipsis, 0, slice(0, min(m, n)))))   # real for complex a too
+    return SVDResult(_rows(packed, 1, 1 + m, cols_u), s, _H(_rows(packed, 1 + m, 1 + m + n, cols_v)))
 
 
 @export("linalg.svdvals")
@@ -597,7 +630,6 @@ pinv_p.def_vjp(0, _pinv_vjp)
 
 
 # rules derived for real matrices; complex values raise (docs/complex.md)
-real_only(svd_p, "its rules are derived for real matrices (complex svd with vectors is not "
-                 "supported; svdvals, svd(compute_uv=False), qr, lstsq and pinv are)")
+svd_p.holomorphic = False   # singular values are real
 qr_p.holomorphic = False     # R's diagonal is real
 pinv_p.holomorphic = False   # dA⁺ has dAᴴ terms
