@@ -166,6 +166,12 @@ def test_abs_and_angle_at_zero_follow_the_policy_of_abs():
     assert duals.jvp(f, (0j,), (1 + 1j,))[1] == (0.0, 0.0, 0.0)
 
 
+def test_a_complex_dual_is_made_inside_njit_and_returned_as_a_dual():
+    d = njit(lambda z: duals.Dual(z, 1j) * z + duals.Dual(2.0, 1.0))(1 + 2j)
+    assert isinstance(d, duals.Dual)
+    assert d.primal == (1 + 2j) ** 2 + 2.0 and d.tangent == 1j * (1 + 2j) + 1.0
+
+
 # ---------------------------------------------------------------- user kernels
 
 @njit

@@ -433,7 +433,7 @@ def as_zlanes(t):
 
 @overload(as_zlanes)
 def _ov_as_zlanes(t):
-    if isinstance(t, types.UniTuple) and isinstance(t.dtype, (types.Complex, types.Float)):
+    if isinstance(t, types.UniTuple) and isinstance(t.dtype, (types.Complex, types.Float, types.Integer)):
         return lambda t: _tuple_to_zlanes(t)
 
 

@@ -34,7 +34,8 @@ from numba.extending import overload, overload_attribute, overload_method, regis
 
 from .. import derivatives, kernels
 from ._types import DualType, make
-from .complex_lanes import lcomplex, lconj, lim, lre, lre_scale, lto_complex
+from ..forward import Dual
+from .complex_lanes import as_zlanes, lcomplex, lconj, lim, lre, lre_scale, lto_complex
 from .complex_types import ComplexDualType, complex_of, has_complex, is_complex_dual, to_complex
 from .lanes import lzero
 from .rules import _lanes_expr
@@ -371,6 +372,22 @@ class _ComplexDualArrayParts(AttributeTemplate):
                 f"{MARK}the .{attr} attribute of an array of complex duals is not supported (NumPy's "
                 f"is a view); use np.{attr}(z), which makes a new array (z.{attr} of a scalar works)")
         return None
+
+
+@overload(Dual)
+def _ov_complex_dual(primal, tangent):
+    """``duals.Dual(z, t)`` inside @njit with a complex ``z``: a complex tangent, or a tuple of lanes."""
+    if not isinstance(primal, types.Complex):
+        return None
+    if isinstance(tangent, (types.Number, types.Boolean)):
+        return lambda primal, tangent: make(primal, as_zlanes((complex(tangent),)))
+    if isinstance(tangent, types.BaseTuple) and all(isinstance(t, (types.Number, types.Boolean))
+                                                    for t in tangent.types):
+        items = "".join(f"complex(tangent[{i}]), " for i in range(len(tangent.types)))
+        scope = {"make": make, "as_zlanes": as_zlanes}
+        exec(f"def impl(primal, tangent):\n    return make(primal, as_zlanes(({items})))\n", scope)
+        return scope["impl"]
+    return None
 
 
 # ---------------------------------------------------------------- cmath and predicates
