@@ -98,7 +98,13 @@ class ReverseTrace(Trace):
             if "out" not in names:
                 saved = _shell(out)
         if constant_array:
-            values = [_own(a) if i is None else a for a, i in zip(values, inputs)]
+            reads = None if nested or _core.ANOMALY is not None else READS.get(primitive)
+            if reads is None:
+                values = [_own(a) if i is None else a for a, i in zip(values, inputs)]
+            else:   # only a constant that a rule reads is copied (add's rules read neither operand)
+                names = reads(inputs)
+                values = [_own(a) if i is None and name in names else a
+                          for a, i, name in zip(values, inputs, ("x", "y"))]
         # the versions of the traced arguments when recorded, kept only when one is not 0
         versions = [None if i is None else i.version for i in inputs] if changed else None
         return Var._new(out, Node(primitive, values, params, inputs, versions, saved), self)

@@ -205,3 +205,14 @@ def test_checkpointed_function_with_its_array_passed_as_an_argument_is_exact():
     c *= 10.0
     y.backward()
     np.testing.assert_allclose(x.grad, np.cos(np.array([0.3, 0.8])) * np.array([1.0, 2.0]))
+
+
+def test_only_constants_that_a_rule_reads_are_copied():
+    c = np.linspace(1.0, 2.0, 5)
+    x = duals.Var(np.arange(5.0))
+    y = (x + c) * c            # add's rules read neither operand, mul's read the other factor
+    assert y.grad_fn.prim.name == "mul" and y.grad_fn.args[1] is not c
+    assert y.grad_fn.inputs[0].prim.name == "add" and y.grad_fn.inputs[0].args[1] is c
+    c *= 10.0                  # after recording: the add's derivative does not depend on it
+    y.backward(np.ones(5))
+    np.testing.assert_array_equal(x.grad, np.linspace(1.0, 2.0, 5))

@@ -96,25 +96,24 @@ abs_p = PRIMITIVES["abs"]
 _real_rules = (abs_p.jvps[0], abs_p.vjps[0])
 
 
-def _unit(z, out):
-    """conj(z) / |z|, and 0 where z = 0 (the policy abs'(0) = 0)."""
+def _over_modulus(x, out):
+    """x / |z| for a real ``x``, and 0 where z = 0 (the policy abs'(0) = 0)."""
     at_zero = np.asarray(innermost(out)) == 0.0
     if not at_zero.any():
-        return div(conj_p(z), out)
-    safe = where(at_zero, 1.0, out)
-    return select(at_zero, np.zeros((), dtype=dtype_of(z)), div(conj_p(z), safe))
+        return div(x, out)
+    return select(at_zero, np.zeros((), dtype=dtype_of(out)), div(x, where(at_zero, 1.0, out)))
 
 
 def _abs_jvp(t, out, z):
     if not is_complex(z):
         return _real_rules[0](t, out, z)
-    return real_p(mul(_unit(z, out), t))
+    return _over_modulus(real_p(mul(conj_p(z), t)), out)     # Re(conj(z) t) / |z|
 
 
 def _abs_vjp(g, out, z, unreached=None):
     if not is_complex(z):
         return _real_rules[1](g, out, z, unreached=unreached)
-    return mul(real(g), _unit(z, out))
+    return mul(_over_modulus(real(g), out), conj_p(z))       # Re(g) conj(z) / |z|
 
 
 abs_p.def_jvp(0, _abs_jvp)
