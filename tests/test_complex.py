@@ -123,6 +123,17 @@ def test_binary_forward_and_reverse_in_both_arguments(name, kinds):
         assert np.iscomplexobj(pulled) == np.iscomplexobj(a)
 
 
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_second_derivative_forward_over_reverse(name):
+    op = PRIMITIVES[name]
+    z, w = sample(name, seed="x"), sample(name, seed="y")
+    f = lambda z: dnp.sum(op(z, w) + op(w, z))  # noqa: E731
+    first = duals.grad(f, holomorphic=True)
+    expected = central(first, z, np.ones(SHAPE))   # the Hessian is diagonal: its row sums
+    got = np.sum(duals.hessian(f, holomorphic=True)(z), axis=1)
+    close(got, expected, 1e-5)
+
+
 # ---------------------------------------------------------------- the convention
 
 Z = 3 + 4j
