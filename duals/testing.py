@@ -109,7 +109,8 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, ep
     float64, 2e-3/2e-2 for float32) and loosen by 10^1.5 per further order; the exact modes
     are held to ``sqrt(machine epsilon)`` against each other. Raises :class:`GradcheckError`
     (an ``AssertionError``) naming the modes, the argument and the worst entry; returns
-    ``True`` when everything agrees.
+    ``True`` when everything agrees. Complex arguments and outputs are checked as pairs of real
+    numbers (:func:`as_real_map`): all four real partials of every complex entry.
 
     >>> import numpy as np
     >>> check_grads(np.sin, (np.array([0.1, 0.7]),), order=2)
