@@ -355,3 +355,12 @@ def test_holomorphic_detects_a_branch_on_the_real_part_but_not_a_comparison():
         duals.grad(lambda z: z if z.real > 0 else z ** 2, holomorphic=True)(Z)
     # documented: a comparison reads the value without a primitive; the branch taken is differentiated
     assert duals.grad(lambda z: z if z > 1 else z ** 2, holomorphic=True)(Z) == 1
+
+
+def test_holomorphic_jacobians_in_chunks_and_by_workers_are_the_same():
+    z = np.array([1 + 1j, 2 - 0.5j, 0.3j])
+    f = lambda z: np.exp(z) * np.roll(z, 1)  # noqa: E731
+    J = duals.jacfwd(f, holomorphic=True)(z)
+    np.testing.assert_allclose(duals.jacfwd(f, holomorphic=True, chunk_size=2)(z), J)
+    np.testing.assert_allclose(duals.jacrev(f, holomorphic=True, chunk_size=1)(z), J)
+    np.testing.assert_allclose(duals.jacfwd(f, holomorphic=True, chunk_size=1, workers=map)(z), J)
