@@ -1,5 +1,5 @@
 """``holomorphic=True``: the checks of the transformations and the traces that detect a
-non-holomorphic primitive.
+non-holomorphic primitive; and the transformations' other checks of complex values.
 
 Under ``holomorphic=True`` a transformation returns the complex derivative ``df/dz``. That needs
 complex inputs and (for ``grad`` and ``jacrev``) complex outputs, which :func:`require_complex`
@@ -16,6 +16,9 @@ reads the value without a primitive; ``z.real > 0`` is detected, ``real`` being 
 """
 import numpy as np
 
+from . import tree
+from .arguments import argnums as argnums_of
+from .core import Tracer
 from .forward import Dual, JVPTrace
 from .ops import is_complex
 from .reverse import ReverseTrace, Var
@@ -81,3 +84,50 @@ def refuse_complex(values, who, what):
                 f"is either complex (df/dz, which exists for a holomorphic function: pass "
                 f"holomorphic=True) or that of the real and imaginary parts (pass them as real "
                 f"arrays, or use jvp/vjp, whose convention docs/complex.md states)")
+
+
+# ---------------------------------------------------------------- complex values elsewhere
+
+
+def complex_like(t, value):
+    """complex_like(t, value): a tangent (or cotangent) of a complex value as a complex array
+    where only real numbers reached it (``x + 0j`` of a real ``x`` keeps ``x``'s real tangent).
+
+    >>> complex_like(np.ones(1), np.array([1j])).dtype
+    dtype('complex128')
+    """
+    if isinstance(t, Tracer) or not is_complex(value) or is_complex(t):
+        return t
+    return np.asarray(t).astype(np.result_type(t, np.result_type(value)))
+
+
+def real_sparse(jacobian, argnums, who):
+    """real_sparse(jacobian, argnums, who): a sparse Jacobian that refuses complex inputs (sparsity= differentiates real code)."""
+    def checked(*args, **kwargs):
+        nums = argnums_of(argnums, len(args), who)[0]
+        if any(is_complex(leaf) for i in nums for leaf in tree.flatten(args[i])[0]):
+            raise TypeError(f"{who}(sparsity=...) takes real inputs; for complex ones use the dense "
+                            f"{who} (holomorphic=True for df/dz), or pass the real and imaginary "
+                            f"parts as real arrays")
+        return jacobian(*args, **kwargs)
+    for name in ("mode_for",):
+        if hasattr(jacobian, name):
+            setattr(checked, name, getattr(jacobian, name))
+    return checked
+
+
+class RealOutputs:
+    """``f`` refusing complex outputs (sparse reverse mode pulls back real cotangents only); a
+    class, so that ``workers=`` can pickle it."""
+
+    def __init__(self, function, has_aux):
+        self.function, self.has_aux = function, has_aux
+
+    def __call__(self, *args, **kwargs):
+        result = self.function(*args, **kwargs)
+        out = result[0] if self.has_aux and isinstance(result, (tuple, list)) else result
+        if any(is_complex(y) for y in tree.flatten(out)[0]):
+            raise TypeError("jacrev(sparsity=...): the function returns complex values; use the "
+                            "dense jacrev (holomorphic=True for df/dz), or return the real and "
+                            "imaginary parts as real arrays")
+        return result

@@ -15,7 +15,8 @@ from .core import Tracer, new_level
 from .float_warnings import call_at_user_line, reported_at_user_line
 from .validation import check_numeric_dtype, check_real_tangent
 from .forward import Dual, JVPTrace
-from .holomorphic import HolomorphicJVPTrace, HolomorphicReverseTrace, refuse_complex, require_complex
+from .holomorphic import HolomorphicJVPTrace, HolomorphicReverseTrace, RealOutputs, complex_like
+from .holomorphic import real_sparse, refuse_complex, require_complex
 from .ops import is_complex
 from .ops.shape import concatenate, getitem, moveaxis, reshape
 from .reverse import ReverseTrace, Var, _own, backward
@@ -53,47 +54,6 @@ def _sparse():
 
 def _zeros(shape, like):
     return np.zeros(shape, dtype=_dtype(like) if np.dtype(_dtype(like)).kind in "fc" else np.float64)
-
-
-def _complex_like(t, value):
-    """A tangent (or cotangent) of a complex value as a complex array, where only real numbers
-    reached it (``x * 1j`` of a real ``x`` has the real tangent of ``x`` times ``1j``, but
-    ``x + 0j`` keeps a real one)."""
-    if isinstance(t, Tracer) or not is_complex(value) or is_complex(t):
-        return t
-    return np.asarray(t).astype(np.result_type(t, _dtype(value)))
-
-
-def _real_sparse(jacobian, argnums, who):
-    """A sparse Jacobian that refuses complex inputs (sparsity= differentiates real code)."""
-    def checked(*args, **kwargs):
-        nums = _argnums(argnums, len(args), who)[0]
-        if any(is_complex(leaf) for i in nums for leaf in tree.flatten(args[i])[0]):
-            raise TypeError(f"{who}(sparsity=...) takes real inputs; for complex ones use the dense "
-                            f"{who} (holomorphic=True for df/dz), or pass the real and imaginary "
-                            f"parts as real arrays")
-        return jacobian(*args, **kwargs)
-    for name in ("mode_for",):
-        if hasattr(jacobian, name):
-            setattr(checked, name, getattr(jacobian, name))
-    return checked
-
-
-class _RealOutputs:
-    """``f`` refusing complex outputs (sparse reverse mode pulls back real cotangents only); a
-    class, so that ``workers=`` can pickle it."""
-
-    def __init__(self, function, has_aux):
-        self.function, self.has_aux = function, has_aux
-
-    def __call__(self, *args, **kwargs):
-        result = self.function(*args, **kwargs)
-        out = result[0] if self.has_aux and isinstance(result, (tuple, list)) else result
-        if any(is_complex(y) for y in tree.flatten(out)[0]):
-            raise TypeError("jacrev(sparsity=...): the function returns complex values; use the "
-                            "dense jacrev (holomorphic=True for df/dz), or return the real and "
-                            "imaginary parts as real arrays")
-        return result
 
 
 def _compiled(entry, holomorphic, who):
@@ -166,7 +126,7 @@ def jvp(f, primals, tangents):
         if type(y) is Dual and y._trace is trace:
             primals_out.append(_output(y.primal))
             t = y._tangent
-            tangents_out.append(_output(_complex_like(getitem(t, 0) if isinstance(t, Tracer) else t[0],
+            tangents_out.append(_output(complex_like(getitem(t, 0) if isinstance(t, Tracer) else t[0],
                                                       y.primal)))
         else:
             primals_out.append(_output(y))
@@ -208,7 +168,7 @@ def jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=
         if holomorphic:
             raise NotImplementedError("jacfwd: sparsity= with holomorphic=True is not supported; "
                                       "drop one of them")
-        return _real_sparse(_sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity,
+        return real_sparse(_sparse().sparse_jacobian(f, argnums, has_aux, chunk_size, sparsity,
                                                       mode="fwd", workers=workers), argnums, "jacfwd")
     if _is_compiled(f):
         entry = _jit().compiled_jacfwd
@@ -319,7 +279,7 @@ def _forward_pass(f, args, kwargs, nums, sizes, total, chunk, has_aux, holomorph
     for y in leaves:
         _check_leaf(y, "jacfwd")
         ours = type(y) is Dual and y._trace is trace
-        tangents.append(_complex_like(y._tangent, y.primal) if ours else _zeros((lanes,) + _shape(y), y))
+        tangents.append(complex_like(y._tangent, y.primal) if ours else _zeros((lanes,) + _shape(y), y))
         shapes.append(_shape(y.primal if type(y) is Dual else y))
     return tangents, shapes, treedef, aux
 
@@ -402,7 +362,7 @@ def vjp(f, *primals, has_aux=False):
             if type(y) is Var and y._trace is trace:
                 seeds.append((y, c))
         grads = backward(seeds, retain_graph=True) if seeds else {}
-        return tuple(_output(_complex_like(grads[id(leaf)], leaf._value) if id(leaf) in grads
+        return tuple(_output(complex_like(grads[id(leaf)], leaf._value) if id(leaf) in grads
                              else _zeros(_shape(leaf._value), leaf._value)) for leaf in leaves)
 
     primal_out = tree.unflatten(treedef, [_output(v) for v in values])
@@ -514,7 +474,7 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=
         if holomorphic:
             raise NotImplementedError("jacrev: sparsity= with holomorphic=True is not supported; "
                                       "drop one of them")
-        return _real_sparse(_sparse().sparse_jacobian(f if _is_compiled(f) else _RealOutputs(f, has_aux), argnums, has_aux,
+        return real_sparse(_sparse().sparse_jacobian(f if _is_compiled(f) else RealOutputs(f, has_aux), argnums, has_aux,
                                                       chunk_size, sparsity, mode="rev", workers=workers),
                             argnums, "jacrev")
     if _is_compiled(f):
