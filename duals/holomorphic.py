@@ -98,7 +98,7 @@ def complex_like(t, value):
     """
     if isinstance(t, Tracer) or not is_complex(value) or is_complex(t):
         return t
-    return np.asarray(t).astype(np.result_type(t, np.result_type(value)))
+    return np.asarray(t).astype(np.result_type(t, value.dtype if isinstance(value, Tracer) else value))
 
 
 def real_sparse(jacobian, argnums, who):
