@@ -610,10 +610,13 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
                      holomorphic=holomorphic)
     least = COMPILED_REVERSE_FROM if _is_compiled(f) else REVERSE_FROM
     chosen = {}
+    forward_only = []   # set when compiled reverse mode refused the code (complex intermediates)
 
     def mode_for(*args, **kwargs):
         if mode != "auto":
             return mode
+        if forward_only:
+            return "fwd"
         nums, _ = _argnums(argnums, len(args), "jacobian")
         leaves = [leaf for i in nums for leaf in tree.flatten(args[i])[0]]
         key = (len(args), tuple((_shape(a), str(_dtype(a))) for a in leaves))
@@ -628,7 +631,18 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
         return chosen[key]
 
     def jac(*args, **kwargs):
-        return (forward if mode_for(*args, **kwargs) == "fwd" else reverse)(*args, **kwargs)
+        if mode_for(*args, **kwargs) == "fwd":
+            return forward(*args, **kwargs)
+        try:
+            return reverse(*args, **kwargs)
+        except TypeError as exc:
+            if mode != "auto" or not _is_compiled(f):
+                raise
+            from .jit.complex_rules import FORWARD_ONLY
+            if FORWARD_ONLY not in str(exc):
+                raise
+            forward_only.append(True)
+            return forward(*args, **kwargs)
 
     jac.mode_for = mode_for
     return jac
@@ -652,7 +666,18 @@ def _sparse_jacobian_by_colours(f, argnums, mode, has_aux, chunk_size, workers, 
         return chosen[key]
 
     def jac(*args, **kwargs):
-        return (forward if mode_for(*args, **kwargs) == "fwd" else reverse)(*args, **kwargs)
+        if mode_for(*args, **kwargs) == "fwd":
+            return forward(*args, **kwargs)
+        try:
+            return reverse(*args, **kwargs)
+        except TypeError as exc:
+            if mode != "auto" or not _is_compiled(f):
+                raise
+            from .jit.complex_rules import FORWARD_ONLY
+            if FORWARD_ONLY not in str(exc):
+                raise
+            forward_only.append(True)
+            return forward(*args, **kwargs)
 
     jac.mode_for = mode_for
     return jac

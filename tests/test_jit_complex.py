@@ -376,3 +376,20 @@ def test_compiled_reverse_mode_refuses_complex_intermediates_and_says_to_use_jac
     with pytest.raises(TypeError, match="jacfwd") as info:
         duals.jacrev(rlc_magnitude)(np.array([50.0, 1e-3, 1e-6]), np.array([1e3]))
     assert "\n" not in str(info.value)
+
+
+@njit
+def summed_power(p, w):
+    total = 0.0
+    for k in range(w.size):
+        total += abs(p[k % p.size] + 1j * w[k] * p[(k + 1) % p.size]) ** 2
+    return total
+
+
+def test_jacobian_auto_of_many_inputs_with_complex_intermediates_falls_back_to_forward_lanes():
+    p, w = np.linspace(1.0, 2.0, 300), np.linspace(0.1, 1.0, 300)   # 300 inputs: auto tries the tape
+    jac = duals.jacobian(summed_power)
+    for _ in range(2):
+        np.testing.assert_array_equal(jac(p, w), duals.jacfwd(summed_power)(p, w))
+    with pytest.raises(TypeError, match="compiled forward mode only"):
+        duals.jacobian(summed_power, mode="rev")(p, w)
