@@ -666,18 +666,7 @@ def _sparse_jacobian_by_colours(f, argnums, mode, has_aux, chunk_size, workers, 
         return chosen[key]
 
     def jac(*args, **kwargs):
-        if mode_for(*args, **kwargs) == "fwd":
-            return forward(*args, **kwargs)
-        try:
-            return reverse(*args, **kwargs)
-        except TypeError as exc:
-            if mode != "auto" or not _is_compiled(f):
-                raise
-            from .jit.complex_rules import FORWARD_ONLY
-            if FORWARD_ONLY not in str(exc):
-                raise
-            forward_only.append(True)
-            return forward(*args, **kwargs)
+        return (forward if mode_for(*args, **kwargs) == "fwd" else reverse)(*args, **kwargs)
 
     jac.mode_for = mode_for
     return jac
