@@ -125,3 +125,14 @@ def test_bad_input_is_refused():
         adjoint_gradient(decay, (0.0, 1.0), [1.0], 1.0, integrand=lambda t, y: y[0], t_eval=[0.5])
     with pytest.raises(SolveFailedError, match="forward solve"):
         adjoint_gradient(lambda t, y, c: c * y ** 2, (0.0, 2.0), [1.0], 1.0, lambda t, y: y[0])
+
+
+@pytest.mark.parametrize("method", ["RK45", "RK23", "DOP853", "Radau"])
+def test_checkpoints_give_scipys_dense_output_bit_for_bit(method):
+    from scipy.integrate import solve_ivp
+    from duals.sensitivity.adjoint import _Checkpoints
+    sol = solve_ivp(lambda t, y: [-y[1], y[0] - 0.1 * y[1]], (0.0, 10.0), [1.0, 0.0], method=method,
+                    dense_output=True)
+    checkpoints = _Checkpoints(sol.sol)
+    for t in np.concatenate([np.linspace(10.0, 0.0, 301), sol.t]):   # backwards, and at the steps
+        np.testing.assert_array_equal(checkpoints(t), sol.sol(t))

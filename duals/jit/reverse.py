@@ -35,7 +35,7 @@ from .api import _resolve_workers, _target
 from .driver import hot, plain_arguments
 from .reverse_driver import ADJOINT, grad_driver, pull_driver
 from .seeding import layout_key
-from .tape import Tape
+from .tape import CAPACITY, COUNT, FAILED, Tape
 
 __all__ = ["compiled_vjp", "compiled_grad", "compiled_value_and_grad", "compiled_jacrev",
            "compiled_hvp", "compiled_hessian_rev", "compiled_hessian_auto", "REVERSE_HESSIAN_LANES"]
@@ -324,7 +324,11 @@ def compiled_vjp(f, *primals, has_aux=False):
 def _drive(state, tape, who, args, cotangent=None):
     """(value, gradient blocks) by ``state``'s compiled driver on the thread's tape, or None
     when it cannot serve these arguments (the general path then does)."""
-    tape.start(state.total)
+    header = tape.header
+    if state.total + 1 <= header[CAPACITY]:   # tape.start, without growing the buffer
+        header[COUNT], header[FAILED] = state.total + 1, 0
+    else:
+        tape.start(state.total)
     try:
         if cotangent is None:
             found = state.run(tape.header, tape.pointer, *args)

@@ -94,7 +94,23 @@ class _Checkpoints:
         if not self.ts[i] <= t <= self.ts[i + 1]:
             i = int(np.clip(np.searchsorted(self.ts, t) - 1, 0, len(self.interpolants) - 1))
             self.last = i
-        return self.interpolants[i](t)
+        step = self.interpolants[i]
+        if type(step).__name__ == "RkDenseOutput":
+            return _runge_kutta_interpolant(step, t)
+        return step(t)
+
+
+def _runge_kutta_interpolant(step, t):
+    """SciPy's RK23/RK45 dense output at one time, ``y_old + h Q (x, x², ...)`` with
+    ``x = (t - t_old) / h``: the value its ``__call__`` gives, without its array handling (the
+    backward solve asks for one time at each of thousands of evaluations)."""
+    x = (t - step.t_old) / step.h
+    powers = np.empty(step.Q.shape[1])
+    power = 1.0
+    for k in range(powers.size):
+        power *= x
+        powers[k] = power
+    return step.h * (step.Q @ powers) + step.y_old
 
 
 class _Adjoint:

@@ -224,9 +224,8 @@ class RightHandSide:
         """pull(t, y, lam) -> ``(J_y^T lam, J_p^T lam)``, shapes ``(n,)`` and ``(m,)``."""
         if self.compiled:
             if self._compiled_vjp:  # compiled reverse mode: one recording and one sweep
-                from ..jit.reverse import pull_once
                 try:
-                    _, (gy, gp) = pull_once(self.fun, [t, y, self.params.value], [1, 2], lam)
+                    _, (gy, gp) = _pull_once()(self.fun, [t, y, self.params.value], [1, 2], lam)
                     return (np.asarray(gy, dtype=np.float64).reshape(self.n),
                             np.asarray(gp, dtype=np.float64).reshape(self.m))
                 except TypeError:   # a construct the tape does not record (linear algebra)
@@ -241,3 +240,15 @@ class RightHandSide:
                     np.asarray(self.params.columns(gp, 1), dtype=np.float64).reshape(self.m))
         _, pullback = vjp(lambda y: _stack(fun(t, y, self.params.value)), y)
         return np.asarray(pullback(lam)[0], dtype=np.float64), np.zeros(0)
+
+
+def _pull_once():
+    """duals.jit.reverse.pull_once, imported on first use (compiled mode is optional)."""
+    global _PULL_ONCE
+    if _PULL_ONCE is None:
+        from ..jit.reverse import pull_once
+        _PULL_ONCE = pull_once
+    return _PULL_ONCE
+
+
+_PULL_ONCE = None
