@@ -20,12 +20,6 @@ if "NUMBA_OPT" not in os.environ:
 _BACKGROUND = []
 
 
-def pytest_collection_modifyitems(config, items):
-    """The tests of modules with a background process (below) run last, when it has had the rest
-    of the suite's time to finish."""
-    items.sort(key=lambda item: hasattr(getattr(item, "module", None), "start_in_background"))
-
-
 def pytest_collection_finish(session):
     """A test module whose work is one long subprocess (``start_in_background()``, returning the
     process) starts it as soon as the selected tests are known, so it runs on the second core while
