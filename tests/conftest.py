@@ -14,26 +14,3 @@ if "NUMBA_OPT" not in os.environ:
     os.environ["NUMBA_OPT"] = "1"
     os.environ.setdefault("DUALS_CACHE_DIR", os.path.join(
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".pytest_cache", "duals-opt1"))
-
-
-
-_BACKGROUND = []
-
-
-def pytest_collection_finish(session):
-    """A test module whose work is one long subprocess (``start_in_background()``, returning the
-    process) starts it as soon as the selected tests are known, so it runs on the second core while
-    the rest of the suite runs; a process still running when the session ends is stopped."""
-    started = set()
-    for item in session.items:
-        module = getattr(item, "module", None)
-        start = getattr(module, "start_in_background", None)
-        if start is not None and module not in started:
-            started.add(module)
-            _BACKGROUND.append(start())
-
-
-def pytest_sessionfinish(session, exitstatus):
-    for process in _BACKGROUND:
-        if process is not None and process.poll() is None:
-            process.kill()

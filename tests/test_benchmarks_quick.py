@@ -4,10 +4,8 @@ Correctness only: speed is reported by the benchmarks, never asserted here.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 import pytest
 
@@ -15,31 +13,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # (workload, system, task) -> the duals bug that makes it disagree today; the owner fixes it
 
-_JOB = {}
-
-
-def start_in_background():
-    """Start the quick benchmark run (conftest calls this once the tests are collected)."""
-    if _JOB:
-        return _JOB["process"]
-    _JOB["folder"] = tempfile.mkdtemp(prefix="duals-bench-")
-    _JOB["out"] = os.path.join(_JOB["folder"], "quick.json")
-    _JOB["process"] = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.run", "--quick", "--json", _JOB["out"]], cwd=ROOT,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return _JOB["process"]
-
-
 @pytest.fixture(scope="module")
-def quick_run():
-    start_in_background()
-    process = _JOB["process"]
-    try:
-        _, err = process.communicate(timeout=600)
-        results = json.loads(open(_JOB["out"]).read()) if os.path.exists(_JOB["out"]) else None
-    finally:
-        shutil.rmtree(_JOB["folder"], ignore_errors=True)
-    return subprocess.CompletedProcess(process.args, process.returncode, None, err), results
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench") / "quick.json"
+    done = subprocess.run([sys.executable, "-m", "benchmarks.run", "--quick", "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    results = json.loads(out.read_text()) if out.exists() else None
+    return done, results
 
 
 def _duals_records(results):

@@ -6,7 +6,6 @@ be those of this process bit for bit: no fast-math at either level, so IEEE arit
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,39 +39,16 @@ def results():
             for name, value in out.items()}
 
 
-_JOB = {}
-
-
-def start_in_background():
-    """Start the level-3 process (conftest calls this once the tests are collected)."""
-    if _JOB:
-        return _JOB["process"]
-    caches = [tempfile.mkdtemp(prefix="duals-opt3-") for _ in range(2)]
-    env = dict(os.environ, NUMBA_OPT="3", NUMBA_CACHE_DIR=caches[0], DUALS_CACHE_DIR=caches[1])
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import test_full_optimisation as t; "
-            "print(json.dumps(t.results()))")
-    _JOB["process"] = subprocess.Popen([sys.executable, "-c", code, HERE], env=env,
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _JOB["caches"] = caches
-    return _JOB["process"]
-
-
-def _level3_run():
-    start_in_background()
-    process = _JOB["process"]
-    try:
-        out, err = process.communicate(timeout=900)
-    finally:
-        for path in _JOB["caches"]:
-            shutil.rmtree(path, ignore_errors=True)
-    return process.returncode, out, err
-
-
 def test_derivatives_at_optimisation_level_3_are_those_of_the_suite_bit_for_bit():
     here = results()
-    code, out, err = _level3_run()
-    assert code == 0, err[-3000:]
-    level3 = json.loads(out.strip().splitlines()[-1])
+    with tempfile.TemporaryDirectory() as numba_cache, tempfile.TemporaryDirectory() as duals_cache:
+        env = dict(os.environ, NUMBA_OPT="3", NUMBA_CACHE_DIR=numba_cache, DUALS_CACHE_DIR=duals_cache)
+        code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import test_full_optimisation as t; "
+                "print(json.dumps(t.results()))")
+        done = subprocess.run([sys.executable, "-c", code, HERE], env=env, capture_output=True,
+                              text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    level3 = json.loads(done.stdout.strip().splitlines()[-1])
     assert set(level3) == set(here)
     for name in here:
         for got, want in zip(level3[name], here[name]):
