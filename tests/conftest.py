@@ -14,3 +14,13 @@ if "NUMBA_OPT" not in os.environ:
     os.environ["NUMBA_OPT"] = "1"
     os.environ.setdefault("DUALS_CACHE_DIR", os.path.join(
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".pytest_cache", "duals-opt1"))
+
+# The suite runs in two processes (pytest-xdist, ``-n 2`` in pyproject.toml). Numba's on-disk cache
+# is not safe for two processes compiling the same function at once (an index entry can end up
+# naming the other process's code), so each worker compiles into caches of its own.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if WORKER:
+    CACHES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".pytest_cache")
+    for variable, default in (("DUALS_CACHE_DIR", os.path.join(CACHES, "duals")),
+                              ("NUMBA_CACHE_DIR", os.path.join(CACHES, "numba"))):
+        os.environ[variable] = os.path.join(os.environ.get(variable, default), WORKER)
