@@ -203,3 +203,18 @@ def test_the_adjoint_solvers_pullback_through_the_driver_equals_the_general_path
     np.testing.assert_allclose(results[-1][1][1], lam @ J[1], rtol=1e-14)
     with pytest.raises(ValueError, match="shape"):
         pull_once(reaction_rates, [0.0, y, p], [1, 2], np.ones(2))
+
+
+
+@numba.njit
+def tripled(x):
+    return x * 3.0
+
+
+def test_a_driver_made_without_aux_does_not_serve_a_call_with_has_aux():
+    x = np.array([1.0, 2.0])
+    for _ in range(CALLS):
+        np.testing.assert_array_equal(duals.jacfwd(tripled)(x), 3.0 * np.eye(2))
+    assert _driver_of(tripled)
+    with pytest.raises(TypeError, match="must return a pair"):
+        duals.jacfwd(tripled, has_aux=True)(x)

@@ -362,7 +362,7 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
             plan = plans[key] = _JacobianPlan(args, nums, single, chunk_size)
             if plan.drivable:  # the layout's state lives on f, shared by every jacfwd(f)
                 plan.hot = hot(f, ("jacfwd", plan.chunk, tuple(nums)) + key[1:])
-        if plan.hot is not None and plan.hot.driver is not None and pool is None:
+        if plan.hot is not None and plan.hot.driver is not None and pool is None and not has_aux:
             block = plan.hot.run(*args)
             if block is not None:
                 return plan.split(block)
