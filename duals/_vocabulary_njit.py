@@ -9,9 +9,10 @@ import numpy as np
 from numba.extending import register_jitable
 
 from . import _vocabulary
+from ._numba_cache import cached_njit
 from ._vocabulary import MATH_SPELLINGS
 
-_jit = numba.njit(cache=True, error_model="numpy")
+_jit = cached_njit(error_model="numpy")
 
 globals().update(MATH_SPELLINGS)  # sqrt, exp, arcsin -> math.asin, ... (Numba knows math)
 

@@ -47,6 +47,7 @@ from numba.core.dispatcher import Dispatcher
 from numba.extending import overload
 from numba.np import numpy_support
 
+from .._numba_cache import use_locked_cache
 from ._types import DualType, _is_complex, _typeof_dual, dtype_of_type as _dtype_of, type_of_dtype
 from .arrays import _is_none
 from .compat import rewriting_compiler
@@ -307,7 +308,7 @@ class Promotion:
         clone = numba.njit(pipeline_class=self.compiler, **options)(fn)
         if type(dispatcher._cache).__name__ != "NullCache":
             try:
-                clone.enable_caching()
+                use_locked_cache(clone)
             except RuntimeError:  # no cache locator for this source: compile in memory
                 pass
         return clone

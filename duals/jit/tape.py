@@ -34,6 +34,7 @@ from numba.core import cgutils, types
 from numba.core.datamodel import models
 from numba.extending import intrinsic, make_attribute_wrapper, overload, register_model
 
+from .._numba_cache import cached_njit
 from .lanes import ladd, laxpy, lneg, lscale, lsub, lzero
 
 __all__ = ["TapeRef", "Tape", "node_dtype"]
@@ -339,7 +340,7 @@ def _free_buffer(header, free=_LIBC.free):
 
 # ---------------------------------------------------------------- the reverse sweep
 
-@numba.njit(cache=True)
+@cached_njit()
 def sweep(parents, partials, first, adj):
     """sweep(parents, partials, first, adj): ``adj[parent] += partial * adj[node]`` for every
     node from the last down to ``first``, over floats; ``parents`` and ``partials`` are the
@@ -353,7 +354,7 @@ def sweep(parents, partials, first, adj):
             adj[parents[k, 1]] += partials[k, 2] * a
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def sweep_lanes(parents, partials, first, adj):
     """sweep_lanes(parents, partials, first, adj): :func:`sweep` for ``adj`` of shape
     ``(nodes, lanes)``, one cotangent per lane (rows of a Jacobian)."""
@@ -367,7 +368,7 @@ def sweep_lanes(parents, partials, first, adj):
             adj[a2, j] += s2 * a
 
 
-@numba.njit(cache=True)
+@cached_njit()
 def sweep_duals(parents, partials, width, first, adj):
     """sweep_duals(parents, partials, width, first, adj): :func:`sweep` over first-order duals of
     ``width - 1`` lanes (forward over reverse). ``parents``/``partials`` are the node buffer as

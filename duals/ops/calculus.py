@@ -127,8 +127,8 @@ _COMPILED = []
 def _compiled_rows():
     """_linear_recurrence_rows compiled by Numba on first use (``import duals`` imports no Numba)."""
     if not _COMPILED:
-        import numba
-        _COMPILED.append(numba.njit(cache=True, nogil=True)(_linear_recurrence_rows))
+        from .._numba_cache import cached_njit
+        _COMPILED.append(cached_njit(nogil=True)(_linear_recurrence_rows))
     return _COMPILED[0]
 
 

@@ -1,0 +1,96 @@
+"""Numba's disk cache, made safe for several processes that compile into one cache directory.
+
+Numba keeps one index file per cached function, mapping each compiled signature to a data
+file. A process that saves a new signature reads the index, takes the first data-file number
+it sees free, and writes the index back. Two processes saving *different* signatures of one
+function at the same moment can both take number 1: the index then pairs one signature's key
+with the other signature's machine code, which every later process loads as its own. The
+result is a crash, a "can't unbox" error, or reinterpreted bits: a wrong number. duals compiles
+many signatures of few functions (a kernel per lane count and dtype), in processes that run
+side by side (``workers=``, test runners, notebooks), so its cached functions and its promoted
+copies of user functions hold a file lock beside the index: an exclusive one while saving
+(read index, pick a name, write index, write data), a shared one while loading (so a reader
+never sees an index entry whose data file is still being written).
+
+The user's own dispatchers keep Numba's cache unchanged.
+
+>>> import numpy as np
+>>> twice = cached_njit()(lambda x: 2 * x)   # no source file: compiled in memory, as njit does
+>>> float(twice(np.float64(1.5)))
+3.0
+"""
+import contextlib
+import os
+
+import numba
+from numba.core.caching import FunctionCache
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+    import msvcrt
+
+__all__ = ["cached_njit", "use_locked_cache", "LockedFunctionCache"]
+
+
+@contextlib.contextmanager
+def _locked(path, exclusive):
+    """Hold an advisory lock on ``path`` (created if missing) for the ``with`` block."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:  # a cache directory we cannot write: Numba will not save there either
+        yield
+        return
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        else:  # msvcrt has exclusive byte-range locks only; LK_LOCK retries for 10 s
+            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+class LockedFunctionCache(FunctionCache):
+    """LockedFunctionCache(py_func): Numba's ``FunctionCache`` whose saves and loads hold a file
+    lock beside the function's index (see the module docstring)."""
+
+    def _lock_path(self):
+        return self._cache_file._index_path + ".lock"
+
+    def load_overload(self, sig, target_context):
+        if not self._enabled:
+            return None
+        with _locked(self._lock_path(), exclusive=False):
+            return super().load_overload(sig, target_context)
+
+    def save_overload(self, sig, data):
+        if not self._enabled:
+            return
+        with _locked(self._lock_path(), exclusive=True):
+            super().save_overload(sig, data)
+
+
+def use_locked_cache(dispatcher):
+    """use_locked_cache(dispatcher) -> dispatcher: cache its compilations on disk, under a lock.
+
+    Raises ``RuntimeError`` as ``enable_caching`` does when the function has no source file.
+    """
+    dispatcher._cache = LockedFunctionCache(dispatcher.py_func)
+    return dispatcher
+
+
+def cached_njit(**options):
+    """cached_njit(**options) -> decorator: ``numba.njit(cache=True, **options)``, process-safe.
+
+    A function without a source file (a lambda typed at the prompt) compiles in memory.
+    """
+    def decorate(py_func):
+        dispatcher = numba.njit(**options)(py_func)
+        try:
+            return use_locked_cache(dispatcher)
+        except RuntimeError:  # no cache locator for this source
+            return dispatcher
+    return decorate

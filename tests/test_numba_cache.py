@@ -1,0 +1,110 @@
+"""duals' cached compiled functions stay correct when processes compile them side by side.
+
+Two processes save different signatures of one cached function into one fresh cache directory
+at the same moment: each waits inside Numba's save, between reading the index and writing it
+back, until the other gets there too (or 5 s pass), so their saves overlap unless something
+serialises them. Without the lock both take data file
+number 1 and one signature's index entry names the other's machine code; with it, a third
+process finds both signatures in the index, under distinct data files, and loads each one's
+own code from the cache.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+MODULE = '''
+import numpy as np
+from duals._numba_cache import cached_njit
+
+@cached_njit()
+def affine(x):
+    return 2 * x + 1
+'''
+
+SAVER = '''
+import os, sys, time
+sys.path.insert(0, {here!r})
+from numba.core import caching
+save_index = caching.IndexDataCacheFile._save_index
+
+def meeting_save_index(self, overloads):
+    # between reading the index and writing it back, wait (at most 5 s) for the other process
+    # to get here too: only a lock around the whole save keeps it out
+    open(os.path.join({here!r}, "saving-%d" % os.getpid()), "w").close()
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        if sum(name.startswith("saving-") for name in os.listdir({here!r})) >= 2:
+            break
+        time.sleep(0.005)
+    save_index(self, overloads)
+
+caching.IndexDataCacheFile._save_index = meeting_save_index
+import numpy as np
+import cached_module
+value = cached_module.affine({argument})
+print(repr(value))
+'''
+
+CHECKER = '''
+import json, sys
+sys.path.insert(0, {here!r})
+import numpy as np
+import cached_module
+a = cached_module.affine(np.float64(1.25))
+b = cached_module.affine(np.arange(3, dtype=np.int64))
+print(json.dumps({{"float": float(a), "ints": b.tolist(),
+                   "hits": sum(cached_module.affine.stats.cache_hits.values()),
+                   "misses": sum(cached_module.affine.stats.cache_misses.values())}}))
+'''
+
+
+def _env(cache):
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=ROOT)
+    return env
+
+
+@pytest.mark.slow
+def test_two_processes_saving_two_signatures_keep_both(tmp_path):
+    here = str(tmp_path)
+    cache = str(tmp_path / "numba-cache")
+    (tmp_path / "cached_module.py").write_text(MODULE)
+    savers = []
+    for argument in ("np.float64(1.25)", "np.arange(3, dtype=np.int64)"):
+        script = SAVER.format(here=here, argument=argument)
+        savers.append(subprocess.Popen([sys.executable, "-c", script], env=_env(cache),
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for saver in savers:
+        out, err = saver.communicate(timeout=300)
+        assert saver.returncode == 0, err
+    indexes = [name for root, _, names in os.walk(cache) for name in names
+               if name.startswith("cached_module.affine") and name.endswith(".nbi")]
+    assert len(indexes) == 1, indexes
+    data_files = [name for root, _, names in os.walk(cache) for name in names
+                  if name.startswith("cached_module.affine") and name.endswith(".nbc")]
+    assert len(data_files) == 2, data_files   # one per signature, none shared
+
+    check = subprocess.run([sys.executable, "-c", CHECKER.format(here=here)], env=_env(cache),
+                           capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0, check.stderr
+    found = json.loads(check.stdout.strip().splitlines()[-1])
+    assert found["float"] == 3.5 and found["ints"] == [1, 3, 5]
+    assert found["hits"] == 2 and found["misses"] == 0   # both loaded from the cache
+
+
+def test_a_function_without_a_source_file_compiles_in_memory():
+    import numpy as np
+
+    from duals._numba_cache import cached_njit
+    namespace = {}
+    exec(textwrap.dedent("""
+        def triple(x):
+            return 3 * x
+    """), namespace)
+    triple = cached_njit()(namespace["triple"])
+    assert triple(np.float64(2.0)) == 6.0
