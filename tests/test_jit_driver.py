@@ -1,4 +1,4 @@
-"""Compiled drivers (duals.jit.driver): from the third call of one layout, jvp and single-pass
+"""Compiled drivers (duals.jit.driver): once a layout's calls have paid for it, jvp and single-pass
 jacfwd of a dispatcher run through one compiled call. Every result must equal the general
 path's bit for bit, and every layout a driver cannot serve must keep the general path."""
 import math
@@ -11,6 +11,14 @@ import duals
 from finite_differences import central_differences
 
 CALLS = 5  # more than the warm-up calls, so the driver serves the last ones
+
+
+@pytest.fixture(autouse=True)
+def drivers_without_delay(monkeypatch):
+    """Drivers from the third call of a layout: these tests check what a driver returns, not when
+    a long loop's calls have paid for it (see test_a_driver_is_built_once_its_calls_pay_for_it)."""
+    from duals.jit import driver
+    monkeypatch.setattr(driver, "DRIVER_COMPILE_S", 0.0)
 
 
 @numba.njit
@@ -218,3 +226,37 @@ def test_a_driver_made_without_aux_does_not_serve_a_call_with_has_aux():
     assert _driver_of(tripled)
     with pytest.raises(TypeError, match="must return a pair"):
         duals.jacfwd(tripled, has_aux=True)(x)
+
+
+@numba.njit
+def quartic(x):
+    return np.sum(x ** 4)
+
+
+def test_a_driver_is_built_once_its_calls_pay_for_it(monkeypatch):
+    """The ski-rental rule: a handful of calls never compiles a driver (an interactive user never
+    waits for one); the call after the saved work reaches the compilation's cost gets one; a
+    caller that announces a long loop (the adjoint solver) gets it at its next call."""
+    from duals.jit import driver
+    from duals.jit.reverse import expect_pulls, pull_once
+    monkeypatch.setattr(driver, "DRIVER_COMPILE_S", 0.5)   # this test's own setting, not the fixture's
+    x = np.array([0.5, -1.0, 2.0])
+    grad = duals.grad(quartic)
+    for _ in range(20):
+        np.testing.assert_array_equal(grad(x), 4 * x ** 3)
+    assert not _driver_of(quartic)
+    calls_to_pay = int(np.ceil(0.5 / driver.REVERSE_SAVING_S))
+    (state,) = [h for h in quartic.__dict__["_duals_hot"].values()]
+    state.saved += (calls_to_pay - 20) * driver.REVERSE_SAVING_S   # as if the loop had gone on
+    np.testing.assert_array_equal(grad(x), 4 * x ** 3)
+    assert _driver_of(quartic)
+    np.testing.assert_array_equal(grad(x), 4 * x ** 3)             # served by the driver
+
+    lam = np.array([1.0, -2.0, 0.5])
+    y, p = np.array([0.9, 0.1, 0.0]), np.array([0.5, 0.2])
+    reaction_rates.__dict__.pop("_duals_hot", None)
+    pull_once(reaction_rates, [0.0, y, p], [1, 2], lam)
+    assert not _driver_of(reaction_rates)
+    expect_pulls(reaction_rates, [0.0, y, p], [1, 2], calls_to_pay)
+    pull_once(reaction_rates, [0.0, y, p], [1, 2], lam)
+    assert _driver_of(reaction_rates)

@@ -1,11 +1,19 @@
 """Compiled drivers: seeding, the call and the result's lanes in one dispatcher call.
 
-Once a compiled ``jvp`` or single-pass ``jacfwd`` of a dispatcher has run a few times with the
+Once a compiled ``jvp`` or single-pass ``jacfwd`` of a dispatcher has run often enough with the
 same layout of arguments, its Python work per call (building dual arguments, unpacking the
 result) is replaced by one call of a small ``@njit`` driver that takes the plain arguments,
 makes the dual ones inside compiled code, calls the user's function (passed as a first-class
 dispatcher, so Numba compiles and links its dual specialisation exactly as a direct call
 would: the same staleness rules as Numba's) and returns the result's value and lanes.
+
+"Often enough" is the ski-rental rule: a driver costs a compilation (measured: about 0.4 s, and
+2 s for the first one in a process, which also compiles the seeding pieces below) and saves
+the general path's Python work at every call (about 15 µs forward, 40 µs reverse), so it is
+built once the calls made without it would have paid for it: the total is then never more
+than about twice the better of the two choices, and a few interactive calls never stall on a
+compilation. A caller that knows how many calls are coming (the adjoint solver) says so with
+:meth:`Hot.expect`.
 
 A driver is generated per user function, dual type, number of arguments and differentiated
 positions; Numba specialises it per argument types. Results with more than one
@@ -30,30 +38,43 @@ from .parts import _base_dtype, join_scalar
 
 __all__ = ["jvp_driver", "jacfwd_driver", "Hot", "hot", "drivable", "plain_arguments"]
 
-WARM_CALLS = 2      # calls by the general path before a layout gets its driver
+WARM_CALLS = 2               # general-path calls before a layout may get its driver
+DRIVER_COMPILE_S = 0.5       # what a driver's compilation costs, in seconds (see above)
+FORWARD_SAVING_S = 15e-6     # what a driver saves per call: forward (jvp, jacfwd)
+REVERSE_SAVING_S = 40e-6     # and reverse (grad, the adjoint solver's pullback)
 
 
 class Hot:
     """Hot(): one layout of calls (a function, its arity and differentiated positions): counts
-    the calls the general path makes and, from the third, holds their driver.
+    the calls the general path makes and the work a driver would have saved them, and holds the
+    driver once that work reaches the driver's cost.
 
     ``calls`` is None once the layout is known not to suit a driver.
     """
 
-    __slots__ = ("calls", "driver", "total")
+    __slots__ = ("calls", "driver", "total", "saved")
 
     def __init__(self):
         self.calls = 0
         self.driver = None
         self.total = 0   # what the caller needs to remember of the layout (reverse: tape inputs)
+        self.saved = 0.0
 
-    def note(self, build, suits):
+    def expect(self, calls, saving):
+        """Count ``calls`` coming calls (each saving ``saving`` seconds with a driver) as made: a
+        caller that knows its loop is long gets the driver at its next general-path call."""
+        if self.calls is not None:
+            self.saved += calls * saving
+
+    def note(self, build, suits, saving=FORWARD_SAVING_S):
         """After a general-path call: count it and, when it is due, make the driver by
-        ``build()`` (``suits``: whether this call's target, arguments and result allow one)."""
+        ``build()`` (``suits``: whether this call's target, arguments and result allow one;
+        ``saving``: what a driver would save this kind of call)."""
         if self.calls is None:
             return
         self.calls += 1
-        if self.calls < WARM_CALLS:
+        self.saved += saving
+        if self.calls < WARM_CALLS or self.saved < DRIVER_COMPILE_S:
             return
         if not suits:
             self.calls = None

@@ -32,7 +32,7 @@ from ._types import dual_dtype
 from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
 from .api import compiled_hessian, _call, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
 from .api import _resolve_workers, _target
-from .driver import hot, plain_arguments
+from .driver import REVERSE_SAVING_S, hot, plain_arguments
 from .reverse_driver import ADJOINT, grad_driver, pull_driver
 from .seeding import layout_key
 from .tape import CAPACITY, COUNT, FAILED, Tape
@@ -259,7 +259,8 @@ def compiled_value_and_grad(f, argnums=0, has_aux=False):
         if state is not None and state.calls is not None:
             target, state.total = _target(f, ADJOINT), rec.total
             state.note(lambda: grad_driver(target, len(args), nums), target is not None
-                       and plain_arguments(args) and isinstance(rec.result, (AdjointScalar, float)))
+                       and plain_arguments(args) and isinstance(rec.result, (AdjointScalar, float)),
+                       REVERSE_SAVING_S)
         g = grads[0] if single else tuple(grads)
         return ((value, aux), g) if has_aux else (value, g)
 
@@ -536,6 +537,17 @@ def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
     return hess
 
 
+def _pull_state(f, args, nums):
+    return hot(f, ("pull", len(args), tuple(nums)) + layout_key([args[i] for i in nums]))
+
+
+def expect_pulls(f, args, nums, calls):
+    """expect_pulls(f, args, nums, calls): about ``calls`` calls of :func:`pull_once` with this
+    layout of arguments are coming (the adjoint solver's backward solve), so its driver is built
+    at the next call when they will pay for its compilation."""
+    _pull_state(f, args, nums).expect(calls, REVERSE_SAVING_S)
+
+
 def pull_once(f, args, nums, cotangent):
     """pull_once(f, args, nums, cotangent) -> (value, cotangents of ``args[i]`` for ``i`` in ``nums``):
     a ``vjp`` whose one pullback is applied at once, on the calling thread's tape (no tape or
@@ -546,7 +558,7 @@ def pull_once(f, args, nums, cotangent):
     [array([ 6., 12.]), 5.0]
     """
     tape = _thread_tape(np.float64)
-    state = hot(f, ("pull", len(args), tuple(nums)) + layout_key([args[i] for i in nums]))
+    state = _pull_state(f, args, nums)
     if state.driver is not None and type(cotangent) is np.ndarray and cotangent.dtype == np.float64:
         found = _drive(state, tape, "vjp", args, cotangent)
         if found is not None:
@@ -557,7 +569,7 @@ def pull_once(f, args, nums, cotangent):
             target, state.total, y = _target(f, ADJOINT), rec.total, rec.result
             state.note(lambda: pull_driver(target, len(args), nums), target is not None
                        and plain_arguments(args) and type(y) is np.ndarray
-                       and (is_adjoint_dtype(y.dtype) or y.dtype == np.float64))
+                       and (is_adjoint_dtype(y.dtype) or y.dtype == np.float64), REVERSE_SAVING_S)
         values, nodes, _, _ = rec.outputs("vjp")
         adj = np.zeros(tape.recorded)
         node, c = nodes[0], np.asarray(cotangent, dtype=np.float64)

@@ -207,6 +207,7 @@ def adjoint_gradient(fun, t_span, y0, p, loss=None, *, t_eval=None, integrand=No
         raise SolveFailedError(WHO + " (forward solve)", forward.status, forward.message,
                                reached(forward, t0))
     system = _Adjoint(rhs, _Checkpoints(forward.sol), integrand)
+    rhs.expect_pulls(t1, np.zeros(rhs.n), forward.nfev)   # the backward solve makes about as many
     backward_jac = {"jac": system.jacobian} if implicit else {}
     tolerance = float(np.min(atol)) if adjoint_atol is None else np.asarray(adjoint_atol, dtype=float)
     loss_and_grad = None if loss is None else value_and_grad(loss, argnums=1)

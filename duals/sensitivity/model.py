@@ -220,6 +220,13 @@ class RightHandSide:
 
     # ------------------------------------------------------------------ reverse
 
+    def expect_pulls(self, t, y, calls):
+        """expect_pulls(t, y, calls): about ``calls`` calls of :meth:`pull` are coming (compiled
+        reverse mode then builds its per-call driver as soon as they pay for it)."""
+        if self.compiled and self._compiled_vjp:
+            from ..jit.reverse import expect_pulls
+            expect_pulls(self.fun, [t, y, self.params.value], [1, 2], calls)
+
     def pull(self, t, y, lam):
         """pull(t, y, lam) -> ``(J_y^T lam, J_p^T lam)``, shapes ``(n,)`` and ``(m,)``."""
         if self.compiled:

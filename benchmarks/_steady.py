@@ -1,0 +1,14 @@
+"""Benchmarks time the steady state of a long loop, so compiled drivers are built at once.
+
+duals builds the compiled driver of a call layout only once the calls made without it have
+paid for its compilation (tens of thousands of calls of a small function; see
+``duals/jit/driver.py``). A benchmark's timed repetitions stand for such a loop, which would
+have its driver long before its end, so they get it from the third call; the cost of a first
+call is measured separately, in fresh processes.
+"""
+
+
+def drivers_at_once():
+    """drivers_at_once(): drivers from the third call of a layout (this process only)."""
+    from duals.jit import driver
+    driver.DRIVER_COMPILE_S = 0.0
