@@ -316,3 +316,58 @@ def test_guvectorize_called_inside_njit_matches_central_differences():
     assert plain.shape == (2,) and np.all(plain > 0)
     for argnum, got in enumerate(duals.jacfwd(diffused_energies, argnums=(0, 1))(*args)):
         np.testing.assert_allclose(got, central_differences(diffused_energies, args, argnum), rtol=1e-7, atol=1e-9)
+
+
+@numba.njit(cache=True)
+def decay_chain(rates, n):
+    amounts = np.zeros(rates.size)       # a buffer of its own: needs the promoting copy
+    amounts[0] = 1.0
+    for _ in range(n):
+        flow = rates * amounts
+        amounts[0] -= 0.01 * flow[0]
+        for i in range(1, rates.size):
+            amounts[i] += 0.01 * (flow[i - 1] - flow[i])
+    return amounts
+
+
+@numba.njit(cache=True)
+def plain_square_sum(x):
+    return np.sum(x * x)
+
+
+def test_the_promotion_decision_of_a_cached_function_is_remembered_for_later_processes():
+    from duals.jit import api, promotion_notes
+    rates = np.array([0.5, 0.3, 0.2])
+    expected = duals.jacfwd(decay_chain)(rates, 50)
+    assert promotion_notes.recall(decay_chain, (0,)) is True
+    # as in a new process: the decision is read from the note, and the function's own dual
+    # specialisation, which cannot type, is not tried again
+    del api._PROMOTING[decay_chain]
+
+    def tried_the_original(*args, **kwargs):
+        raise AssertionError("the function's own dual specialisation was tried again")
+    decay_chain._compile_for_args = tried_the_original
+    try:
+        np.testing.assert_array_equal(duals.jacfwd(decay_chain)(rates, 50), expected)
+    finally:
+        del decay_chain._compile_for_args
+    np.testing.assert_allclose(expected, central_differences(decay_chain, (rates, 50), 0),
+                               rtol=1e-7, atol=1e-10)
+
+
+def test_a_note_only_ever_chooses_the_exact_promoting_path():
+    from duals.jit import api, promotion_notes
+    x = np.array([1.0, -2.0, 0.5])
+    expected = duals.grad(plain_square_sum)(x)      # compiled reverse: its own specialisation
+    jac = duals.jacfwd(plain_square_sum)(x)
+    assert promotion_notes.recall(plain_square_sum, (0,)) is None
+    promotion_notes.remember(plain_square_sum, (0,), True)   # a stale note: promote needlessly
+    api._PROMOTING.pop(plain_square_sum, None)
+    try:
+        np.testing.assert_array_equal(duals.jacfwd(plain_square_sum)(x), jac)
+        assert api._PROMOTING[plain_square_sum] is True
+    finally:
+        promotion_notes.forget(plain_square_sum, (0,))
+        api._PROMOTING.pop(plain_square_sum, None)
+    np.testing.assert_array_equal(jac, 2 * x)
+    np.testing.assert_array_equal(expected, 2 * x)

@@ -33,7 +33,8 @@ from ..arguments import COMPILED_HESSIAN_LANES, COMPILED_LANES, chunk_lanes as _
 from ._types import DualType, _typeof_dual, dtype_of_type
 from .driver import drivable, hot, jacfwd_driver, jvp_driver
 from .errors import reraise
-from .promotion import promoted_arguments, promoted_call, promoting_copy
+from . import promotion_notes
+from .promotion import dual_type_of, promoted_arguments, promoted_call, promoting_copy
 from .vectorized import entry, is_vectorized
 from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout_key
 
@@ -153,18 +154,49 @@ def _fill(view, y):
     view["tangent"] = y._tangent
 
 
-_PROMOTING = weakref.WeakKeyDictionary()  # dispatchers whose dual code needs promotion
+_PROMOTING = weakref.WeakKeyDictionary()  # dispatcher -> False (its own dual code), True (the
+                                          # promoting copy), "arguments" (and promoted arguments)
 
 
 def _call(f, args, who):
     """``f(*args)``; by the promoting specialisation (:mod:`.promotion`) when the dual one does
     not type because the function stores duals into arrays it makes itself, and always for
-    ``parallel=True`` functions (whose promoting copy runs serially)."""
-    if f not in _PROMOTING and not f.targetoptions.get("parallel"):
+    ``parallel=True`` functions (whose promoting copy runs serially). The decision is kept for
+    the process, and on disk for a function cached on disk (:mod:`.promotion_notes`)."""
+    mode = _PROMOTING.get(f)   # None: not called yet; False: its own specialisation served
+    if not mode and not f.targetoptions.get("parallel"):
+        if mode is None:
+            noted = promotion_notes.recall(f, _dual_positions(args))
+            if noted is not None:
+                _PROMOTING[f] = noted
+                try:
+                    return _promoting_call(f, args, who)
+                except TypeError as exc:
+                    if not hasattr(exc, "numba_error"):
+                        raise
+                    promotion_notes.forget(f, _dual_positions(args))   # a callee changed: decide again
+                    del _PROMOTING[f]
         try:
-            return f(*args)
+            out = f(*args)
         except (nb_errors.NumbaError, TypeError):  # did not compile (older Numba raise TypeError
             pass                                   # for some): the promoting copy is tried
+        else:
+            if mode is None:
+                _PROMOTING[f] = False
+            return out
+        out = _promoting_call(f, args, who)
+        promotion_notes.remember(f, _dual_positions(args), _PROMOTING[f])
+        return out
+    return _promoting_call(f, args, who)
+
+
+def _dual_positions(args):
+    return tuple(i for i, a in enumerate(args) if dual_type_of([a]) is not None)
+
+
+def _promoting_call(f, args, who):
+    """``f(*args)`` by the promoting copy (with promoted arguments where that is what it takes);
+    records in ``_PROMOTING`` which one did it."""
     mode = _PROMOTING.get(f)
     if mode != "arguments":
         try:
@@ -281,7 +313,7 @@ def _target(f, dual_type):
     """The dispatcher a call of ``f`` on duals of ``dual_type`` runs: ``f`` or its promoting
     copy; None when its arguments themselves had to be promoted."""
     mode = _PROMOTING.get(f)
-    if mode is None and not f.targetoptions.get("parallel"):
+    if not mode and not f.targetoptions.get("parallel"):
         return f
     return promoting_copy(f, dual_type) if mode is True else None
 
