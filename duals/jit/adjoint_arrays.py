@@ -7,7 +7,8 @@ lanes: here the same functions are written with loops and scalar operations, whi
 records (a product of ``m × k`` by ``k × n`` records ``2 m k n`` operations; ``solve`` is
 Gaussian elimination with partial pivoting on the values, ``O(n³)`` operations). Exact, and
 meant for the small matrices of simulation code; for large dense linear algebra use forward
-mode (``duals.jacfwd``).
+mode (``duals.jacfwd``). The decompositions (``eigh``, ``eigvalsh``, ``svd``, ``qr``, ``pinv``,
+``lstsq``) of adjoints are in :mod:`.adjoint_decompositions`.
 
 >>> import numba, numpy as np, duals
 >>> A = np.array([[2.0, 1.0], [1.0, 3.0]])
