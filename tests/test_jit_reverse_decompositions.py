@@ -285,6 +285,23 @@ def test_hessian_of_the_dispatcher_equals_differences_of_its_gradient(f, args):
     close(H, want, rtol=1e-5, atol=1e-6)
 
 
+@numba.njit
+def two_by_two_energy(a):
+    w, v = np.linalg.eigh(a)
+    return np.sum(w ** 3) + v[0, 1] ** 2
+
+
+def test_hessian_of_few_inputs_falls_back_to_forward_over_reverse():
+    # four inputs: duals.hessian would take forward over forward, which eigh refuses for nested
+    # duals; it then takes forward over reverse, and keeps it for this function
+    A = np.array([[2.0, 0.3], [0.3, 1.0]])
+    gradient = duals.grad(two_by_two_energy)
+    want = central_differences(gradient, [A], 0)
+    close(duals.hessian(two_by_two_energy)(A), want, rtol=1e-6, atol=1e-7)
+    close(duals.hessian(two_by_two_energy)(A + 0.1 * np.eye(2)),
+          central_differences(gradient, [A + 0.1 * np.eye(2)], 0), rtol=1e-6, atol=1e-7)
+
+
 def test_hvp_of_the_dispatcher_is_the_hessian_times_the_direction():
     v = RNG.normal(size=(3, 3))
     gradient = duals.grad(spectral_gap)

@@ -505,11 +505,16 @@ def hessian_columns(f, args, nums, total, lanes, start):
     return tangents[:, :count]
 
 
+_NESTED_REFUSAL = "of nested duals (hessian) is not supported in compiled code"
+
+
 def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
     """compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None) -> the Hessian function ``duals.hessian`` gives a
     dispatcher: forward over forward (:func:`duals.jit.compiled_hessian`, one pass) up to
     ``COMPILED_HESSIAN_LANES`` inputs or for a non-scalar output, else forward over reverse
-    (:func:`compiled_hessian_rev`); ``chunk_size`` and ``workers`` go to the one taken.
+    (:func:`compiled_hessian_rev`), which also serves functions using the decompositions
+    (``eigh``, ``svd``, ``qr``, ``pinv``, ``lstsq``: first-order duals only in forward mode);
+    ``chunk_size`` and ``workers`` go to the one taken.
 
     >>> import numba, numpy as np
     >>> float(compiled_hessian_auto(numba.njit(lambda x: np.sum(x ** 3)))(np.ones(12)).trace())
@@ -521,8 +526,14 @@ def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
 
     def hess(*args):
         args, nums, _ = _inputs(args, argnums, "hessian", known)
-        if sum(_size(args[i]) for i in nums) <= COMPILED_HESSIAN_LANES or known.get("forward"):
-            return forward(*args)
+        small = sum(_size(args[i]) for i in nums) <= COMPILED_HESSIAN_LANES
+        if known.get("forward") or (small and not known.get("reverse")):
+            try:
+                return forward(*args)
+            except TypeError as exc:   # a decomposition: first-order duals only, so over reverse
+                if known.get("forward") or _NESTED_REFUSAL not in str(exc):
+                    raise
+                known["reverse"] = True
         try:
             return reverse(*args)
         except _NotScalar:
