@@ -39,9 +39,9 @@ _KERNELS = {}
 def _kernels():
     """The greedy loops compiled by Numba on first use (``import duals`` imports no Numba)."""
     if not _KERNELS:
-        import numba
+        from .._numba_cache import cached_njit
         for name in ("_greedy", "_smallest_last", "_star"):
-            _KERNELS[name] = numba.njit(cache=True, nogil=True)(globals()[name])
+            _KERNELS[name] = cached_njit(nogil=True)(globals()[name])
     return _KERNELS
 
 

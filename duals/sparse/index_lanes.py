@@ -327,9 +327,9 @@ _bit_pairs_kernel = _seed_kernel = None
 
 def _compile_bit_pairs():
     global _bit_pairs_kernel, _seed_kernel
-    import numba
-    _seed_kernel = numba.njit(cache=True, nogil=True)(_seed_bits)
-    _bit_pairs_kernel = numba.njit(cache=True, nogil=True)(_bit_pairs)
+    from .._numba_cache import cached_njit
+    _seed_kernel = cached_njit(nogil=True)(_seed_bits)
+    _bit_pairs_kernel = cached_njit(nogil=True)(_bit_pairs)
 
 
 def _refused(f, reason):

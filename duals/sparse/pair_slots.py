@@ -350,8 +350,8 @@ def symmetric_rows(items, n):
     (array([0, 1, 2, 3]), array([1, 0, 2]))
     """
     if not _kernels:
-        import numba
-        _kernels["rows"] = numba.njit(cache=True, nogil=True)(_symmetric_rows)
+        from .._numba_cache import cached_njit
+        _kernels["rows"] = cached_njit(nogil=True)(_symmetric_rows)
     return _kernels["rows"](items, n)
 
 

@@ -346,8 +346,8 @@ def slot_rows(slots):
     (array([0, 2, 2]), array([0, 2]), False)
     """
     if not _kernels:
-        import numba
-        _kernels["rows"] = numba.njit(cache=True, nogil=True)(_slot_rows)
+        from .._numba_cache import cached_njit
+        _kernels["rows"] = cached_njit(nogil=True)(_slot_rows)
     return _kernels["rows"](slots)
 
 
