@@ -41,7 +41,7 @@ from numba.extending import overload, register_jitable
 from ._types import DualType
 from .adjoint_arrays import _level
 from .decompositions import (_DEPENDENT_COLUMNS, _EXTRA_COLUMNS, _RANK_DEFICIENT, _RANK_DEFICIENT_PINV,
-                             _REPEATED_EIGENVALUE, _REPEATED_SINGULAR, _eps)
+                             _REPEATED_SINGULAR, _eps, _inverse_gaps)
 from .differentials import (_attach, _contiguous, _diagonal, _identity_minus, _left, _minus, _negated,
                             _pair, _right, _scaled, _step, _values, _zeros)
 from .errors import MARK
@@ -94,24 +94,6 @@ def _mirrored_lower(a):
         for j in range(n):
             s[i, j] = a[i, j] if i >= j else a[j, i]
     return s
-
-
-@register_jitable
-def _inverse_gaps(w, eps):
-    """``F_ij = 1 / (λ_j − λ_i)`` off the diagonal, 0 on it; raises at a repeated eigenvalue."""
-    n = w.shape[0]
-    scale = 1e-300
-    for i in range(n):
-        scale = max(scale, abs(_real(w[i])))
-    tol = n * eps * scale
-    F = np.zeros((n, n), w.dtype)
-    for i in range(n):
-        for j in range(n):
-            if i != j:
-                if abs(_real(w[j]) - _real(w[i])) <= tol:
-                    raise np.linalg.LinAlgError(_REPEATED_EIGENVALUE)
-                F[i, j] = 1.0 / (w[j] - w[i])
-    return F
 
 
 @register_jitable

@@ -32,6 +32,7 @@ import functools
 import numpy as np
 from numba.extending import overload, register_jitable
 
+from .extras import _real
 from .linalg import _ours, _refuse, _solve, _square
 from .parts import join, lanes_left, lanes_right, split
 
@@ -126,19 +127,21 @@ def _mirrored_lower(da):
 
 @register_jitable
 def _inverse_gaps(w, eps):
-    """``F_ij = 1 / (λ_j − λ_i)`` off the diagonal, 0 on it; raises at a repeated eigenvalue."""
+    """``F_ij = 1 / (λ_j − λ_i)`` off the diagonal, 0 on it; raises at a repeated eigenvalue.
+    The eigenvalues ``w`` may be duals (compiled reverse mode's forward over reverse): the gaps
+    are compared on their real parts."""
     n = w.shape[0]
     scale = 1e-300
-    for v in w:
-        scale = max(scale, abs(v))
+    for i in range(n):
+        scale = max(scale, abs(_real(w[i])))
     tol = n * eps * scale
-    F = np.zeros((n, n, 1), w.dtype)
+    F = np.zeros((n, n), w.dtype)
     for i in range(n):
         for j in range(n):
             if i != j:
-                if abs(w[j] - w[i]) <= tol:
+                if abs(_real(w[j]) - _real(w[i])) <= tol:
                     raise np.linalg.LinAlgError(_REPEATED_EIGENVALUE)
-                F[i, j, 0] = 1.0 / (w[j] - w[i])
+                F[i, j] = 1.0 / (w[j] - w[i])
     return F
 
 
@@ -153,7 +156,7 @@ def _eigh_typer(a):
         w, v = np.linalg.eigh(ar)
         V = np.ascontiguousarray(v)
         C = _between(V.T, _mirrored_lower(da), V)
-        dV = lanes_right(V, _inverse_gaps(w, eps) * C)
+        dV = lanes_right(V, _inverse_gaps(w, eps).reshape((w.shape[0], w.shape[0], 1)) * C)
         return join(w, _diagonal(C), T), join(V, dV, T)
     return impl
 
