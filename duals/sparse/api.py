@@ -177,20 +177,41 @@ def _hessian_pattern(f, args, argnum, kwargs, order):
     return from_index_sets(sets, int(np.size(args[argnum])), "hessian", order, by_value)
 
 
-def _fingerprint(value, keep):
+RAW_BYTES = 1 << 20   # constant arrays up to this size are compared by content before being hashed
+_RAW = object()       # marks an array's content in a raw key (see _Patterns._key)
+
+
+def _fingerprint(value, keep, raw=False):
     """A hashable summary of an argument that is held constant: its content for arrays and
-    numbers; for other objects their identity (``keep`` holds them so the identity stays theirs)."""
+    numbers; for other objects their identity (``keep`` holds them so the identity stays theirs).
+    With ``raw``, an array of at most ``RAW_BYTES`` gives its bytes instead of their digest
+    (:func:`_digested` turns such a summary into the plain one)."""
     if isinstance(value, np.ndarray):
-        digest = hashlib.blake2b(np.ascontiguousarray(value).view(np.uint8), digest_size=16).digest()
-        return ("array", value.shape, value.dtype.str, digest)
+        content = np.ascontiguousarray(value).view(np.uint8)
+        if raw and content.nbytes <= RAW_BYTES:
+            return (_RAW, value.shape, value.dtype.str, content.tobytes())
+        return ("array", value.shape, value.dtype.str, _digest(content))
     if value is None or isinstance(value, (bool, int, float, complex, str, np.number)):
         return ("value", type(value).__name__, value)
     if isinstance(value, (tuple, list)):
-        return (type(value).__name__,) + tuple(_fingerprint(v, keep) for v in value)
+        return (type(value).__name__,) + tuple(_fingerprint(v, keep, raw) for v in value)
     if isinstance(value, dict):
-        return ("dict",) + tuple((k, _fingerprint(v, keep)) for k, v in sorted(value.items(), key=repr))
+        return ("dict",) + tuple((k, _fingerprint(v, keep, raw)) for k, v in sorted(value.items(), key=repr))
     keep.append(value)
     return ("object", id(value))
+
+
+def _digest(content):
+    return hashlib.blake2b(content, digest_size=16).digest()
+
+
+def _digested(summary):
+    """The plain fingerprint of a raw one: each array's bytes replaced by their digest."""
+    if type(summary) is not tuple:
+        return summary
+    if summary and summary[0] is _RAW:
+        return ("array", summary[1], summary[2], _digest(summary[3]))
+    return tuple(_digested(part) for part in summary)
 
 
 class _Patterns:
@@ -205,12 +226,21 @@ class _Patterns:
         self.detect = detect
         self.trusted = trusted
         self.known = collections.OrderedDict()
+        self.last = None   # (raw key, key, the objects it names) of the last call
 
     def _key(self, args, argnum, kwargs, keep):
+        """The layout of the arguments; constants that are those of the last call, byte for byte,
+        are not hashed again (an ODE solver calls with the same constants every time)."""
         x = args[argnum]
-        return (argnum, np.shape(x), np.result_type(x).str,
-                tuple(_fingerprint(a, keep) for i, a in enumerate(args) if i != argnum),
-                _fingerprint(dict(kwargs), keep))
+        raw = (argnum, np.shape(x), np.result_type(x).str,
+               tuple(_fingerprint(a, keep, raw=True) for i, a in enumerate(args) if i != argnum),
+               _fingerprint(dict(kwargs), keep, raw=True))
+        last = self.last
+        if last is not None and last[0] == raw:
+            return last[1]
+        key = _digested(raw)
+        self.last = (raw, key, list(keep))
+        return key
 
     def __call__(self, args, argnum, kwargs):
         keep = []
@@ -272,8 +302,7 @@ def _explain(f, args, argnum, kwargs, S, kind, has_aux=False):
 
 
 def _checker(f, args, argnum, kwargs, S, kind, who, has_aux, lines):
-    explain = _explain(f, args, argnum, kwargs, S, kind, has_aux)
-    return lambda J, direction, lane: compressed.verify(J, direction, lane, who, explain, lines)
+    return compressed.Check(who, _explain(f, args, argnum, kwargs, S, kind, has_aux), lines)
 
 # ---------------------------------------------------------------- the transformations
 
@@ -303,12 +332,12 @@ def sparse_jacobian(f, argnums=0, has_aux=False, chunk_size=None, sparsity="auto
             if pool is not None:
                 push = spread.forward(pool, _Forward, (f, args, i, kwargs, has_aux, chunk_size, who),
                                       push, kwargs)
-            J = compressed.columns(S.pattern, S.colors, _matching(push, S, who), dtype, check)
+            J = compressed.columns(S, _matching(push, S, who), dtype, check)
         else:
             pull = (_Reverse(f, args, i, kwargs, has_aux, chunk_size, who) if pool is None else
                     spread.reverse(pool, _Reverse, f, args, i, kwargs, has_aux, chunk_size, who))
             _rows_agree(int(np.size(pull.value)), S, who)
-            J = compressed.rows(S.pattern, S.row_colors, pull, dtype, check)
+            J = compressed.rows(S, pull, dtype, check)
             push = pull
         return (J, push.aux) if has_aux else J
 
@@ -353,7 +382,7 @@ def sparse_hessian(f, argnums=0, sparsity="auto", workers=None):
         if pool is not None:
             push = spread.forward(pool, _Forward, (gradient, args, i, kwargs, False, None, who), push,
                                   kwargs)
-        return compressed.symmetric(S.pattern, S.colors, push, dtype, check)
+        return compressed.symmetric(S, push, dtype, check)
 
     hessian.__name__ = "sparse_hessian"
     return hessian

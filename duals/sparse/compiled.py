@@ -7,6 +7,10 @@ recording over duals seeded with the star colours, swept once. Detection of comp
 the unchanged function on index-set lanes (:mod:`duals.sparse.index_lanes`), and of a Hessian
 on index duals nested under pair sets (:mod:`duals.sparse.pair_lanes`); a reused pattern is
 checked by one extra lane at every call, since compiled code cannot say that it branched on values.
+
+Where the colours and the check lane fit in one compiled call (``COMPILED_LANES``), forward mode
+makes that one call: a compiled loop writes the dual argument straight from the colours, and the
+entries are read back from the dual output where it lies (:mod:`duals.sparse.gather`).
 """
 import numpy as np
 
@@ -59,9 +63,32 @@ class _CompiledForward:
 
     def _push(self, seeds):
         api, _ = _jit()
+        x = self.args[self.argnum]
+        duals = api.dual_array(x, seeds.reshape((seeds.shape[0],) + np.shape(x)))
+        value, _, lanes = self._lanes(duals, seeds.shape[0], seeds.dtype)
+        if self.value is None:
+            self.value = np.array(value, copy=True)
+        return np.ascontiguousarray(lanes.T)
+
+    def seeded(self, colors, k, direction):
+        """One compiled call whose ``k`` lanes are the indicators of the colours ``colors`` (and
+        whose last lane is ``direction``, when given): its lanes as :class:`compressed.Lanes`,
+        read in the output itself where it is one block. One compiled loop writes the argument."""
+        from ..jit.seeding import as_duals, float_dtype
+        from .gather import seed
+        x = np.asarray(self.args[self.argnum])
+        count = k + (direction is not None)
+        buf = np.empty((x.size, 1 + count), dtype=float_dtype(x))
+        seed(x.reshape(-1), colors, np.zeros(0, buf.dtype) if direction is None else direction, buf)
+        _, y, lanes = self._lanes(as_duals(buf, x, (count,)), count, buf.dtype)
+        return _in_place(y, lanes)
+
+    def _lanes(self, duals, count, dtype):
+        """``f`` at the dual argument ``duals``: (its value, the output, its tangent lanes
+        ``(rows, count)``, a view of the output where it allows one)."""
+        api, _ = _jit()
         args = list(self.args)
-        x = args[self.argnum]
-        args[self.argnum] = api.dual_array(x, seeds.reshape((seeds.shape[0],) + np.shape(x)))
+        args[self.argnum] = duals
         y = api._call(self.f, args, self.who)
         if self.has_aux:
             y, aux = split_aux(y, self.who)
@@ -69,12 +96,26 @@ class _CompiledForward:
                 self.aux = api._strip(aux)
         parts = api._parts(y)
         value = api._plain(y, self.who) if parts is None else parts[0]
-        if self.value is None:
-            self.value = np.array(value, copy=True)
+        if self.rows is None:
             self.rows = int(np.size(value))
         if parts is None:
-            return np.zeros((seeds.shape[0], self.rows), dtype=seeds.dtype)
-        return np.moveaxis(np.asarray(parts[1]).reshape(self.rows, -1), -1, 0).copy()
+            return value, y, np.zeros((self.rows, count), dtype=dtype)
+        return value, y, np.asarray(parts[1]).reshape(self.rows, count)
+
+
+def _in_place(y, lanes):
+    """The lanes ``(rows, count)`` of the dual output ``y`` as :class:`compressed.Lanes` over the
+    output's own floats where ``y`` is one C-ordered block of duals (primal, then the lanes), else
+    over a copy."""
+    size = lanes.itemsize
+    if (type(y) is np.ndarray and y.ndim and y.flags.c_contiguous and lanes.ndim == 2
+            and y.dtype.names == ("primal", "tangent") and y.dtype.itemsize % size == 0
+            and lanes.strides == (y.dtype.itemsize, size) and lanes.shape[0] == y.size):
+        start = y.dtype.fields["tangent"][1]
+        if start % size == 0:
+            return compressed.Lanes(y.reshape(-1).view(lanes.dtype), start // size, y.dtype.itemsize // size,
+                                    1, lanes.shape[0], lanes.shape[1])
+    return compressed.Lanes.stacked(lanes.T)
 
 
 class _CompiledReverse:
@@ -127,12 +168,18 @@ def compiled_jacobian(f, argnum, has_aux, chunk_size, sparsity, patterns, who, p
                 lanes = push(seeds)
                 _rows_agree(push.rows, S, who)
                 return lanes
-            J = compressed.columns(S.pattern, S.colors, checked, dtype, check)
+
+            def seeded(colors, k, direction):   # one call: the colour lanes and the check lane
+                lanes = push.seeded(colors, k, direction)
+                _rows_agree(push.rows, S, who)
+                return lanes
+            one_call = pool is None and compressed.layout(S).k + (check is not None) <= COMPILED_LANES
+            J = compressed.columns(S, checked, dtype, check, run=seeded if one_call else None)
         else:
             push = (_CompiledReverse(f, args, i, has_aux, who) if pool is None else
                     spread.compiled_reverse(pool, _CompiledReverse, f, args, i, has_aux, who))
             _rows_agree(int(np.size(push.value)), S, who)
-            J = compressed.rows(S.pattern, S.row_colors, push, dtype, check)
+            J = compressed.rows(S, push, dtype, check)
         return (J, push.aux) if has_aux else J
 
     return jacobian
@@ -173,7 +220,7 @@ def compiled_hessian(f, argnum, sparsity, patterns, who, pool=None):
             parts = ([hessian_lanes(f, args, i, who, seeds[a:b])
                       for a, b in _CompiledForward.bounds(seeds.shape[0])] if lanes is None else [lanes(seeds)])
             return np.concatenate(parts, axis=0).astype(dtype, copy=False)
-        return compressed.symmetric(S.pattern, S.colors, push, dtype, check)
+        return compressed.symmetric(S, push, dtype, check)
 
     return hessian
 

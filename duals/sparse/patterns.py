@@ -2,7 +2,8 @@
 
 A :class:`Sparsity` holds a boolean ``scipy.sparse.csr_array`` pattern (a Jacobian's, shape
 ``(out.size, in.size)``, or a Hessian's, ``(n, n)`` and symmetric) and computes the colourings
-that the compressed evaluations need on first use.
+that the compressed evaluations need on first use (and keeps the layouts with which they read
+the entries back, :func:`duals.sparse.compressed.layout`).
 """
 import numpy as np
 
@@ -65,6 +66,7 @@ class Sparsity:
         self.depends_on_values = bool(depends_on_values)
         self._colors = None
         self._row_colors = None
+        self._layouts = {}   # how compressed evaluations read entries back (duals.sparse.compressed)
 
     @classmethod
     def trusted(cls, pattern, kind, order, depends_on_values=False):
@@ -75,7 +77,15 @@ class Sparsity:
         self.pattern, self.kind, self.order = pattern, kind, order
         self.depends_on_values = bool(depends_on_values)
         self._colors = self._row_colors = None
+        self._layouts = {}
         return self
+
+    def __getstate__(self):   # the layouts are derived data, and large: made again where needed
+        return {name: value for name, value in self.__dict__.items() if name != "_layouts"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._layouts = {}
 
     @property
     def shape(self):
@@ -140,6 +150,8 @@ def from_index_sets(sets, n, kind="jacobian", order="smallest_last", by_value=Fa
     m = sets.size
     data = np.ones(sets.nnz, dtype=bool)
     pattern = sp.csr_array((data, sets.indices.astype(np.int64), sets.indptr.astype(np.int64)), shape=(m, n))
+    if kind == "jacobian" and order in ORDERS and pattern.has_canonical_format:   # sorted, no repeats
+        return Sparsity.trusted(pattern, kind, order, by_value)
     return Sparsity(pattern, kind, order, by_value)
 
 
