@@ -29,7 +29,7 @@ from .tape import BUFFER, COUNT, FAILED, TapeRef, sweep
 __all__ = ["grad_driver", "pull_driver", "ADJOINT"]
 
 ADJOINT = AdjointType(types.float64)
-WORDS = 3   # a node over floats is 24 bytes: two int32 parents, then two float64 partials
+WORDS = 3   # a node over floats is 24 bytes: two 32-bit parents, then two float64 partials
 
 
 
@@ -187,7 +187,7 @@ def _ov_sweep(header, first, adj):
     def impl(header, first, adj):
         count = header[COUNT]
         partials = numba.carray(_pointer(header[BUFFER]), (count, WORDS), np.float64)
-        parents = numba.carray(_pointer(header[BUFFER]), (count, 2 * WORDS), np.int32)
+        parents = numba.carray(_pointer(header[BUFFER]), (count, 2 * WORDS), np.uint32)
         sweep(parents, partials, first, adj)
     return impl
 
