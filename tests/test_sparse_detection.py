@@ -165,3 +165,21 @@ def test_detection_costs_a_few_evaluations_not_one_per_input():
         return x[1:] - x[:-1]
     duals.sparsity(f, np.ones(1000))
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_union_by_compiled_merge_is_the_union_of_the_sets_entry_by_entry(seed):
+    from duals.index_sets import IndexSets, union
+    rng = np.random.default_rng(seed)
+    n, size = 30, 40
+
+    def random_sets():
+        rows = [np.unique(rng.integers(0, n, rng.integers(0, 6))) for _ in range(size)]
+        indptr = np.concatenate([[0], np.cumsum([r.size for r in rows])]).astype(np.int64)
+        return IndexSets((size,), n, indptr, np.concatenate(rows).astype(np.int64)), rows
+
+    parts = [random_sets() for _ in range(3)]
+    merged = union([p for p, _ in parts])
+    expected = [sorted(set().union(*(rows[k].tolist() for _, rows in parts))) for k in range(size)]
+    assert merged.to_lists() == expected
+    assert merged.indptr[-1] == merged.indices.size
