@@ -181,6 +181,25 @@ def test_qr_and_pinv_of_a_rank_deficient_matrix_raise():
         jacfwd(minimum_norm, argnums=(0, 1))(deficient, B4)
 
 
+@pytest.mark.parametrize("corner, dependent", [(1e-15, False), (3e-16, True)])
+def test_a_wide_qr_judges_its_leading_block_alike_in_every_mode(corner, dependent):
+    """The leading 2 x 2 block of a 2 x 6 matrix, |R[1, 1]| / |R|max = ``corner``, judged at
+    2 eps (the block's own rank tolerance) by the Python path, compiled forward and compiled
+    reverse mode alike: 1e-15 is independent (below 6 eps, the whole matrix's), 3e-16 is not."""
+    wide = np.array([[1.0, 1.0, 0.3, 0.2, 0.5, 0.1], [0.0, corner, 0.7, 0.4, 0.9, 0.6]])
+    qr_of(wide)  # the plain call is fine
+    ways = [lambda: duals.jacfwd(lambda a: duals.numpy.linalg.qr(a)[1])(wide),
+            lambda: jacfwd(qr_of)(wide),
+            lambda: duals.jacrev(qr_of)(wide)]
+    for way in ways:
+        if dependent:
+            with pytest.raises(np.linalg.LinAlgError, match="linearly dependent"):
+                way()
+        else:
+            got = way()
+            assert all(np.isfinite(part).all() for part in (got if isinstance(got, tuple) else (got,)))
+
+
 # ---------------------------------------------------------------- what stays refused
 
 def test_nested_duals_and_eig_are_refused_naming_the_function():

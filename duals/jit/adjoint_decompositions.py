@@ -366,8 +366,9 @@ def _qr_typer(a):
         if m >= n:
             dq, dr = _qr_square_or_tall(Q, R, a, m, n, eps)
             return _attach(Q, dq), _attach(R, dr)
-        # a = [X Y]: Q R_X = X and R_Y = Qᵀ Y, so dR_Y = dQᵀ Y + Qᵀ dY
-        dq, dr_x = _qr_square_or_tall(Q, _contiguous(R[:, :m]), a[:, :m], m, n, eps)
+        # a = [X Y]: Q R_X = X and R_Y = Qᵀ Y, so dR_Y = dQᵀ Y + Qᵀ dY (X judged as the square
+        # matrix it is, at m eps, as compiled forward mode and the Python path judge it)
+        dq, dr_x = _qr_square_or_tall(Q, _contiguous(R[:, :m]), a[:, :m], m, m, eps)
         dr = _zeros(m, n, a)
         dr[:, :m] = dr_x
         for i in range(m):
