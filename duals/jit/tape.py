@@ -357,15 +357,19 @@ def sweep(parents, partials, first, adj):
 @cached_njit()
 def sweep_lanes(parents, partials, first, adj):
     """sweep_lanes(parents, partials, first, adj): :func:`sweep` for ``adj`` of shape
-    ``(nodes, lanes)``, one cotangent per lane (rows of a Jacobian)."""
+    ``(nodes, lanes)``, one cotangent per lane (rows of a Jacobian). A lane's zero adjoint adds
+    nothing, as in :func:`sweep`: an infinite partial (``sqrt'(0)``) then leaves the exact 0 of
+    the rows that do not depend on it, not ``0 · inf = NaN`` (a select, so the lanes still
+    vectorise)."""
     lanes = adj.shape[1]
     for k in range(parents.shape[0] - 1, first - 1, -1):
         a1, a2 = parents[k, 0], parents[k, 1]
         s1, s2 = partials[k, 1], partials[k, 2]
         for j in range(lanes):
             a = adj[k, j]
-            adj[a1, j] += s1 * a
-            adj[a2, j] += s2 * a
+            keep = a != 0.0
+            adj[a1, j] += s1 * a if keep else 0.0
+            adj[a2, j] += s2 * a if keep else 0.0
 
 
 @cached_njit()
