@@ -39,13 +39,24 @@ def _difference_impl(x, *, axis):
 
 
 def _difference_transpose_impl(g, *, axis):
-    """``-g[0], g[0] - g[1], ..., g[-2] - g[-1], g[-1]`` along ``axis``: the transpose of ``diff``."""
-    g = np.moveaxis(g, axis, -1)
-    out = np.empty(g.shape[:-1] + (g.shape[-1] + 1,), g.dtype)
-    np.negative(g[..., :1], out=out[..., :1])
-    np.subtract(g[..., :-1], g[..., 1:], out=out[..., 1:-1])
-    out[..., -1:] = g[..., -1:]
-    return np.moveaxis(out, -1, axis)
+    """``-g[0], g[0] - g[1], ..., g[-2] - g[-1], g[-1]`` along ``axis`` (counted from the right):
+    the transpose of ``diff``."""
+    axis = axis - g.ndim if axis >= 0 else axis
+
+    def at(index):
+        return (Ellipsis, index) + (slice(None),) * (-axis - 1)
+    shape = list(g.shape)
+    shape[axis] += 1
+    out = np.empty(shape, g.dtype)
+    np.negative(g[at(slice(None, 1))], out=out[at(slice(None, 1))])
+    np.subtract(g[at(slice(None, -1))], g[at(slice(1, None))], out=out[at(slice(1, -1))])
+    out[at(slice(-1, None))] = g[at(slice(-1, None))]
+    return out
+
+
+def _difference_fused_jvp(primals, tangents, *, axis):
+    """The differences of the value and of the tangent lanes, without the rule's second bind."""
+    return _difference_impl(primals[0], axis=axis), _difference_impl(tangents[0], axis=axis)
 
 
 # the first difference along ``axis`` (counted from the right, so lanes sit in front) and its
@@ -53,6 +64,7 @@ def _difference_transpose_impl(g, *, axis):
 difference_p = Primitive("difference", _difference_impl)
 difference_transpose_p = Primitive("difference_transpose", _difference_transpose_impl)
 difference_p.def_jvp(0, lambda t, out, x, *, axis: difference_p(t, axis=axis))
+difference_p.fused_jvp = _difference_fused_jvp
 difference_p.def_vjp(0, lambda g, out, x, *, axis: difference_transpose_p(g, axis=axis)
                      if shape(x)[axis] > 1 else None)   # no differences: nothing depends on x
 difference_transpose_p.def_jvp(0, lambda t, out, g, *, axis: difference_transpose_p(t, axis=axis))

@@ -130,12 +130,33 @@ def _convolve_vjp(g, out, x, other, start):
     return unbroadcast(c, SimpleNamespace(shape=shape(out)[:-1] + (n,)), shape(x))
 
 
+def _convolve_fused_jvp(primals, tangents, *, start, length):
+    """Two 1-D sequences with plain tangent lanes: NumPy's convolution of the value and of each
+    lane, without the rules' alignment and second bind (the same calls, so the same numbers);
+    batched operands decline to the rules."""
+    a, v = primals
+    if np.ndim(a) != 1 or np.ndim(v) != 1:
+        return None
+    tangent = None
+    for t, first, second in ((tangents[0], None, v), (tangents[1], a, None)):
+        if t is None:
+            continue
+        if len(t) == 0:
+            return None
+        rows = [_convolve_1d(row if first is None else first, row if second is None else second,
+                             start, length) for row in t]
+        term = rows[0][None] if len(rows) == 1 else np.stack(rows)
+        tangent = term if tangent is None else tangent + term
+    return _convolve_1d(a, v, start, length), tangent
+
+
 convolve_p.def_jvp(0, lambda t, out, a, v, *, start, length: convolve_p(
     align(t, a, out), v, start=start, length=length))
 convolve_p.def_jvp(1, lambda t, out, a, v, *, start, length: convolve_p(
     a, align(t, v, out), start=start, length=length))
 convolve_p.def_vjp(0, lambda g, out, a, v, *, start, length: _convolve_vjp(g, out, a, v, start))
 convolve_p.def_vjp(1, lambda g, out, a, v, *, start, length: _convolve_vjp(g, out, v, a, start))
+convolve_p.fused_jvp = _convolve_fused_jvp
 
 
 def _convolution_pairs(length, start, n, m):
