@@ -10,6 +10,7 @@ intermediate value is freed as soon as the user drops it and no rule needs it.
 """
 import contextlib
 import itertools
+import weakref
 
 import math
 
@@ -50,11 +51,39 @@ def no_grad():
 class ReverseTrace(Trace):
     """ReverseTrace(level, imperative=False): one tape. ``no_grad`` pauses imperative tapes only."""
 
-    __slots__ = ("imperative",)
+    __slots__ = ("imperative", "borrowed")
 
     def __init__(self, level, imperative=False):
         self.level = level
         self.imperative = imperative
+        # id(leaf) -> weak reference to it: leaves holding a caller's array, copied when needed
+        self.borrowed = None
+
+    def borrow(self, leaf):
+        """borrow(leaf): ``leaf`` holds the caller's own array, which may change after the call.
+
+        It is copied (:meth:`settle`) as soon as anything could keep or change its data: a
+        primitive whose reverse rules read it or whose value shares its memory, an output, a
+        ``.value`` view. Until then primitives record a shell of it (shape and dtype), so no
+        pullback can read the caller's later changes; plain arrays are copied at once where they
+        must (:func:`_changeable`); nothing else is borrowed.
+        """
+        if not _changeable(leaf._value):
+            return
+        if self.borrowed is None:
+            self.borrowed = {}
+        self.borrowed[id(leaf)] = weakref.ref(leaf)   # weak: a leaf refers to its trace
+
+    def lends(self, a):
+        """Whether ``a`` is a borrowed leaf of this trace."""
+        ref = self.borrowed.get(id(a)) if self.borrowed else None
+        return ref is not None and ref() is a
+
+    def settle(self, leaf):
+        """settle(leaf): the tape's own copy of a borrowed leaf's value from now on."""
+        if self.lends(leaf):
+            del self.borrowed[id(leaf)]
+            leaf._value = leaf._value.copy()
 
     def process(self, primitive, args, params, reported=False):
         # (not named ``prim``: duals.float_warnings names the step after the frame holding ``prim``,
@@ -82,9 +111,12 @@ class ReverseTrace(Trace):
                     nested = True
                 elif not constant_array and isinstance(a, np.ndarray):
                     constant_array = True
+        lent = self._lend(primitive, args, values, inputs, nested) if self.borrowed else None
         # plain values go straight to the implementation; traced ones to the next trace
         out = bind(primitive, *values, **params) if nested or _core.ANOMALY is not None \
             else primitive.impl(*values, **params)
+        if lent:
+            out = self._shells_of_lent(primitive, args, values, params, lent, out)
         if self.imperative and _no_grad_depth:
             return Var._new(out, None, self)  # a fresh leaf: nothing before it is recorded
         saved = out
@@ -109,14 +141,54 @@ class ReverseTrace(Trace):
         versions = [None if i is None else i.version for i in inputs] if changed else None
         return Var._new(out, Node(primitive, values, params, inputs, versions, saved), self)
 
+    def _lend(self, primitive, args, values, inputs, nested):
+        """The positions of borrowed leaves that ``primitive`` may use without a copy (no
+        reverse rule reads them); every other borrowed leaf among ``args`` is settled first."""
+        reads = None if nested or _core.ANOMALY is not None else READS.get(primitive)
+        names = reads(inputs) if reads is not None else None
+        lent, settled = [], []
+        for k, a in enumerate(args):
+            if type(a) is not Var or not self.lends(a):
+                continue
+            if names is None or k > 1 or ("x", "y")[k] in names \
+                    or a._value.dtype.itemsize > _NOTHING.nbytes:   # (a shell holds 16 bytes)
+                settled.append(a)
+            else:
+                lent.append(k)
+        for a in settled:
+            self.settle(a)
+        if settled:   # a leaf in two places, one of them read: every place reads the copy
+            for k, a in enumerate(args):
+                if type(a) is Var and a._trace is self:
+                    values[k] = a._value
+        return [k for k in lent if self.lends(args[k])]
+
+    def _shells_of_lent(self, primitive, args, values, params, lent, out):
+        """``out`` of ``primitive`` on borrowed leaves at ``lent``: computed again from copies if it
+        shares their memory (a view), else with the leaves recorded as shells."""
+        if any(_shares(out, values[k]) for k in lent):
+            for k in lent:
+                self.settle(args[k])
+                values[k] = args[k]._value
+            return primitive.impl(*values, **params)
+        for k in lent:
+            values[k] = _shell(values[k], 0)
+        return out
+
+
+def _shares(out, a):
+    if isinstance(out, (tuple, list)):
+        return any(_shares(o, a) for o in out)
+    return isinstance(out, np.ndarray) and np.may_share_memory(out, a)
+
 
 _NOTHING = np.zeros(2)   # the memory of every shell: 16 zero bytes
 
 
-def _shell(a):
-    """A large array's stand-in on the tape: its shape and dtype, no memory (a read-only
-    zero-stride view of zeros), for an operand that no rule reads."""
-    if type(a) is not np.ndarray or a.size < SHELL_FROM:
+def _shell(a, smallest=None):
+    """An array's stand-in on the tape from ``smallest`` (SHELL_FROM) entries on: its shape and
+    dtype, no memory (a read-only zero-stride view of zeros), for an operand that no rule reads."""
+    if type(a) is not np.ndarray or a.size < (SHELL_FROM if smallest is None else smallest):
         return a
     shell = np.ndarray(a.shape, a.dtype, _NOTHING, 0, (0,) * a.ndim)
     shell.flags.writeable = False
@@ -131,9 +203,12 @@ def _own(a):
     reference. Read-only arrays without a writable base and NumPy scalars are kept as they
     are (a 0-d array is an array: ``buf *= 7`` changes it).
     """
-    if isinstance(a, np.ndarray) and (a.flags.writeable or a.base is not None):
-        return a.copy()
-    return a
+    return a.copy() if _changeable(a) else a
+
+
+def _changeable(a):
+    """Whether ``a`` is an array whose owner could change it in place (see :func:`_own`)."""
+    return isinstance(a, np.ndarray) and (a.flags.writeable or a.base is not None)
 
 
 TAPE = ReverseTrace(level=1, imperative=True)
@@ -260,6 +335,8 @@ class Var(Tracer):
     @property
     def value(self):
         """The NumPy value (in-place writes to it are tracked for the safety check of ``backward``)."""
+        if self._trace.borrowed:
+            self._trace.settle(self)   # writes through the view must not reach the caller's array
         v = self._value
         if isinstance(v, np.ndarray):
             view = v.view(_VersionedArray)

@@ -19,7 +19,7 @@ from .holomorphic import HolomorphicJVPTrace, HolomorphicReverseTrace, RealOutpu
 from .holomorphic import real_sparse, refuse_complex, require_complex
 from .ops import is_complex
 from .ops.shape import concatenate, getitem, moveaxis, reshape
-from .reverse import ReverseTrace, Var, _own, backward
+from .reverse import ReverseTrace, Var, backward
 from . import workers as _workers
 
 __all__ = ["jvp", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian",
@@ -298,9 +298,9 @@ def _strip(aux, is_ours):
 
 
 def _reverse_call(f, args, nums, who, kwargs, keep_inputs=False, holomorphic=False):
-    """Run ``f`` on a new tape; ``keep_inputs`` records copies of arrays the caller may change
-    before a pullback that outlives the call runs; ``holomorphic`` refuses non-holomorphic
-    primitives (and complex inputs are then required)."""
+    """Run ``f`` on a new tape; ``keep_inputs``: arrays the caller may change before a pullback
+    that outlives the call runs are copied once a recorded rule needs them (ReverseTrace.borrow);
+    ``holomorphic`` refuses non-holomorphic primitives (and complex inputs are then required)."""
     trace = HolomorphicReverseTrace(new_level(), who) if holomorphic else ReverseTrace(new_level())
     args = list(args)
     leaves = []
@@ -308,7 +308,9 @@ def _reverse_call(f, args, nums, who, kwargs, keep_inputs=False, holomorphic=Fal
         p = _as_input(args[i], who, f"argument {i}")
         if holomorphic:
             require_complex([p], who, "inputs")
-        v = Var._leaf(_own(p) if keep_inputs else p, trace)
+        v = Var._leaf(p, trace)
+        if keep_inputs:
+            trace.borrow(v)
         args[i] = v
         leaves.append(v)
     return trace, leaves, call_at_user_line(f, *args, **kwargs)
@@ -341,6 +343,8 @@ def vjp(f, *primals, has_aux=False):
     outs, treedef = tree.flatten(out)
     for y in outs:
         _check_leaf(y, "vjp")
+        if type(y) is Var:
+            trace.settle(y)   # an input returned as it is: the result is not the caller's array
     values = [_value_of(y, trace) for y in outs]
 
     def vjp_fn(cotangent):
@@ -367,8 +371,16 @@ def vjp(f, *primals, has_aux=False):
 
     primal_out = tree.unflatten(treedef, [_output(v) for v in values])
     if has_aux:
-        return primal_out, vjp_fn, _strip(aux, lambda a: type(a) is Var and a._trace is trace)
+        return primal_out, vjp_fn, _strip(aux, lambda a: _settled_if_ours(a, trace))
     return primal_out, vjp_fn
+
+
+def _settled_if_ours(a, trace):
+    """Whether ``a`` is a value of ``trace``; a borrowed input among them gets its own copy."""
+    if type(a) is Var and a._trace is trace:
+        trace.settle(a)
+        return True
+    return False
 
 
 def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):

@@ -216,3 +216,57 @@ def test_only_constants_that_a_rule_reads_are_copied():
     c *= 10.0                  # after recording: the add's derivative does not depend on it
     y.backward(np.ones(5))
     np.testing.assert_array_equal(x.grad, np.linspace(1.0, 2.0, 5))
+
+
+def test_a_borrowed_input_is_copied_only_once_a_rule_reads_it():
+    from duals.core import new_level
+    from duals.reverse import ReverseTrace, Var
+    x = np.array([0.5, 1.5, -2.0, 4.0])
+    trace = ReverseTrace(new_level())
+    leaf = Var._leaf(x, trace)
+    trace.borrow(leaf)
+    d = np.diff(leaf)
+    assert leaf._value is x and not any(d.grad_fn.args[0].strides)   # a shell: shape and dtype
+    np.sin(leaf)
+    assert leaf._value is not x and np.array_equal(leaf._value, x)
+
+
+def test_pullback_of_diff_is_exact_after_the_input_array_changed():
+    x = np.array([0.5, 1.5, -2.0, 4.0])
+    y, pullback = duals.vjp(lambda a: np.diff(a) * 1.0, x)
+    x[:] = 7.0               # diff's reverse rule needs the input's shape only
+    (g,) = pullback(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(g, [-1.0, -1.0, -1.0, 3.0])
+
+
+@pytest.mark.parametrize("f", [
+    lambda a: np.sum(np.diff(a)) + np.sum(np.sin(a)),    # borrowed, then read by sin
+    lambda a: np.sum(np.sin(a)) + np.sum(np.diff(a)),
+    lambda a: np.sum(a.reshape(2, 2) ** 2),              # a view of the input, read later
+    lambda a: np.sum(a[1:] * a[1:]),
+    lambda a: np.sum(a * a),                             # one input in two places
+    lambda a: np.sum(np.exp(a) * 2.0 + a),
+], ids=["diff_then_sin", "sin_then_diff", "reshape", "slice", "square", "exp"])
+def test_pullback_after_the_input_array_changed_uses_the_recorded_input_whatever_reads_it(f):
+    x = np.array([0.1, 0.7, -0.4, 0.3])
+    expected = duals.grad(f)(x.copy())
+    _, pullback = duals.vjp(f, x)
+    x[:] = 5.0
+    np.testing.assert_array_equal(pullback(1.0)[0], expected)
+
+
+def test_vjp_of_the_identity_returns_a_copy_of_the_input():
+    x = np.array([1.0, 2.0])
+    y, _ = duals.vjp(lambda a: a, x)
+    _, _, aux = duals.vjp(lambda a: (np.diff(a), a), x, has_aux=True)
+    assert not np.shares_memory(y, x) and not np.shares_memory(aux, x)
+
+
+def test_writing_through_value_of_the_input_inside_vjp_leaves_the_callers_array():
+    x = np.array([1.0, 2.0, 4.0])
+
+    def f(a):
+        a.value[0] = 100.0
+        return np.diff(a)
+    duals.vjp(f, x)
+    np.testing.assert_array_equal(x, [1.0, 2.0, 4.0])

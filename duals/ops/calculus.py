@@ -25,6 +25,7 @@ from . import dtype_of, export, innermost, ndim_of as ndim, normalize_axis, shap
 from .reductions import sum as _sum, unbroadcast
 from .assembly import operand
 from .elementwise import align
+from .fused_vjp import READS
 from .shape import broadcast_to, concatenate, getitem, moveaxis, reshape
 
 _ABSENT = object()
@@ -69,6 +70,8 @@ difference_p.def_vjp(0, lambda g, out, x, *, axis: difference_transpose_p(g, axi
                      if shape(x)[axis] > 1 else None)   # no differences: nothing depends on x
 difference_transpose_p.def_jvp(0, lambda t, out, g, *, axis: difference_transpose_p(t, axis=axis))
 difference_transpose_p.def_vjp(0, lambda h, out, g, *, axis: difference_p(h, axis=axis))
+for _linear in (difference_p, difference_transpose_p):   # their reverse rules read shapes only
+    READS[_linear] = lambda inputs: frozenset()
 
 
 def _neighbours(m, *rest, **params):
