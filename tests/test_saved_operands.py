@@ -246,7 +246,11 @@ def test_pullback_of_diff_is_exact_after_the_input_array_changed():
     lambda a: np.sum(a[1:] * a[1:]),
     lambda a: np.sum(a * a),                             # one input in two places
     lambda a: np.sum(np.exp(a) * 2.0 + a),
-], ids=["diff_then_sin", "sin_then_diff", "reshape", "slice", "square", "exp"])
+    lambda a: np.sum(np.cumsum(a) * np.gradient(a)) + np.trapezoid(a ** 3),
+    lambda a: np.sum(np.convolve(a, np.array([1.0, -2.0, 0.5]), "same") ** 2),
+    lambda a: np.sum(np.convolve(np.array([1.0, -2.0, 0.5]), a) ** 2) + np.sum(np.convolve(a, a)),
+], ids=["diff_then_sin", "sin_then_diff", "reshape", "slice", "square", "exp", "scans", "convolve",
+        "convolve_kernel"])
 def test_pullback_after_the_input_array_changed_uses_the_recorded_input_whatever_reads_it(f):
     x = np.array([0.1, 0.7, -0.4, 0.3])
     expected = duals.grad(f)(x.copy())

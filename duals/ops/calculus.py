@@ -70,8 +70,6 @@ difference_p.def_vjp(0, lambda g, out, x, *, axis: difference_transpose_p(g, axi
                      if shape(x)[axis] > 1 else None)   # no differences: nothing depends on x
 difference_transpose_p.def_jvp(0, lambda t, out, g, *, axis: difference_transpose_p(t, axis=axis))
 difference_transpose_p.def_vjp(0, lambda h, out, g, *, axis: difference_p(h, axis=axis))
-for _linear in (difference_p, difference_transpose_p):   # their reverse rules read shapes only
-    READS[_linear] = lambda inputs: frozenset()
 
 
 def _neighbours(m, *rest, **params):
@@ -330,6 +328,9 @@ edge_first_gradient_p.def_vjp(0, lambda g, out, f, *, h, axis: edge_first_gradie
 edge_first_gradient_transpose_p.def_jvp(0, lambda t, out, g, *, h, axis: edge_first_gradient_transpose_p(
     t, h=h, axis=axis))
 edge_first_gradient_transpose_p.def_vjp(0, lambda k, out, g, *, h, axis: edge_first_gradient_p(k, h=h, axis=axis))
+for _linear in (difference_p, difference_transpose_p, trapezoid_p, edge_first_gradient_p,
+                edge_first_gradient_transpose_p):   # their reverse rules read shapes only
+    READS[_linear] = lambda inputs: frozenset()
 
 
 def _gradient_stencil(m, *rest, **params):

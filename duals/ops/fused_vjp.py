@@ -353,9 +353,9 @@ def _shapes_only(inputs):
 def _install():
     global _is_basic
     from .elementwise import PRIMITIVES
-    from .reductions import sum_p
+    from .reductions import cumsum_p, sum_p
     from .shape import _is_basic, broadcast_p, getitem_p, reshape_p, transpose_p
-    for prim in (getitem_p, sum_p, reshape_p, broadcast_p, transpose_p):
+    for prim in (getitem_p, sum_p, cumsum_p, reshape_p, broadcast_p, transpose_p):
         READS[prim] = _shapes_only     # their rules need the shapes of the operands only
     for name, prim in PRIMITIVES.items():
         partials = derivatives.TABLE[name].partials

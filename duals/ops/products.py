@@ -16,6 +16,7 @@ from ..index_sets import along_axis, broadcast as broadcast_sets, union
 from . import export, innermost, ndim_of as ndim, shape_of as shape
 from .assembly import interleave, operand
 from .elementwise import align
+from .fused_vjp import READS
 from .reductions import unbroadcast
 from .shape import broadcast_to, flip, getitem, moveaxis, reshape, stack
 
@@ -157,6 +158,9 @@ convolve_p.def_jvp(1, lambda t, out, a, v, *, start, length: convolve_p(
 convolve_p.def_vjp(0, lambda g, out, a, v, *, start, length: _convolve_vjp(g, out, a, v, start))
 convolve_p.def_vjp(1, lambda g, out, a, v, *, start, length: _convolve_vjp(g, out, v, a, start))
 convolve_p.fused_jvp = _convolve_fused_jvp
+# the cotangent of one sequence reads the other one only
+READS[convolve_p] = lambda inputs: frozenset(
+    name for name, other in (("y", inputs[0]), ("x", inputs[1])) if other is not None)
 
 
 def _convolution_pairs(length, start, n, m):
