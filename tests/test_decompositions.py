@@ -60,6 +60,21 @@ def test_lstsq_returns_plain_rank_and_singular_values_and_differentiates_x_and_r
                  "dres/db")
 
 
+@pytest.mark.parametrize("shape", [(6, 3), (3, 3), (2, 4)], ids=["tall", "square", "wide"])
+def test_lstsq_singular_values_of_a_traced_matrix_are_differentiated(shape):
+    """``s`` depends on ``a``: the condition number read from lstsq has the derivative of
+    svd(a, compute_uv=False)'s, in both modes, and central differences agree."""
+    a, b = RNG.standard_normal(shape), RNG.standard_normal(shape[0])
+    condition = lambda a: np.linalg.lstsq(a, b)[3][0] / np.linalg.lstsq(a, b)[3][-1]  # noqa: E731
+    by_svd = lambda a: np.linalg.svd(a, compute_uv=False)[0] / np.linalg.svd(a, compute_uv=False)[-1]  # noqa: E731
+    s = np.linalg.lstsq(duals.Var(a), b)[3]
+    np.testing.assert_array_equal(s.value, np.linalg.lstsq(a, b)[3])   # NumPy's values
+    forward, reverse = duals.jacfwd(condition)(a), duals.grad(condition)(a)
+    assert_close(reverse, forward, 1e-12, 1e-12, "grad vs jacfwd")
+    assert_close(reverse, duals.grad(by_svd)(a), 1e-12, 1e-12, "the singular values' derivative")
+    assert_close(reverse, numerical_jacobian(condition, [a], 0), 1e-6, 1e-7, "central differences")
+
+
 def test_lstsq_of_a_wide_system_has_no_residuals_and_the_minimum_norm_derivative():
     a, b = RNG.standard_normal((2, 4)), RNG.standard_normal(2)
     x, res, rank, _ = np.linalg.lstsq(duals.Dual(a, np.zeros_like(a)), b)

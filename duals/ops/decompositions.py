@@ -522,9 +522,10 @@ def lstsq(a, b, rcond=None):
     """lstsq(a, b, rcond=None) -> (x, residuals, rank, s): the least-squares solution of ``a x = b``.
 
     As NumPy's: ``residuals`` are the squared residual norms (one per column of ``b``; empty
-    unless ``a`` is tall and of full rank), ``rank`` and the singular values ``s`` are plain.
-    ``x`` and ``residuals`` are differentiated for a full-rank ``a`` (tall, or wide with the
-    minimum-norm ``x``); a rank-deficient ``a`` raises ``LinAlgError`` on a derivative.
+    unless ``a`` is tall and of full rank), ``rank`` is plain. ``x``, ``residuals`` and the
+    singular values ``s`` of ``a`` (those of ``svd(a, compute_uv=False)``, NumPy's values) are
+    differentiated for a full-rank ``a`` (tall, or wide with the minimum-norm ``x``); a
+    rank-deficient ``a`` raises ``LinAlgError`` on a derivative.
 
     >>> x, res, rank, s = lstsq(np.array([[1.0], [1.0]]), np.array([1.0, 3.0]))
     >>> np.round(x, 12).tolist(), np.round(res, 12).tolist(), int(rank)
@@ -547,6 +548,8 @@ def lstsq(a, b, rcond=None):
     else:
         residuals = res_np
     x = getitem(x, (slice(None), 0)) if vector else x
+    if _traced(a):
+        s = _with_value(svd(a, compute_uv=False), s)
     return _with_value(x, x_np), residuals, rank, s
 
 
