@@ -1,6 +1,6 @@
 """Derivative cases for ``duals/ops/calculus.py``, ``products.py``, ``statistics.py`` and
 ``ufuncs.py``: ``diff``, ``gradient``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
-``average``, the NaN-ignoring reductions, ``fmax``/``fmin``, ``heaviside``, the angle conversions,
+``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, the NaN-ignoring reductions, ``fmax``/``fmin``, ``heaviside``, the angle conversions,
 ``nan_to_num``, ``frexp``/``ldexp``, ``sum(where=)`` and the ufunc methods ``logaddexp.reduce`` and
 ``multiply.accumulate``, called as plain NumPy.
 """
@@ -54,6 +54,22 @@ CASES = [
          G + ("transpose",)),
     Case("kron", lambda a, b: np.kron(a, b), ((2, 2), (2, 3)), ("mul", "reshape")),
     Case("kron-vector-matrix", lambda a, b: np.kron(a, b), ((2,), (2, 2)), ("mul", "reshape")),
+    Case("ptp-axis", lambda x: np.ptp(x, axis=1), ((3, 4),), ("max", "min", "sub")),
+    Case("ptp-all-keepdims", lambda x: np.ptp(x, keepdims=True) * x, ((2, 3),), ("max", "min")),
+    Case("cov-rows", lambda x: np.cov(x), ((3, 5),), ("matmul", "mean")),
+    Case("cov-columns-with-y-bias", lambda x, y: np.cov(x, y, rowvar=False, bias=True), ((5, 2), (5,)),
+         ("matmul", "concatenate")),
+    Case("cov-traced-aweights-fweights", lambda x, w: np.cov(x, fweights=np.array([1, 2, 1, 3]),
+                                                             aweights=w * w + 0.5), ((2, 4), (4,)),
+         ("matmul", "div")),
+    Case("corrcoef", lambda x: np.corrcoef(x), ((3, 6),), ("matmul", "sqrt", "clip")),
+    Case("corrcoef-x-y", lambda x, y: np.corrcoef(x, y)[0, 1], ((5,), (5,)), ("sqrt",)),
+    Case("vander", lambda x: np.vander(x), ((4,),), ("mul", "stack")),
+    Case("vander-increasing-N", lambda x: np.vander(x, 3, increasing=True), ((5,),), ("mul",)),
+    Case("polyfit-y", lambda y: np.polyfit(np.linspace(0.0, 1.0, 6, dtype=y.dtype), y, 2), ((6,),),
+         ("matmul",)),
+    Case("polyfit-x-y-weights", lambda x, y, w: np.polyfit(np.sort(x) + np.arange(6, dtype=x.dtype), y, 2,
+                                                           w=w * w + 0.5), ((6,), (6,), (6,)), ("matmul",)),
     Case("average-plain-weights", lambda x: np.average(x, axis=1, weights=np.array([1.0, 2.0, 0.5],
                                                                                     dtype=x.dtype)),
          ((2, 3),), ("mul", "sum", "div")),

@@ -237,3 +237,78 @@ def polyval(p, x):
     if len(coeffs) == 1:
         y = y + 0.0 * x  # the polynomial's shape is that of x (NumPy's)
     return y
+
+
+@export()
+def vander(x, N=None, increasing=False):
+    """vander(x, N=None, increasing=False): the Vandermonde matrix, columns ``x**(N-1), ..., x, 1``
+    (reversed when ``increasing``), built by repeated products so the derivative is exact at 0.
+
+    >>> vander(np.array([2.0, 3.0]), 3).tolist()
+    [[4.0, 2.0, 1.0], [9.0, 3.0, 1.0]]
+    """
+    if not isinstance(x, Tracer):
+        return np.vander(x, N, increasing)
+    x = operand(x)
+    if ndim(x) != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    N = shape(x)[0] if N is None else int(N)
+    if N < 0:
+        raise ValueError("N must be non-negative")
+    columns, power = [], None
+    for k in range(N):
+        power = np.ones(shape(x), dtype=np.result_type(innermost(x).dtype, float)) if k == 0 else (
+            x if k == 1 else power * x)
+        columns.append(power)
+    if not columns:
+        return np.zeros(shape(x) + (0,), dtype=innermost(x).dtype)
+    return stack(columns if increasing else columns[::-1], axis=1)
+
+
+@export()
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """polyfit(x, y, deg, rcond=None, full=False, w=None): least-squares polynomial coefficients,
+    highest power first (NumPy's algorithm: a column-scaled Vandermonde matrix and ``lstsq``);
+    ``x``, ``y`` and ``w`` may be traced. With ``full``, also the residuals, rank, singular values
+    and ``rcond``.
+
+    >>> np.round(polyfit(np.array([0.0, 1.0, 2.0]), np.array([1.0, 3.0, 5.0]), 1), 12).tolist()
+    [2.0, 1.0]
+    """
+    if not _traced(x, y, w):
+        return np.polyfit(x, y, deg, rcond, full, w, cov)
+    if cov:
+        raise TypeError("polyfit(..., cov=True) of traced values is not supported by duals; take the "
+                        "coefficients' derivatives from polyfit(...) and the covariance from a plain call")
+    from .decompositions import lstsq
+    from .elementwise import sqrt
+    from .reductions import sum as _sum
+    order = int(deg) + 1
+    x, y = operand(x) + 0.0, operand(y) + 0.0
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if ndim(x) != 1:
+        raise TypeError("expected 1D vector for x")
+    if shape(x)[0] == 0:
+        raise TypeError("expected non-empty vector for x")
+    if ndim(y) < 1 or ndim(y) > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if shape(x)[0] != shape(y)[0]:
+        raise TypeError("expected x and y to have same length")
+    if rcond is None:
+        rcond = shape(x)[0] * np.finfo(innermost(x).dtype).eps
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        w = operand(w) + 0.0
+        if ndim(w) != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if shape(w)[0] != shape(y)[0]:
+            raise TypeError("expected w and y to have the same length")
+        lhs = lhs * reshape(w, (-1, 1))
+        rhs = rhs * (w if ndim(rhs) == 1 else reshape(w, (-1, 1)))
+    scale = sqrt(_sum(lhs * lhs, axis=0))
+    coefficients, residuals, rank, singular = lstsq(lhs / scale, rhs, rcond)
+    coefficients = (coefficients.T / scale).T
+    if full:
+        return coefficients, residuals, rank, singular, rcond
+    return coefficients

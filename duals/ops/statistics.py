@@ -1,5 +1,6 @@
 """Weighted and NaN-ignoring statistics: ``average`` (weights plain or traced), ``nansum``,
-``nanmean``, ``nanmax`` and ``nanmin``, composed from ``where`` and the reductions.
+``nanmean``, ``nanmax`` and ``nanmin``, composed from ``where`` and the reductions; ``ptp``,
+``cov`` and ``corrcoef``, composed from the reductions and products (NumPy's formulas).
 
 A NaN entry is replaced by a constant (0, or -inf / +inf for ``nanmax``/``nanmin``) before
 reducing, so it has derivative zero; the other entries keep theirs. ``median`` and
@@ -14,9 +15,11 @@ import numpy as np
 from ..core import Tracer
 from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
 from .assembly import operand
-from .elementwise import where
+from .complex_parts import conj
+from .elementwise import clip, sqrt, where
+from .linalg import matmul
 from .reductions import max as _max, mean as _mean, min as _min, sum as _sum
-from .shape import broadcast_to, reshape
+from .shape import broadcast_to, concatenate, diagonal, reshape, squeeze
 
 
 def _plain(x):
@@ -138,3 +141,113 @@ nanmin.__doc__ = """nanmin(a, axis=None, keepdims=False): the smallest entry tha
     >>> float(nanmin(np.array([1.0, np.nan, 2.0])))
     1.0
     """
+
+
+@export()
+def ptp(a, axis=None, out=None, keepdims=False):
+    """ptp(a, axis=None, keepdims=False): the range ``max - min`` (each extreme's derivative is
+    ``max``'s and ``min``'s, ties included).
+
+    >>> float(ptp(np.array([3.0, -1.0, 2.0])))
+    4.0
+    """
+    if not isinstance(a, Tracer):
+        return np.ptp(a, axis=axis, out=out, keepdims=keepdims)
+    _refuse("ptp", out)
+    return _max(a, axis, keepdims) - _min(a, axis, keepdims)
+
+
+def _rows(v, rowvar):
+    """``v`` as 2-d observations-in-columns (NumPy's ``cov``: ``ndmin=2``, transposed if not ``rowvar``)."""
+    v = operand(v)
+    if ndim(v) > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if ndim(v) < 2:
+        v = reshape(v, (1, -1))
+    if not rowvar and shape(v)[0] != 1:
+        v = v.T
+    return v
+
+
+@export()
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+    """cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None): the covariance
+    matrix, NumPy's formula; ``m``, ``y`` and ``aweights`` may be traced, ``fweights`` are counts.
+
+    >>> round(cov(np.array([1.0, 2.0, 4.0])).item(), 12)
+    2.333333333333
+    """
+    if not any(isinstance(v, Tracer) for v in (m, y, aweights)):
+        return np.cov(m, y, rowvar, bias, ddof, fweights, aweights, dtype=dtype)
+    _refuse("cov", dtype=dtype)
+    if isinstance(fweights, Tracer):
+        raise TypeError("cov: fweights are integer repeat counts and have no derivative; pass them "
+                        "plain, or pass real-valued weights as aweights")
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    X = _rows(m, rowvar)
+    if y is not None:
+        X = concatenate([X, _rows(y, rowvar)], axis=0)
+    ddof = (0 if bias else 1) if ddof is None else int(ddof)
+    n = shape(X)[1]
+    w = None
+    if fweights is not None:
+        w = np.asarray(fweights)
+        if w.ndim > 1 or w.shape[0] != n or np.any(w < 0) or not np.all(w == np.around(w)):
+            _bad_weights(X, fweights=fweights)
+        w = w.astype(float)
+    if aweights is not None:
+        aw = operand(aweights)
+        if ndim(aw) > 1 or shape(aw)[0] != n or np.any(_plain(aw) < 0):
+            _bad_weights(X, aweights=_plain(aw))
+        w = aw if w is None else aw * w
+    avg, w_sum = average(X, axis=1, weights=w, returned=True)
+    if w is None:
+        fact = n - ddof
+    elif ddof == 0:
+        fact = _first(w_sum)
+    elif aweights is None:
+        fact = _first(w_sum) - ddof
+    else:
+        fact = _first(w_sum) - ddof * _sum(w * operand(aweights)) / _first(w_sum)
+    if float(np.real(_plain(fact))) <= 0:
+        import warnings
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        fact = 0.0
+    X = X - reshape(avg, (-1, 1))
+    X_w = X if w is None else X * w
+    c = matmul(X, conj(X_w).T) / fact
+    return squeeze(c)
+
+
+def _bad_weights(X, **weights):
+    """Raise NumPy's own error for weights ``cov`` cannot take (or ours, should NumPy accept them)."""
+    np.cov(_plain(X), **weights)
+    raise ValueError(f"cov: {', '.join(weights)} must be one non-negative weight per observation")
+
+
+def _first(v):
+    """The first entry of a (traced or plain) 1-d value."""
+    return v[0] if ndim(v) else v
+
+
+@export()
+def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    """corrcoef(x, y=None, rowvar=True): Pearson correlation coefficients (``cov`` scaled by the
+    standard deviations, real parts clipped to [-1, 1] as NumPy clips them).
+
+    >>> round(float(corrcoef(np.array([1.0, 2.0, 4.0]), np.array([2.0, 4.0, 8.0]))[0, 1]), 12)
+    1.0
+    """
+    if not isinstance(x, Tracer) and not isinstance(y, Tracer):
+        return np.corrcoef(x, y, rowvar, dtype=dtype)
+    c = cov(x, y, rowvar, dtype=dtype)
+    if ndim(c) == 0:
+        return c / c
+    stddev = sqrt(diagonal(c).real if np.iscomplexobj(_plain(c)) else diagonal(c))
+    c = c / reshape(stddev, (-1, 1))
+    c = c / reshape(stddev, (1, -1))
+    if np.iscomplexobj(_plain(c)):
+        raise TypeError("corrcoef of complex values is not supported by duals; compute cov and "
+                        "scale it by the standard deviations yourself")
+    return clip(c, -1.0, 1.0)
