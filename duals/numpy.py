@@ -28,6 +28,7 @@ from .ops import special as _special  # noqa: F401
 from .ops import assembly as _assembly  # noqa: F401
 from .ops import grids as _grids  # noqa: F401
 from .ops import sorting as _sorting  # noqa: F401
+from .ops import nan_order as _nan_order  # noqa: F401
 from .ops import calculus as _calculus  # noqa: F401
 from .ops import products as _products  # noqa: F401
 from .ops import statistics as _statistics  # noqa: F401

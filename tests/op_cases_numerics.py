@@ -1,6 +1,7 @@
 """Derivative cases for ``duals/ops/calculus.py``, ``products.py``, ``statistics.py`` and
 ``ufuncs.py``: ``diff``, ``gradient``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
-``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, the NaN-ignoring reductions, ``fmax``/``fmin``, ``heaviside``, the angle conversions,
+``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, the NaN-ignoring reductions and
+order statistics, ``fmax``/``fmin``, ``heaviside``, the angle conversions,
 ``nan_to_num``, ``frexp``/``ldexp``, ``sum(where=)`` and the ufunc methods ``logaddexp.reduce`` and
 ``multiply.accumulate``, called as plain NumPy.
 """
@@ -78,6 +79,14 @@ CASES = [
     Case("average-returned", lambda x: np.average(x, axis=0, returned=True)[0], ((3, 2),), ("sum",)),
     Case("nansum", lambda x: np.nansum(_with_nans(x) * x, axis=0), ((2, 3),), ("select", "sum")),
     Case("nanmean", lambda x: np.nanmean(_with_nans(x)), ((2, 3),), ("select", "sum")),
+    Case("nanmedian-axis", lambda x: np.nanmedian(_with_nans(x) * x, axis=1), ((2, 3),), ("sort", "select")),
+    Case("nanmedian-all-keepdims", lambda x: np.nanmedian(_with_nans(x), keepdims=True) * x, ((2, 3),),
+         ("sort",)),
+    Case("nanquantile-several-q", lambda x: np.nanquantile(_with_nans(x), [0.2, 0.7], axis=0), ((2, 3),),
+         ("sort",)),
+    Case("nanquantile-traced-q", lambda x, q: np.nanquantile(_with_nans(x), q * q / (1.0 + q * q), axis=1),
+         ((2, 3), ()), ("sort", "div")),
+    Case("nanpercentile", lambda x: np.nanpercentile(_with_nans(x), 40.0), ((2, 3),), ("sort",)),
     Case("nanmax-nanmin", lambda x: np.nanmax(_with_nans(x), axis=1) - np.nanmin(_with_nans(x), axis=1),
          ((2, 3),), ("max", "min", "select")),
     Case("sum-where", lambda x: np.sum(x ** 2, where=MASK, axis=1), ((2, 3),), ("select", "sum")),

@@ -277,12 +277,12 @@ def _order_statistic(a, q, axis, keepdims):
     y, kept, n, axes = _to_last(a, axis)
     dtype = _float_dtype(a)
     qs = q_plain.shape
-    # NumPy's virtual index for the linear method: n q + (1 - q) - 1 (alpha = beta = 1)
-    virtual = n * q_plain + (1.0 + q_plain * -1.0) - 1.0
+    # NumPy's virtual index for the linear method, (n - 1) q, computed as NumPy computes it
+    virtual = (n - 1) * q_plain
     lo = np.clip(np.floor(virtual), 0, n - 1).astype(np.intp)
     hi = np.minimum(lo + 1, n - 1)
     if isinstance(q, Tracer):
-        t = q * n + (1.0 - q) - 1.0 - lo.astype(dtype)
+        t = q * (n - 1) - lo.astype(dtype)
     else:
         t = (virtual - lo).astype(dtype)
     # the entries below and above each virtual index, shaped q's shape + the kept shape

@@ -1,0 +1,119 @@
+"""NaN-ignoring order statistics: ``nanmedian``, ``nanquantile`` and ``nanpercentile``.
+
+Each slice is sorted (NaN last, NumPy's order) and read at positions that depend on how many
+of its entries are not NaN, so every slice gets its own pair of neighbouring order statistics
+and the linear method's weight between them: the derivative of each result is that of
+``median``/``quantile`` of the slice's numbers alone (a NaN entry has derivative zero). A
+slice of NaN only gives NaN and NumPy's ``RuntimeWarning``.
+
+>>> import duals
+>>> duals.grad(lambda x: np.nanmedian(x * x))(np.array([1.0, np.nan, 3.0, 2.0])).tolist()
+[0.0, 0.0, 0.0, 4.0]
+"""
+import warnings
+
+import numpy as np
+
+from ..core import Tracer
+from . import export, ndim_of as ndim, shape_of as shape
+from .assembly import operand, take_along_axis
+from .elementwise import where
+from .shape import moveaxis, reshape
+from .sorting import _check_method, _float_dtype, _keep_dims, _no_out, _plain, _to_last, sort
+
+
+def _counts(y):
+    """The number of entries of each slice of ``y`` (last axis) that are not NaN, and the sorted
+    ``y`` whose NaN entries are constants (so no derivative reaches them, not even ``0 · NaN``)."""
+    nan = np.isnan(_plain(y))
+    counts = np.count_nonzero(~nan, axis=-1)
+    if np.any(counts == 0):
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
+    return counts, sort(where(nan, np.asarray(np.nan, _plain(y).dtype), y) if nan.any() else y, axis=-1)
+
+
+def _at(ordered, index, lead):
+    """``ordered[..., index]`` slice by slice: ``index`` has shape ``lead + kept``, the result too."""
+    moved = np.moveaxis(index, tuple(range(len(lead))), tuple(range(-len(lead), 0))) if lead else index
+    picked = take_along_axis(ordered, moved.reshape(moved.shape[:ndim(ordered) - 1] + (-1,)), -1)
+    picked = reshape(picked, shape(picked)[:-1] + lead)
+    return moveaxis(picked, tuple(range(-len(lead), 0)), tuple(range(len(lead)))) if lead else picked
+
+
+def _nan_quantile(a, q, axis, keepdims):
+    q_plain = np.asarray(_plain(q), dtype=np.float64)
+    if not (np.all(q_plain >= 0) and np.all(q_plain <= 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    a = operand(a)
+    y, kept, n, axes = _to_last(a, axis)
+    dtype = _float_dtype(a)
+    counts, ordered = _counts(y)
+    qs = q_plain.shape
+    q_full = q_plain.reshape(qs + (1,) * len(kept))
+    last = np.maximum(counts - 1, 0)
+    virtual = (counts - 1) * q_full                          # NumPy's linear method, per slice
+    lo = np.clip(np.floor(virtual), 0, last).astype(np.intp)
+    hi = np.minimum(lo + 1, last)
+    below, above = _at(ordered, lo, qs), _at(ordered, hi, qs)
+    if isinstance(q, Tracer):
+        q_traced = reshape(q, qs + (1,) * len(kept))
+        t = q_traced * (counts - 1) - lo
+    else:
+        t = (virtual - lo).astype(dtype)
+    diff = above - below
+    out = where(_plain(t) >= 0.5, above - diff * (1.0 - t), below + diff * t)
+    out = where(counts == 0, np.asarray(np.nan, dtype), out)
+    return _keep_dims(out, qs, shape(a), axes) if keepdims else out
+
+
+@export()
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                weights=None, interpolation=None):
+    """nanquantile(a, q, axis=None, keepdims=False): ``quantile`` of each slice's entries that are
+    not NaN (linear method; ``q`` may be traced).
+
+    >>> float(nanquantile(np.array([1.0, np.nan, 2.0, 3.0, 4.0]), 0.5))
+    2.5
+    """
+    _check_method("nanquantile", method, weights, interpolation)
+    _no_out("nanquantile", out)
+    if not isinstance(a, Tracer) and not isinstance(q, Tracer):
+        return np.nanquantile(a, q, axis=axis, keepdims=keepdims)
+    return _nan_quantile(a, q, axis, keepdims)
+
+
+@export()
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                  weights=None, interpolation=None):
+    """nanpercentile(a, q, axis=None, keepdims=False): ``nanquantile`` at ``q / 100``.
+
+    >>> float(nanpercentile(np.array([1.0, np.nan, 2.0, 3.0, 4.0]), 25))
+    1.75
+    """
+    _check_method("nanpercentile", method, weights, interpolation)
+    _no_out("nanpercentile", out)
+    if not isinstance(a, Tracer) and not isinstance(q, Tracer):
+        return np.nanpercentile(a, q, axis=axis, keepdims=keepdims)
+    q = q / 100.0 if isinstance(q, Tracer) else np.true_divide(np.asarray(q), 100)
+    if not (np.all(_plain(q) >= 0) and np.all(_plain(q) <= 1)):
+        raise ValueError("Percentiles must be in the range [0, 100]")
+    return _nan_quantile(a, q, axis, keepdims)
+
+
+@export()
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """nanmedian(a, axis=None, keepdims=False): ``median`` of each slice's entries that are not NaN.
+
+    >>> float(nanmedian(np.array([4.0, np.nan, 1.0, 3.0, 2.0])))
+    2.5
+    """
+    _no_out("nanmedian", out)
+    if not isinstance(a, Tracer):
+        return np.nanmedian(a, axis=axis, keepdims=keepdims)
+    y, kept, n, axes = _to_last(a, axis)
+    counts, ordered = _counts(y)
+    upper = np.minimum(counts // 2, np.maximum(counts - 1, 0))
+    lower = np.where(counts % 2, upper, np.maximum(upper - 1, 0))
+    middle = (_at(ordered, lower, ()) + _at(ordered, upper, ())) / 2.0   # an odd count: the entry itself
+    out = where(counts == 0, np.asarray(np.nan, _float_dtype(a)), middle)
+    return _keep_dims(out, (), shape(a), axes) if keepdims else out
