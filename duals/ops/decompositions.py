@@ -508,13 +508,14 @@ def _rank_deficient(who, rank, k, hint):
 
 
 def _full_rank_pseudo_solve(a, b):
-    """``a⁺ b`` of a full-rank ``a``: ``R⁻¹ Qᴴ b`` (tall) or ``Q R⁻ᴴ b`` with ``aᴴ = Q R`` (wide)."""
+    """(``a⁺ b``, ``R``) of a full-rank ``a``: ``R⁻¹ Qᴴ b`` (tall) or ``Q R⁻ᴴ b`` with ``aᴴ = Q R``
+    (wide); ``a`` and the square ``R`` have the same singular values."""
     m, n = shape(a)[-2:]
     if m >= n:
         Q, R = _qr_traced(a)
-        return solve_p(R, matmul(_H(Q), b))
+        return solve_p(R, matmul(_H(Q), b)), R
     Q, R = _qr_traced(_H(a))
-    return matmul(Q, solve_p(_H(R), b))
+    return matmul(Q, solve_p(_H(R), b)), R
 
 
 @export("linalg.lstsq")
@@ -541,15 +542,15 @@ def lstsq(a, b, rcond=None):
                               "(np.linalg.solve(a.T @ a + lam * np.eye(n), a.T @ b))")
     vector = ndim(b) == 1
     B = getitem(b, (slice(None), None)) if vector else b
-    x = _full_rank_pseudo_solve(a, B)
+    x, R = _full_rank_pseudo_solve(a, B)
     if res_np.size:
         r = B - matmul(a, x)
         residuals = _with_value(_sum(squared_modulus(r), axis=0), res_np)
     else:
         residuals = res_np
     x = getitem(x, (slice(None), 0)) if vector else x
-    if _traced(a):
-        s = _with_value(svd(a, compute_uv=False), s)
+    if _traced(a):   # a = Q R: the singular values of the square R, half the work of a's own
+        s = _with_value(svd(R, compute_uv=False), s)
     return _with_value(x, x_np), residuals, rank, s
 
 
