@@ -10,6 +10,8 @@ reducing, so it has derivative zero; the other entries keep theirs. ``median`` a
 >>> duals.grad(lambda x: np.nansum(x * x))(np.array([1.0, np.nan, 2.0])).tolist()
 [2.0, 0.0, 4.0]
 """
+import warnings
+
 import numpy as np
 
 from ..core import Tracer
@@ -211,7 +213,6 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     else:
         fact = _first(w_sum) - ddof * _sum(w * operand(aweights)) / _first(w_sum)
     if float(np.real(_plain(fact))) <= 0:
-        import warnings
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
         fact = 0.0
     X = X - reshape(avg, (-1, 1))
@@ -242,12 +243,12 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     if not isinstance(x, Tracer) and not isinstance(y, Tracer):
         return np.corrcoef(x, y, rowvar, dtype=dtype)
     c = cov(x, y, rowvar, dtype=dtype)
-    if ndim(c) == 0:
-        return c / c
-    stddev = sqrt(diagonal(c).real if np.iscomplexobj(_plain(c)) else diagonal(c))
-    c = c / reshape(stddev, (-1, 1))
-    c = c / reshape(stddev, (1, -1))
     if np.iscomplexobj(_plain(c)):
         raise TypeError("corrcoef of complex values is not supported by duals; compute cov and "
                         "scale it by the standard deviations yourself")
+    if ndim(c) == 0:
+        return c / c
+    stddev = sqrt(diagonal(c))
+    c = c / reshape(stddev, (-1, 1))
+    c = c / reshape(stddev, (1, -1))
     return clip(c, -1.0, 1.0)
