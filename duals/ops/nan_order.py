@@ -19,7 +19,8 @@ from . import export, ndim_of as ndim, shape_of as shape
 from .assembly import operand, take_along_axis
 from .elementwise import where
 from .shape import moveaxis, reshape
-from .sorting import _check_method, _float_dtype, _keep_dims, _no_out, _plain, _to_last, sort
+from .sorting import (_check_method, _float_dtype, _keep_dims, _no_out, _plain, _to_last,
+                      fraction_of_percent, sort)
 
 
 def _counts(y):
@@ -94,10 +95,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     _no_out("nanpercentile", out)
     if not isinstance(a, Tracer) and not isinstance(q, Tracer):
         return np.nanpercentile(a, q, axis=axis, keepdims=keepdims)
-    q = q / 100.0 if isinstance(q, Tracer) else np.true_divide(np.asarray(q), 100)
-    if not (np.all(_plain(q) >= 0) and np.all(_plain(q) <= 1)):
-        raise ValueError("Percentiles must be in the range [0, 100]")
-    return _nan_quantile(a, q, axis, keepdims)
+    return _nan_quantile(a, fraction_of_percent(q), axis, keepdims)
 
 
 @export()
@@ -112,7 +110,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         return np.nanmedian(a, axis=axis, keepdims=keepdims)
     y, kept, n, axes = _to_last(a, axis)
     counts, ordered = _counts(y)
-    upper = np.minimum(counts // 2, np.maximum(counts - 1, 0))
+    upper = counts // 2                                          # 0 for an all-NaN slice too
     lower = np.where(counts % 2, upper, np.maximum(upper - 1, 0))
     middle = (_at(ordered, lower, ()) + _at(ordered, upper, ())) / 2.0   # an odd count: the entry itself
     out = where(counts == 0, np.asarray(np.nan, _float_dtype(a)), middle)

@@ -332,10 +332,15 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     _no_out("percentile", out)
     if not _traced(a, q):
         return np.percentile(a, q, axis=axis, keepdims=keepdims)
+    return _order_statistic(a, fraction_of_percent(q), axis, keepdims)
+
+
+def fraction_of_percent(q):
+    """``q / 100`` (traced or plain), checked to lie in [0, 100] as NumPy checks percentiles."""
     q = q / 100.0 if isinstance(q, Tracer) else np.true_divide(np.asarray(q), 100)
     if not (np.all(_plain(q) >= 0) and np.all(_plain(q) <= 1)):
         raise ValueError("Percentiles must be in the range [0, 100]")
-    return _order_statistic(a, q, axis, keepdims)
+    return q
 
 
 def _check_method(name, method, weights, interpolation):
