@@ -85,7 +85,7 @@ class _CompiledForward:
 
     def _lanes(self, duals, count, dtype):
         """``f`` at the dual argument ``duals``: (its value, the output, its tangent lanes
-        ``(rows, count)``, a view of the output where it allows one)."""
+        ``(rows, count)``, a view of the output where it allows one, else zeros)."""
         api, _ = _jit()
         args = list(self.args)
         args[self.argnum] = duals
