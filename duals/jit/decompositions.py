@@ -27,14 +27,13 @@ what to do. ``np.linalg.eig`` (complex in general) stays refused.
 >>> duals.jacfwd(f)(np.diag([1.0, 3.0]))[1].tolist()
 [[0.0, 0.0], [0.0, 1.0]]
 """
-import functools
-
 import numpy as np
 from numba.extending import overload, register_jitable
 
 from .extras import _real
-from .linalg import _ours, _refuse, _solve, _square
-from .parts import join, lanes_left, lanes_right, split
+from .linalg import _ours, _refuse, _square
+from .parts import (add_into, join, lanes_left, lanes_right, minus, negated, plus, split,
+                    transposed_lanes)
 
 _REPEATED_EIGENVALUE = ("duals.jit: np.linalg.eigh: the eigenvectors have no derivative at a repeated "
                         "eigenvalue; differentiate the eigenvalues (np.linalg.eigvalsh) or a function "
@@ -80,12 +79,6 @@ def _eps(T):
 # ---------------------------------------------------------------- lane helpers
 
 @register_jitable
-def _transposed(x):
-    """The lanes ``x`` (m, n, L) of a matrix as those of its transpose (n, m, L), C-ordered."""
-    return np.ascontiguousarray(x.transpose((1, 0, 2)))
-
-
-@register_jitable
 def _between(left, dx, right):
     """``left @ dx[..., l] @ right`` for every lane."""
     return lanes_left(lanes_right(np.ascontiguousarray(left), dx), np.ascontiguousarray(right))
@@ -103,13 +96,43 @@ def _diagonal(c):
 @register_jitable
 def _columns_divided(x, s):
     """``x[:, j, l] / s[j]``."""
-    return x / s.reshape((1, s.shape[0], 1))
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            for lane in range(x.shape[2]):
+                out[i, j, lane] = x[i, j, lane] / s[j]
+    return out
 
 
 @register_jitable
 def _rows_divided(x, s):
     """``x[i, :, l] / s[i]``."""
-    return x / s.reshape((s.shape[0], 1, 1))
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            for lane in range(x.shape[2]):
+                out[i, j, lane] = x[i, j, lane] / s[i]
+    return out
+
+
+@register_jitable
+def _weighted(F, c):
+    """``F[i, j] c[i, j, l]``."""
+    out = np.empty_like(c)
+    for i in range(c.shape[0]):
+        for j in range(c.shape[1]):
+            for lane in range(c.shape[2]):
+                out[i, j, lane] = F[i, j] * c[i, j, lane]
+    return out
+
+
+@register_jitable
+def _place(out, row, column, x):
+    """``out[row:, column:][:x.shape[0], :x.shape[1]] = x`` for lanes (m, n, L)."""
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            for lane in range(x.shape[2]):
+                out[row + i, column + j, lane] = x[i, j, lane]
 
 
 # ---------------------------------------------------------------- eigh, eigvalsh
@@ -156,7 +179,7 @@ def _eigh_typer(a):
         w, v = np.linalg.eigh(ar)
         V = np.ascontiguousarray(v)
         C = _between(V.T, _mirrored_lower(da), V)
-        dV = lanes_right(V, _inverse_gaps(w, eps).reshape((w.shape[0], w.shape[0], 1)) * C)
+        dV = lanes_right(V, _weighted(_inverse_gaps(w, eps), C))
         return join(w, _diagonal(C), T), join(V, dV, T)
     return impl
 
@@ -183,30 +206,36 @@ def _singular_gaps(s, m, n, eps):
     tol = max(m, n) * eps * (s[0] if k else 0.0)
     if k and s[k - 1] <= tol:
         raise np.linalg.LinAlgError(_RANK_DEFICIENT)
-    F = np.zeros((k, k, 1), s.dtype)
+    F = np.zeros((k, k), s.dtype)
     for i in range(k):
         if i + 1 < k and s[i] - s[i + 1] <= tol:
             raise np.linalg.LinAlgError(_REPEATED_SINGULAR)
         for j in range(k):
             if i != j:
-                F[i, j, 0] = 1.0 / (s[j] * s[j] - s[i] * s[i])
+                F[i, j] = 1.0 / (s[j] * s[j] - s[i] * s[i])
     return F
+
+
+@register_jitable
+def _singular_vector_terms(F, P, s, left):
+    """``F ∘ (P S + S Pᵀ)`` (left singular vectors) or ``F ∘ (S P + Pᵀ S)`` (right), lane by lane."""
+    k, _, lanes = P.shape
+    out = np.empty_like(P)
+    for i in range(k):
+        for j in range(k):
+            a, b = (s[j], s[i]) if left else (s[i], s[j])
+            for lane in range(lanes):
+                out[i, j, lane] = F[i, j] * (P[i, j, lane] * a + b * P[j, i, lane])
+    return out
 
 
 def _svd_typer(a, full_matrices=1):
     T = _checked("np.linalg.svd", a, square=False)
     if T is None:
         return None
-    rule = _svd_rule(T)
-    return lambda a, full_matrices=1: rule(a, full_matrices != 0)  # one rule for every flag's type
-
-
-@functools.lru_cache(maxsize=None)
-def _svd_rule(T):
     eps = _eps(T)
 
-    @register_jitable
-    def impl(a, full_matrices):
+    def impl(a, full_matrices=1):
         ar, da = split(a, T)
         m, n = ar.shape
         k = min(m, n)
@@ -218,26 +247,24 @@ def _svd_rule(T):
         U = np.ascontiguousarray(u[:, :k])
         V = np.ascontiguousarray(vh[:k, :].T)
         P = _between(U.T, da, V)
-        Pt = _transposed(P)
-        row, column = s.reshape((k, 1, 1)), s.reshape((1, k, 1))
-        dU = lanes_right(U, F * (P * column + row * Pt))
-        dV = lanes_right(V, F * (row * P + Pt * column))
+        dU = lanes_right(U, _singular_vector_terms(F, P, s, True))
+        dV = lanes_right(V, _singular_vector_terms(F, P, s, False))
         lanes = P.shape[2]
         du = np.zeros((m, u.shape[1], lanes), ar.dtype)
         dvh = np.zeros((vh.shape[0], n, lanes), ar.dtype)
         if m > n:
-            dU += _columns_divided(lanes_left(da, V) - lanes_right(U, P), s)
+            add_into(dU, _columns_divided(minus(lanes_left(da, V), lanes_right(U, P)), s))
             if full:  # the one extra column turns only to stay orthogonal to U
                 rest = np.ascontiguousarray(u[:, k:])
-                du[:, k:] = -lanes_right(U, _rows_divided(_transposed(_between(rest.T, da, V)), s))
+                _place(du, 0, k, negated(lanes_right(U, _rows_divided(transposed_lanes(_between(rest.T, da, V)), s))))
         if n > m:
-            dat = _transposed(da)
-            dV += _columns_divided(lanes_left(dat, U) - lanes_right(V, Pt), s)
+            dat = transposed_lanes(da)
+            add_into(dV, _columns_divided(minus(lanes_left(dat, U), lanes_right(V, transposed_lanes(P))), s))
             if full:
                 rest = np.ascontiguousarray(vh[k:, :].T)
-                dvh[k:, :] = _transposed(-lanes_right(V, _rows_divided(_between(U.T, da, rest), s)))
-        du[:, :k] = dU
-        dvh[:k, :] = _transposed(dV)
+                _place(dvh, k, 0, transposed_lanes(negated(lanes_right(V, _rows_divided(_between(U.T, da, rest), s)))))
+        _place(du, 0, 0, dU)
+        _place(dvh, 0, 0, transposed_lanes(dV))
         return join(u, du, T), join(s, _diagonal(P), T), join(vh, dvh, T)
     return impl
 
@@ -255,16 +282,22 @@ def _qr_square_or_tall(q, r, da, m, n, eps):
         if abs(r[i, i]) <= max(m, n) * eps * top:
             raise np.linalg.LinAlgError(_DEPENDENT_COLUMNS)
     rows, cols, lanes = da.shape
-    # W = dA R⁻¹, lane by lane as one solve: Rᵀ Wᵀ = dAᵀ
-    w = _solve(np.ascontiguousarray(r.T), _transposed(da).reshape((cols, rows * lanes)))
-    W = _transposed(w.reshape((cols, rows, lanes)))
+    W = np.empty_like(da)  # dA R⁻¹ by forward substitution (R is upper triangular)
+    for i in range(rows):
+        for j in range(cols):
+            for lane in range(lanes):
+                acc = da[i, j, lane]
+                for p in range(j):
+                    acc -= W[i, p, lane] * r[p, j]
+                W[i, j, lane] = acc / r[j, j]
     C = lanes_right(np.ascontiguousarray(q.T), W)
     omega = np.zeros_like(C)
     for i in range(k):
         for j in range(i):
-            omega[i, j] = C[i, j]
-            omega[j, i] = -C[i, j]
-    return lanes_right(q, omega - C) + W, lanes_left(C - omega, r)
+            for lane in range(lanes):
+                omega[i, j, lane] = C[i, j, lane]
+                omega[j, i, lane] = -C[i, j, lane]
+    return plus(lanes_right(q, minus(omega, C)), W), lanes_left(minus(C, omega), r)
 
 
 def _qr_typer(a):
@@ -285,9 +318,9 @@ def _qr_typer(a):
         dq, dr_x = _qr_square_or_tall(Q, np.ascontiguousarray(R[:, :m]),
                                       np.ascontiguousarray(da[:, :m]), m, m, eps)
         dr = np.empty((m, n, dq.shape[2]), ar.dtype)
-        dr[:, :m] = dr_x
-        dr[:, m:] = (lanes_left(_transposed(dq), np.ascontiguousarray(ar[:, m:]))
-                     + lanes_right(np.ascontiguousarray(Q.T), np.ascontiguousarray(da[:, m:])))
+        _place(dr, 0, 0, dr_x)
+        _place(dr, 0, m, plus(lanes_left(transposed_lanes(dq), np.ascontiguousarray(ar[:, m:])),
+                              lanes_right(np.ascontiguousarray(Q.T), np.ascontiguousarray(da[:, m:]))))
         return join(Q, dq, T), join(R, dr, T)
     return impl
 
@@ -306,13 +339,13 @@ def _pinv_typer(a, rcond=1e-15):
         s = np.linalg.svd(ar, False)[1]
         if s.shape[0] and s[s.shape[0] - 1] <= rcond * s[0]:
             raise np.linalg.LinAlgError(_RANK_DEFICIENT_PINV)
-        dP = -lanes_right(P, lanes_left(da, P))
+        dP = negated(lanes_right(P, lanes_left(da, P)))
         if m > n:
-            dat = _transposed(da)
-            dP += lanes_right(np.dot(P, P.T), dat - lanes_left(dat, np.dot(ar, P)))
+            dat = transposed_lanes(da)
+            add_into(dP, lanes_right(np.dot(P, P.T), minus(dat, lanes_left(dat, np.dot(ar, P)))))
         elif m < n:
-            dat = _transposed(da)
-            dP += lanes_left(dat - lanes_right(np.dot(P, ar), dat), np.dot(P.T, P))
+            dat = transposed_lanes(da)
+            add_into(dP, lanes_left(minus(dat, lanes_right(np.dot(P, ar), dat)), np.dot(P.T, P)))
         return join(P, dP, T)
     return impl
 

@@ -40,7 +40,7 @@ from numba.extending import overload, register_jitable
 
 from .errors import MARK
 from .parts import (at_level, is_dual_array, join, join_scalar, lanes_left, lanes_right,
-                    level_of, minus, plus, split)
+                    level_of, minus, negated, plus, split, transposed_lanes)
 
 
 @register_jitable
@@ -186,7 +186,7 @@ def _inv_typer(a):
     def impl(a):
         ar, da = split(a, T)
         ai = np.linalg.inv(ar)
-        return join(ai, -lanes_left(lanes_right(ai, da), ai), T)
+        return join(ai, negated(lanes_left(lanes_right(ai, da), ai)), T)
     return impl
 
 
@@ -321,12 +321,12 @@ def _cholesky_typer(a):
             for j in range(n):
                 s[i, j] = da[i, j] if i >= j else da[j, i]
         y = _solve(low, s.reshape((n, n * lanes))).reshape((n, n, lanes))
-        yt = np.ascontiguousarray(y.transpose((1, 0, 2)))
-        m = _solve(low, yt.reshape((n, n * lanes))).reshape((n, n, lanes))
+        m = _solve(low, transposed_lanes(y).reshape((n, n * lanes))).reshape((n, n, lanes))
         for i in range(n):  # Φ: the lower triangle, the diagonal halved
-            m[i, i] = 0.5 * m[i, i]
-            for j in range(i + 1, n):
-                m[i, j] = 0.0
+            for lane in range(lanes):
+                m[i, i, lane] *= 0.5
+                for j in range(i + 1, n):
+                    m[i, j, lane] = 0.0
         return join(low, lanes_right(low, m), T)
     return impl
 
@@ -387,12 +387,12 @@ def _ov_lstsq_matrix_terms(da, ar, pinv, x, r):
         m, n = ar.shape
         if m == n:  # A⁺A = I and r = 0: both vanish
             return np.zeros((n, x.shape[1], da.shape[2]))
-        dat = np.ascontiguousarray(da.transpose((1, 0, 2)))
+        dat = transposed_lanes(da)
         pinv_t = np.ascontiguousarray(pinv.T)
         if m > n:
             return lanes_right(pinv, lanes_right(pinv_t, lanes_left(dat, r)))
         w = lanes_left(dat, np.dot(pinv_t, x))
-        return w - lanes_right(pinv, lanes_right(ar, w))
+        return minus(w, lanes_right(pinv, lanes_right(ar, w)))
     return impl
 
 

@@ -21,13 +21,13 @@ dual layer (what sorting and searching compare).
 """
 import numpy as np
 from numba.core import errors, types
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic, overload, register_jitable
 
 from ._types import DualType
 from .rules import binary_choice
 
-__all__ = ["split", "join", "join_scalar", "plus", "minus", "lanes_left", "lanes_right",
-           "level_of", "is_dual_array", "element", "real_values"]
+__all__ = ["split", "join", "join_scalar", "plus", "minus", "negated", "add_into", "flat",
+           "transposed_lanes", "lanes_left", "lanes_right", "level_of", "is_dual_array", "element", "real_values"]
 
 
 def element(t):
@@ -113,8 +113,15 @@ def _ov_split(a, T):
 
     def impl(a, T):
         c = np.ascontiguousarray(a)
-        v = c.view(_base_dtype(c)).reshape(a.shape + (width,))
-        return np.ascontiguousarray(v[..., 0]), np.ascontiguousarray(v[..., 1:])
+        v = c.view(_base_dtype(c)).reshape(c.size * width)
+        re = np.empty(a.shape, v.dtype)
+        du = np.empty(a.shape + (width - 1,), v.dtype)
+        r, d = re.reshape(c.size), du.reshape(c.size * (width - 1))
+        for i in range(c.size):
+            r[i] = v[i * width]
+            for lane in range(width - 1):
+                d[i * (width - 1) + lane] = v[i * width + 1 + lane]
+        return re, du
     return impl
 
 
@@ -130,10 +137,15 @@ def _ov_join(re, du, T):
         return constant
 
     def impl(re, du, T):
+        if du.shape != re.shape + (width - 1,):
+            raise ValueError("duals.jit: internal: lanes of another shape than the real part")
         out = np.empty(re.shape, level)
-        v = out.view(_base_dtype(out)).reshape(re.shape + (width,))
-        v[..., 0] = re
-        v[..., 1:] = du
+        v = out.view(_base_dtype(out)).reshape(out.size * width)
+        r, d = flat(re), flat(du)
+        for i in range(r.size):
+            v[i * width] = r[i]
+            for lane in range(width - 1):
+                v[i * width + 1 + lane] = d[i * (width - 1) + lane]
         return out
     return impl
 
@@ -212,12 +224,73 @@ def _none(t):
     return t is None or isinstance(t, (types.NoneType, types.Omitted))
 
 
+# Tangent arithmetic is written as flat loops over C-ordered copies: an n-d array expression
+# makes LLVM emit a broadcasting loop nest for every stride case (about ten thousand
+# instructions at -O3 for one 3-d division), and every caller's module optimises it again.
+
+@register_jitable
+def flat(x):
+    """The entries of ``x`` as a 1-d array (a view when ``x`` is C-contiguous)."""
+    return np.ascontiguousarray(x).reshape(x.size)
+
+
+@register_jitable
+def _same_shape(x, y):
+    if x.shape != y.shape:
+        raise ValueError("duals.jit: internal: tangent lanes of different shapes")
+
+
+@register_jitable
+def _sum(x, y):
+    _same_shape(x, y)
+    out = np.empty(x.shape, x.dtype)
+    o, a, b = flat(out), flat(x), flat(y)
+    for i in range(o.size):
+        o[i] = a[i] + b[i]
+    return out
+
+
+@register_jitable
+def _difference(x, y):
+    _same_shape(x, y)
+    out = np.empty(x.shape, x.dtype)
+    o, a, b = flat(out), flat(x), flat(y)
+    for i in range(o.size):
+        o[i] = a[i] - b[i]
+    return out
+
+
+@register_jitable
+def negated(x):
+    """negated(x) -> ``-x`` as a flat loop."""
+    out = np.empty(x.shape, x.dtype)
+    o, a = flat(out), flat(x)
+    for i in range(o.size):
+        o[i] = -a[i]
+    return out
+
+
+@register_jitable
+def add_into(out, x):
+    """add_into(out, x) -> ``out += x`` (``out`` C-contiguous) as a flat loop."""
+    _same_shape(out, x)
+    o, a = out.reshape(out.size), flat(x)
+    for i in range(o.size):
+        o[i] += a[i]
+
+
+def _flat_loops(x, y):
+    return x.dtype == y.dtype and x.ndim == y.ndim
+
+
 @overload(plus)
 def _ov_plus(x, y):
     if _none(x):
         return lambda x, y: y
     if _none(y):
         return lambda x, y: x
+    if _flat_loops(x, y):
+        return _sum
     return lambda x, y: x + y
 
 
@@ -226,7 +299,9 @@ def _ov_minus(x, y):
     if _none(y):
         return lambda x, y: x
     if _none(x):
-        return lambda x, y: -y
+        return lambda x, y: negated(y)
+    if _flat_loops(x, y):
+        return _difference
     return lambda x, y: x - y
 
 
@@ -237,11 +312,34 @@ def _ov_lanes_left(da, b):
 
     def impl(da, b):
         m, k, lanes = da.shape
-        t = np.ascontiguousarray(da.transpose((0, 2, 1))).reshape((m * lanes, k))
+        t = _last_two_swapped(da).reshape((m * lanes, k))
         out = np.dot(t, np.ascontiguousarray(b))
-        n = out.shape[1]
-        return np.ascontiguousarray(out.reshape((m, lanes, n)).transpose((0, 2, 1)))
+        return _last_two_swapped(out.reshape((m, lanes, out.shape[1])))
     return impl
+
+
+@register_jitable
+def transposed_lanes(x):
+    """transposed_lanes(x) -> the lanes ``x`` (m, n, L) of a matrix as those of its transpose (n, m, L), C-ordered."""
+    m, n, lanes = x.shape
+    out = np.empty((n, m, lanes), x.dtype)
+    for i in range(m):
+        for j in range(n):
+            for lane in range(lanes):
+                out[j, i, lane] = x[i, j, lane]
+    return out
+
+
+@register_jitable
+def _last_two_swapped(x):
+    """``x.transpose((0, 2, 1))`` as a C-ordered copy."""
+    p, q, r = x.shape
+    out = np.empty((p, r, q), x.dtype)
+    for i in range(p):
+        for j in range(q):
+            for k in range(r):
+                out[i, k, j] = x[i, j, k]
+    return out
 
 
 @overload(lanes_right)
