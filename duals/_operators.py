@@ -270,6 +270,8 @@ def install():
                      ("floordiv", "floor_divide"), ("mod", "mod")):
         setattr(T, f"__{op}__", _binary(name))
         setattr(T, f"__r{op}__", _binary(name, reflected=True))
+    T.__divmod__ = lambda self, other: N["divmod"](self, other)
+    T.__rdivmod__ = lambda self, other: N["divmod"](other, self)
     T.__neg__ = lambda self: N["negative"](self)
     T.__pos__ = lambda self: self
     T.__abs__ = lambda self: N["abs"](self)

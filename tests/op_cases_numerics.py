@@ -2,7 +2,7 @@
 ``ufuncs.py``: ``diff``, ``gradient``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
 ``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, the NaN-ignoring reductions and
 order statistics, ``fmax``/``fmin``, ``heaviside``, the angle conversions,
-``nan_to_num``, ``frexp``/``ldexp``, ``sum(where=)`` and the ufunc methods ``logaddexp.reduce`` and
+``nan_to_num``, ``frexp``/``ldexp``, ``modf``, ``divmod``, ``sum(where=)`` and the ufunc methods ``logaddexp.reduce`` and
 ``multiply.accumulate``, called as plain NumPy.
 """
 import numpy as np
@@ -104,6 +104,9 @@ CASES = [
     # frexp: inputs away from the powers of two where the mantissa jumps (the sampled points are not)
     Case("frexp-mantissa", lambda x: np.frexp(x)[0] * np.frexp(x)[1], ((2, 3),), ("mul",)),
     Case("ldexp-of-frexp", lambda x: np.ldexp(*np.frexp(x)) ** 2, ((4,),), ("mul", "square")),
+    Case("modf", lambda x: np.modf(x)[0] ** 2 * np.modf(x)[1] + np.modf(3.0 * x)[0], ((2, 3),), ("select", "sub")),
+    Case("divmod", lambda x, y: np.divmod(x, y)[1] * np.divmod(x, y)[0] + divmod(x, 0.7)[1], ((3,), (3,)),
+         ("mod", "floor_divide"), domain=(0.3, 2.0)),
     Case("gradient-1d", lambda x: np.gradient(x), ((5,),), ("edge_first_gradient", "edge_first_gradient_transpose")),
     Case("gradient-1d-scalar-spacing", lambda x: np.gradient(x ** 2, 0.25), ((4,),), ("edge_first_gradient",)),
     Case("gradient-2d-default", lambda x: np.stack(np.gradient(x)), ((3, 4),), ("edge_first_gradient",)),

@@ -1,6 +1,6 @@
 """More NumPy ufuncs, composed from the element-wise primitives: ``fmax``/``fmin``,
 ``heaviside``, the angle conversions ``deg2rad``/``radians``/``rad2deg``/``degrees``,
-``nan_to_num`` and the binary exponent pair ``frexp``/``ldexp``.
+``nan_to_num``, the binary exponent pair ``frexp``/``ldexp``, ``modf`` and ``divmod``.
 
 Policy: ``fmax``/``fmin`` are ``maximum``/``minimum`` that ignore a NaN operand (the derivative
 then comes from the other operand; ties split evenly, as for ``maximum``). ``heaviside`` is
@@ -12,7 +12,9 @@ holds ``x``, so at a power of two the piece to its right) and the exponent ``e``
 integer array; at ``x = 0`` (``frexp(0) = (0, 0)``) the same formula gives ``dx``, so
 ``ldexp(*frexp(x))`` differentiates to ``dx`` everywhere (for a subnormal ``x`` the derivative
 ``2**-e`` is beyond the float range: inf, with the exact mantissa). ``ldexp(x, e)`` is ``x * 2**e`` for a
-plain integer ``e``.
+plain integer ``e``. ``modf(x)`` returns the fractional part with derivative ``dx`` (as ``mod``: the
+one-sided derivative on both sides of a jump, 0 at ±inf) and the integral part as a plain array
+(piecewise constant); ``divmod(x1, x2)`` is ``(floor_divide(x1, x2), mod(x1, x2))``.
 """
 import math
 
@@ -20,7 +22,7 @@ import numpy as np
 
 from ..core import Tracer
 from . import export, innermost
-from .elementwise import maximum, minimum, where
+from .elementwise import PRIMITIVES, maximum, minimum, where
 
 
 def _plain(x):
@@ -150,3 +152,45 @@ def ldexp(x1, x2, /, **kwargs):
     if kwargs:
         raise TypeError(f"ldexp on a traced value accepts no keywords, got {sorted(kwargs)}")
     return x1 * np.ldexp(np.ones((), _plain(x1).dtype), np.asarray(x2))
+
+
+@export()
+def modf(x, /, *args, **kwargs):
+    """modf(x) -> (fractional part, integral part), both with the sign of ``x``; the fractional
+    part carries ``dx``, the integral part is plain.
+
+    >>> f, i = modf(np.array([2.5, -1.25]))
+    >>> f.tolist(), i.tolist()
+    ([0.5, -0.25], [2.0, -1.0])
+    """
+    if args or kwargs.get("out") is not None:
+        raise TypeError("modf(..., out=...) cannot write traced values into arrays; drop out=")
+    kwargs.pop("out", None)
+    if not isinstance(x, Tracer):
+        return np.modf(x, **kwargs)
+    v = _plain(x)
+    fraction, whole = np.modf(v, **kwargs)
+    finite = np.isfinite(v)
+    whole_finite = np.where(finite, whole, 0).astype(v.dtype)
+    # x - whole is exact; on the negative side -(whole - x) keeps NumPy's -0.0 at the integers
+    shifted = where(np.signbit(v), -(whole_finite - x), x - whole_finite)
+    return where(finite, shifted, fraction), whole
+
+
+@export()
+def divmod(x1, x2, /, *args, **kwargs):
+    """divmod(x1, x2) -> (floor_divide(x1, x2), mod(x1, x2)), NumPy's values; the quotient is
+    piecewise constant, the remainder has derivatives ``1`` and ``-floor_divide(x1, x2)``.
+
+    >>> q, r = divmod(np.array([7.5]), 2.0)
+    >>> q.tolist(), r.tolist()
+    ([3.0], [1.5])
+    """
+    if args or kwargs.get("out") is not None:
+        raise TypeError("divmod(..., out=...) cannot write traced values into arrays; drop out=")
+    kwargs.pop("out", None)
+    if not isinstance(x1, Tracer) and not isinstance(x2, Tracer):
+        return np.divmod(x1, x2, **kwargs)
+    if kwargs:
+        raise TypeError(f"divmod on a traced value accepts no keywords, got {sorted(kwargs)}")
+    return PRIMITIVES["floor_divide"](x1, x2), PRIMITIVES["mod"](x1, x2)
