@@ -1,4 +1,4 @@
-"""Derivative cases for ``duals/ops/sorting.py``: ``sort``, ``median``, ``percentile``/``quantile``
+"""Derivative cases for ``duals/ops/sorting.py``: ``sort``, ``unique``, ``median``, ``percentile``/``quantile``
 (the data and a traced ``q``) and ``interp`` (traced ``x`` and/or ``fp``), called as plain NumPy
 (``np.sort(x)`` reaches duals through ``__array_function__``).
 
@@ -19,6 +19,10 @@ CASES = [
     Case("sort-axis0", lambda x: np.sort(x, axis=0), ((4, 2),), S),
     Case("sort-flattened-squared", lambda x: np.sort(x, axis=None) ** 2, ((2, 3),), G + ("square",)),
     Case("sort-then-diff", lambda x: np.diff(np.sort(x)), ((5,),), G + ("sub",)),
+    Case("unique", lambda x: np.unique(x) ** 2, ((2, 3),), G + ("square",)),
+    Case("unique-with-repeats", lambda x: np.unique(np.concatenate([x, x[::-1]])), ((4,),), G),
+    Case("unique-rows-with-counts", lambda x: np.unique(np.vstack([x, x]), axis=0, return_counts=True)[0]
+         * np.unique(np.vstack([x, x]), axis=0, return_counts=True)[1][:, None], ((2, 3),), G),
     Case("median-odd", lambda x: np.median(x), ((5,),), G),
     Case("median-even-axis", lambda x: np.median(x, axis=1), ((3, 4),), G + ("add", "div")),
     Case("median-keepdims-tuple-axis", lambda x: np.median(x, axis=(0, 2), keepdims=True) * x,

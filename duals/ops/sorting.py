@@ -1,4 +1,4 @@
-"""Sorting and order statistics: ``sort``, ``median``, ``percentile``/``quantile`` and ``interp``,
+"""Sorting and order statistics: ``sort``, ``unique``, ``median``, ``percentile``/``quantile`` and ``interp``,
 composed from ``getitem`` (a gather by indices computed on the plain value), with the
 value-only ``argsort`` and ``searchsorted``.
 
@@ -13,7 +13,8 @@ Policy at ties (the same in every mode and order, tested): the derivative follow
 comes first; ``median``, ``percentile`` and ``quantile`` read the same sorted entries, so at a tie
 the derivative goes to one of the tied entries, not split between them (unlike ``max``/``min``,
 which split it evenly). NaN sorts last, as in NumPy; ``median`` and ``percentile`` of a slice with
-a NaN are NaN.
+a NaN are NaN. ``unique`` passes to each distinct value the derivative of its first occurrence
+(NumPy's ``return_index``), the same stable choice; its index, inverse and count outputs are plain.
 
 ``interp(x, xp, fp)`` takes plain sample points ``xp`` and traced ``x`` and/or ``fp``. Its derivative
 with respect to ``x`` is the slope of the segment ``x`` lies in; at a knot ``xp[j]`` that of the
@@ -31,7 +32,7 @@ import numpy as np
 from ..core import Primitive, Tracer
 from ..index_sets import _ranges, collect, gather_rule, positions, take
 from . import dtype_of, export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
-from .assembly import operand, take_along_axis
+from .assembly import operand, take as take_entries, take_along_axis
 from .elementwise import where
 from .shape import getitem, moveaxis, reshape, transpose
 
@@ -194,6 +195,26 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     if axis is None:
         a, axis = reshape(a, (-1,)), 0
     return sort_p(a, axis=normalize_axis(axis, ndim(a))[0])
+
+
+@export()
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, **kwargs):
+    """unique(ar, ...): NumPy's distinct values (rows with ``axis``), each carrying the derivative
+    of its first occurrence; the optional index, inverse and count outputs are plain.
+
+    >>> unique(np.array([2.0, 1.0, 2.0])).tolist()
+    [1.0, 2.0]
+    """
+    if not _traced(ar):
+        return np.unique(ar, return_index, return_inverse, return_counts, axis, **kwargs)
+    found = np.unique(_plain(ar), True, return_inverse, return_counts, axis, **kwargs)
+    first = found[1]
+    if axis is None:
+        values = getitem(reshape(ar, (-1,)), first)
+    else:
+        values = take_entries(ar, first, axis=axis)
+    extra = ([first] if return_index else []) + list(found[2:])
+    return tuple([values] + extra) if extra else values
 
 
 @export(value_only=True)
