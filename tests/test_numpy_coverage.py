@@ -386,7 +386,7 @@ def test_float32_is_kept():
 
 def test_unsupported_functions_name_themselves_the_reason_and_the_way_out():
     d = Dual(np.ones(3), np.ones(3))
-    for call, name in ((lambda: np.unique(d), "numpy.unique"), (lambda: np.fft.hfft(d), "numpy.fft.hfft"),
+    for call, name in ((lambda: np.histogram(d), "numpy.histogram"), (lambda: np.fft.hfft(d), "numpy.fft.hfft"),
                        (lambda: np.linalg.eig(np.eye(2) * d[0]), "numpy.linalg.eig"),
                        (lambda: np.unwrap(d), "numpy.unwrap"),
                        (lambda: np.subtract.reduce(d), "numpy.subtract.reduce")):
