@@ -109,6 +109,10 @@ def _python_blocks(page):
 PAGES = sorted(p.name for p in DOCS.glob("*.md") if _python_blocks(p))
 
 
+# SciPy's BDF subtracts a row of its difference table that it allocated with np.empty and has not
+# written yet (bdf.py, first step): the row is overwritten before use and the solution is the same
+# bit for bit, but when the uninitialised memory holds a NaN pattern NumPy warns (sparse.md).
+@pytest.mark.filterwarnings("ignore:invalid value encountered in subtract:RuntimeWarning:scipy.integrate._ivp.bdf")
 @pytest.mark.parametrize("name", PAGES)
 def test_code_blocks_run(name, capsys):
     namespace = {"__name__": f"docs_{name[:-3]}"}
