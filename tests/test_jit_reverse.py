@@ -527,6 +527,28 @@ def test_cholesky_slogdet_interp_and_norm_at_zero_on_adjoints():
            central_differences(interpolated_forcing, [inside, xp, fp], 0), rtol=1e-6)
 
 
+@njit
+def regularised_residual(A, b):
+    """A column of A as the right-hand side (a strided 1-d view) and norms of every order."""
+    x = np.linalg.solve(A, b + A[:, 0])
+    r = A @ x - b
+    return (np.linalg.norm(r, 1) + np.linalg.norm(x, np.inf) + np.linalg.norm(x, 3)
+            + np.linalg.norm(A, 1) + np.linalg.norm(A, -np.inf) + np.linalg.norm(x, -np.inf))
+
+
+def test_solve_of_a_strided_vector_and_norms_of_every_order_on_adjoints():
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(4, 4)) + 4.0 * np.eye(4)
+    b = rng.normal(size=4)
+    got = duals.grad(regularised_residual, argnums=(0, 1))(A, b)
+    want = duals.jacfwd(regularised_residual.py_func, argnums=(0, 1))(A, b)
+    for g, w, k in zip(got, want, (0, 1)):
+        _close(g, w, rtol=1e-12, atol=1e-14)
+        _close(g, central_differences(regularised_residual, [A, b], k), rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="singular values"):
+        duals.grad(njit(lambda A: np.linalg.norm(A, 2)))(A)
+
+
 def test_a_plain_python_function_is_not_a_dispatcher():
     with pytest.raises(TypeError, match="expected a Numba dispatcher"):
         duals.jit.compiled_grad(lambda x: x)

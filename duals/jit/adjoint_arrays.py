@@ -23,6 +23,7 @@ from numba.extending import overload, register_jitable
 
 from ._types import DualType
 from .extras import _real
+from .linalg import norm_of_order
 
 __all__ = ["is_adjoint"]
 
@@ -213,15 +214,35 @@ def _ov_solve(A, B):
 
     def impl(A, B):
         M = _square_copy(A, T)
-        columns = B.reshape((B.shape[0], 1)) if vector else B
-        R = np.empty(columns.shape, T)
-        for i in range(columns.shape[0]):
-            for j in range(columns.shape[1]):
-                R[i, j] = columns[i, j]
+        R = _columns_copy(B, T)
         _eliminate(M, R)
         _back_substitute(M, R)
         return R[:, 0].copy() if vector else R
     return impl
+
+
+def _columns_copy(B, T):
+    """A right-hand side (1-d: one column) as a new 2-d array of adjoints, of any layout."""
+
+
+@overload(_columns_copy)
+def _ov_columns_copy(B, T):
+    element = T.instance_type
+    if B.ndim == 1:
+        def vector(B, T):
+            R = np.empty((B.shape[0], 1), element)
+            for i in range(B.shape[0]):
+                R[i, 0] = B[i]
+            return R
+        return vector
+
+    def matrix(B, T):
+        R = np.empty(B.shape, element)
+        for i in range(B.shape[0]):
+            for j in range(B.shape[1]):
+                R[i, j] = B[i, j]
+        return R
+    return matrix
 
 
 @overload(np.linalg.inv, target="cpu")
@@ -302,20 +323,26 @@ def _ov_cholesky(A):
     return impl
 
 
+@register_jitable
+def _two_norm(x, T):
+    """The 2-norm of all entries (Frobenius for a matrix); derivative 0 at zero."""
+    total = 0.0
+    for idx in np.ndindex(x.shape):
+        total = total + x[idx] * x[idx]
+    if _real(total) == 0.0:
+        return total * 0.0      # the policy norm'(0) = 0, not sqrt's 1/0
+    return np.sqrt(total)
+
+
 @overload(np.linalg.norm, target="cpu")
 def _ov_norm(x, ord=None):
     T = _level(x)
     if T is None or not isinstance(x, types.Array):
         return None
-    if not (ord is None or isinstance(ord, (types.NoneType, types.Omitted))):
-        raise errors.TypingError("duals.jit: np.linalg.norm of adjoints (compiled reverse mode) "
-                                 "takes the default ord (2-norm of a vector, Frobenius of a matrix)")
-
-    def impl(x, ord=None):
-        total = 0.0
-        for idx in np.ndindex(x.shape):
-            total = total + x[idx] * x[idx]
-        if _real(total) == 0.0:
-            return total * 0.0      # the policy norm'(0) = 0, not sqrt's 1/0
-        return np.sqrt(total)
-    return impl
+    if ord is None or isinstance(ord, (types.NoneType, types.Omitted)):
+        return lambda x, ord=None: _two_norm(x, T)
+    if not isinstance(ord, (types.Integer, types.Float)) or x.ndim not in (1, 2):
+        raise errors.TypingError(f"duals.jit: np.linalg.norm of adjoints (compiled reverse mode) takes "
+                                 f"a 1-d or 2-d array and ord=None or a number, got a {x.ndim}-d array "
+                                 f"and {ord}")
+    return norm_of_order(x, _two_norm, T)

@@ -270,10 +270,17 @@ def _norm_typer(x, ord=None):
         return lambda x, ord=None: _two_norm(x, T)
     if not isinstance(ord, (types.Integer, types.Float)):
         _refuse(f"np.linalg.norm of dual arrays takes ord=None or a number, got {ord}")
+    return norm_of_order(x, _two_norm, T)
+
+
+def norm_of_order(x, two_norm, T):
+    """norm_of_order(x, two_norm, T) -> the implementation of ``np.linalg.norm(x, ord)`` for a
+    number ``ord`` (forward and reverse mode alike): ``two_norm(x, T)`` for the vector 2-norm, the
+    other orders from ``np.abs``, sums and extrema, whose rules are the element-wise ones."""
     if x.ndim == 1:
         def vector(x, ord=None):
             if ord == 2:
-                return _two_norm(x, T)
+                return two_norm(x, T)
             if ord == np.inf:
                 return np.max(np.abs(x))
             if ord == -np.inf:
