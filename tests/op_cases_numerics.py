@@ -2,7 +2,7 @@
 ``ufuncs.py``: ``diff``, ``gradient``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
 ``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, the NaN-ignoring reductions and
 order statistics, ``fmax``/``fmin``, ``heaviside``, the angle conversions,
-``nan_to_num``, ``frexp``/``ldexp``, ``modf``, ``divmod``, ``sum(where=)`` and the ufunc methods ``logaddexp.reduce`` and
+``nan_to_num``, ``frexp``/``ldexp``, ``modf``, ``divmod``, ``histogram``, ``sum(where=)`` and the ufunc methods ``logaddexp.reduce`` and
 ``multiply.accumulate``, called as plain NumPy.
 """
 import numpy as np
@@ -104,6 +104,15 @@ CASES = [
     # frexp: inputs away from the powers of two where the mantissa jumps (the sampled points are not)
     Case("frexp-mantissa", lambda x: np.frexp(x)[0] * np.frexp(x)[1], ((2, 3),), ("mul",)),
     Case("ldexp-of-frexp", lambda x: np.ldexp(*np.frexp(x)) ** 2, ((4,),), ("mul", "square")),
+    # histograms: random inputs lie away from the bin edges, where the bin of an entry changes
+    Case("histogram-edges-follow-the-extremes", lambda x: np.histogram(x, 4)[1] * np.arange(1.0, 6.0, dtype=x.dtype),
+         ((6,),), ("max", "min")),
+    Case("histogram-density", lambda x: np.histogram(x, 3, density=True)[0], ((2, 4),), ("max", "min", "difference")),
+    Case("histogram-weights", lambda x, w: np.histogram(x, 3, weights=w * w)[0], ((5,), (5,)), ("bin_sum", "bin_read")),
+    Case("histogram-weights-given-edges", lambda w: np.histogram(np.array([0.1, -1.0, 0.5, 2.0]),
+         np.array([-2.0, 0.0, 0.3, 3.0]), weights=w, density=True)[0], ((4,),), ("cumsum", "difference")),
+    Case("histogram-traced-edges", lambda e: np.histogram(np.array([0.1, 0.5, 1.2, 1.9, 2.6]),
+         np.cumsum(e) - 1.0, density=True)[0], ((4,),), ("cumsum", "difference"), domain=(0.5, 1.5)),
     Case("modf", lambda x: np.modf(x)[0] ** 2 * np.modf(x)[1] + np.modf(3.0 * x)[0], ((2, 3),), ("select", "sub")),
     Case("divmod", lambda x, y: np.divmod(x, y)[1] * np.divmod(x, y)[0] + divmod(x, 0.7)[1], ((3,), (3,)),
          ("mod", "floor_divide"), domain=(0.3, 2.0)),
