@@ -163,6 +163,47 @@ def test_trapezoid_integral_with_cumsum_matches_the_numpy_path():
     np.testing.assert_allclose(cumulative_trapezoid(y, T), dnp.cumsum(0.5 * (y[1:] + y[:-1]) * np.diff(T)))
 
 
+@njit
+def rigid_body_kinetic_energy(omega, positions, masses):
+    """½ Σ m |ω × r|², the velocities of a rigid body's points from its angular velocity."""
+    velocities = np.cross(omega, positions)
+    return 0.5 * np.sum(masses * np.sum(velocities * velocities, axis=1))
+
+
+@njit
+def torque_norm(positions, forces):
+    return np.sum(np.cross(positions, forces) ** 2)
+
+
+@njit
+def absorbed_after(P, steps):
+    """The probability of reaching the last state of a Markov chain within ``steps`` steps."""
+    return np.linalg.matrix_power(P, steps)[0, -1]
+
+
+def test_rigid_body_energy_and_torque_by_cross_products_match_the_numpy_path_and_the_closed_form():
+    rng = np.random.default_rng(4)
+    omega, r, m = rng.normal(size=3), rng.normal(size=(5, 3)), rng.uniform(0.5, 2.0, 5)
+    matches_numpy_path(rigid_body_kinetic_energy, omega, r, m, argnums=(0, 1, 2))
+    inertia = sum(mi * (ri @ ri * np.eye(3) - np.outer(ri, ri)) for mi, ri in zip(m, r))
+    np.testing.assert_allclose(jacfwd(rigid_body_kinetic_energy)(omega, r, m), inertia @ omega, rtol=1e-12)
+    F = rng.normal(size=(5, 3))
+    matches_numpy_path(torque_norm, r, F, argnums=(0, 1))
+    np.testing.assert_allclose(jacfwd(torque_norm, argnums=1)(r, F),
+                               central_differences(torque_norm, (r, F), 1), rtol=1e-7)
+    value = duals.jvp(torque_norm, (r, F), (np.ones_like(r), np.zeros_like(F)))[0]
+    assert value == torque_norm(r, F)     # the plain call's formula, bit for bit
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2, 3, 7, -2])
+def test_markov_chain_powers_match_the_numpy_path_for_every_branch_of_the_power(steps):
+    P = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7]])
+    matches_numpy_path(absorbed_after, P, steps)
+    if steps > 0:
+        np.testing.assert_allclose(jacfwd(absorbed_after)(P, steps),
+                                   central_differences(absorbed_after, (P, steps), 0), rtol=1e-7, atol=1e-9)
+
+
 def test_decay_integral_has_the_closed_form_of_the_trapezoid_rule():
     k = 0.8
     got = jacfwd(decay_integral)(k, T)

@@ -550,6 +550,30 @@ def test_solve_of_a_strided_vector_and_norms_of_every_order_on_adjoints():
         duals.grad(njit(lambda A: np.linalg.norm(A, 2)))(A)
 
 
+@njit
+def angular_momentum_misfit(omega, positions, masses, target):
+    momentum = np.sum(masses.reshape((-1, 1)) * np.cross(positions, np.cross(omega, positions)), axis=0)
+    return np.sum((momentum - target) ** 2)
+
+
+@njit
+def stationary_gap(P):
+    Q = np.linalg.matrix_power(P, 6)
+    return np.sum((Q[0] - Q[-1]) ** 2)
+
+
+def test_cross_products_and_matrix_powers_on_adjoints_equal_the_python_path():
+    rng = np.random.default_rng(8)
+    omega, r, m, target = rng.normal(size=3), rng.normal(size=(4, 3)), rng.uniform(0.5, 2.0, 4), rng.normal(size=3)
+    got = duals.grad(angular_momentum_misfit, argnums=(0, 1, 2))(omega, r, m, target)
+    want = duals.grad(angular_momentum_misfit.py_func, argnums=(0, 1, 2))(omega, r, m, target)
+    for g, w in zip(got, want):
+        _close(g, w, rtol=1e-12, atol=1e-13)
+    P = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7]])
+    _close(duals.grad(stationary_gap)(P), duals.grad(stationary_gap.py_func)(P), rtol=1e-11, atol=1e-15)
+    _close(duals.grad(stationary_gap)(P), central_differences(stationary_gap, [P], 0), rtol=1e-6, atol=1e-9)
+
+
 def test_a_plain_python_function_is_not_a_dispatcher():
     with pytest.raises(TypeError, match="expected a Numba dispatcher"):
         duals.jit.compiled_grad(lambda x: x)

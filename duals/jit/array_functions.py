@@ -7,6 +7,8 @@
   other contributes exactly zero even where its derivative is inf or NaN;
 * ``np.interp(x, xp, fp)`` with duals in ``x``, ``xp`` or ``fp``: at a knot the slope of the
   segment to its right (at the last knot, to its left), outside the knots zero;
+* ``np.cross`` of 3-vectors (1-d, or rows of 2-d arrays) and ``np.linalg.matrix_power``, with
+  the plain call's formula and sequence of products;
 * ``duals.jit.fn.<name>`` of every table entry (``fn.erf``, ``fn.expit`` ...) on arrays, of
   floats and of duals; ``np.floor``/``np.rint``/``np.round`` ... and ``np.isnan`` ... on dual
   arrays give plain arrays from the real parts (derivative zero).
@@ -127,6 +129,82 @@ def _interp(x, xp, fp):
     return scalar
 
 
+# ---------------------------------------------------------------- cross, matrix_power
+
+@register_jitable
+def _check_rows(x, rows):
+    if x.ndim == 2 and x.shape[0] != 1 and x.shape[0] != rows:
+        raise ValueError("duals.jit: np.cross: the rows of the operands do not broadcast")
+
+
+def _cross(a, b):
+    if not any(_dual(t) for t in (a, b)):
+        return None
+    if not all(isinstance(t, types.Array) and t.ndim in (1, 2) for t in (a, b)):
+        raise errors.TypingError(f"{MARK}np.cross of duals takes two 1-d or 2-d arrays of 3-vectors "
+                                 f"(along the last axis); loop over further axes")
+    T = level_of("np.cross", a, b, scalar_operations=True)
+    vectors = a.ndim == 1 and b.ndim == 1
+    row_of_a = (lambda x, r: x) if a.ndim == 1 else (lambda x, r: x[r if x.shape[0] > 1 else 0])
+    row_of_b = (lambda x, r: x) if b.ndim == 1 else (lambda x, r: x[r if x.shape[0] > 1 else 0])
+    row_a, row_b = register_jitable(row_of_a), register_jitable(row_of_b)
+
+    def impl(a, b):
+        if a.shape[-1] != 3 or b.shape[-1] != 3:
+            raise ValueError("duals.jit: np.cross of duals takes 3-vectors (a last axis of length 3)")
+        rows = 1 if vectors else max(1 if a.ndim == 1 else a.shape[0], 1 if b.ndim == 1 else b.shape[0])
+        _check_rows(a, rows)
+        _check_rows(b, rows)
+        out = np.empty((rows, 3), T)
+        for r in range(rows):
+            x, y = row_a(a, r), row_b(b, r)
+            # NumPy's (and Numba's) formula, so the value is the plain call's bit for bit
+            out[r, 0] = x[1] * y[2] - x[2] * y[1]
+            out[r, 1] = x[2] * y[0] - x[0] * y[2]
+            out[r, 2] = x[0] * y[1] - x[1] * y[0]
+        return out[0].copy() if vectors else out
+    return impl
+
+
+def _matrix_power(a, n):
+    if not _dual(a):
+        return None
+    if not (isinstance(a, types.Array) and a.ndim == 2 and isinstance(n, types.Integer)):
+        raise errors.TypingError(f"{MARK}np.linalg.matrix_power of duals takes one square matrix "
+                                 f"(2-d) and an integer power")
+    T = a.dtype
+
+    def impl(a, n):
+        if a.shape[0] != a.shape[1]:
+            raise ValueError("input must be a square array")
+        if n == 0:
+            out = np.zeros(a.shape, T)
+            for k in range(a.shape[0]):
+                out[k, k] = 1.0
+            return out
+        if n < 0:
+            A = np.linalg.inv(a)
+            n = -n
+        else:
+            A = np.ascontiguousarray(a)
+        if n == 1:
+            return A.copy()
+        # Numba's own sequence of products, so the value is the plain call's
+        if n == 2:
+            return np.dot(A, A)
+        if n == 3:
+            return np.dot(np.dot(A, A), A)
+        acc, result, first = A, A, True
+        while n != 0:
+            if n & 1:
+                result = acc if first else np.dot(result, acc)
+                first = False
+            acc = np.dot(acc, acc)
+            n = n >> 1
+        return result
+    return impl
+
+
 # ---------------------------------------------------------------- fn.<name> on arrays
 
 def _fn_on_arrays(stub, arity):
@@ -172,10 +250,10 @@ UNSUPPORTED = {
         ("nanmedian", "nanpercentile", "nanquantile", "nanprod", "nanvar", "nanstd", "nancumsum",
          "nancumprod", "nanargmax", "nanargmin"),
     "write it as a loop over the entries, or differentiate it on the Python path (duals.numpy)":
-        ("cross", "convolve", "correlate", "polyval", "cov", "corrcoef", "histogram", "unique",
+        ("convolve", "correlate", "polyval", "cov", "corrcoef", "histogram", "unique",
          "searchsorted", "linspace", "digitize", "bincount"),
 }
-UNSUPPORTED_LINALG = ("eig", "eigvals", "matrix_power", "matrix_rank", "cond")
+UNSUPPORTED_LINALG = ("eig", "eigvals", "matrix_rank", "cond")
 
 
 def _refuse(label, advice):
@@ -193,6 +271,8 @@ def _install():
     sorting.install()
     overload(np.where, target="cpu")(_where)
     overload(np.interp, target="cpu")(_interp)
+    overload(np.cross, target="cpu")(_cross)
+    overload(np.linalg.matrix_power, target="cpu")(_matrix_power)
     for name in rules.derivatives.UNARY:
         _fn_on_arrays(getattr(fn, name), 1)
     for name in rules.derivatives.BINARY:
