@@ -22,6 +22,9 @@ def _with_nans(x):
 CASES = [
     Case("diff", lambda x: np.diff(x), ((5,),), ("difference", "difference_transpose")),
     Case("diff-n2-axis0", lambda x: np.diff(x, n=2, axis=0), ((4, 2),), ("difference", "difference_transpose")),
+    # nine entries: eight differences, the row stride at which NumPy 2.4's SIMD negative misreads
+    # its input (duals.ops.negative_into); the square makes the second derivative non-zero
+    Case("diff-squared-nine", lambda x: np.diff(x) ** 2, ((9,),), ("difference", "difference_transpose")),
     Case("diff-of-one-entry", lambda x: np.sum(np.diff(x, axis=1)) + x, ((3, 1),), ("difference",)),
     Case("diff-prepend-append", lambda x: np.diff(x ** 2, prepend=0.0, append=x[-1:]), ((4,),),
          ("concatenate", "broadcast_to")),

@@ -26,6 +26,23 @@ def export(*names, value_only=False):
     return register
 
 
+def negative_into(x, out):
+    """negative_into(x, out) -> ``out`` holding ``-x``: ``np.negative(x, out=out)``, but never into
+    a non-contiguous ``out``. NumPy 2.4's SIMD loop for ``negative`` then reads an input whose
+    stride is 8 elements (4 for 32-bit types) as if it were contiguous and writes wrong values
+    (other ufuncs are not affected), so there the result is computed into a new array and copied.
+
+    >>> a = np.arange(48.0).reshape(6, 8)
+    >>> out = np.zeros((6, 3))
+    >>> negative_into(a[:, 0], out[:, 1]).tolist()
+    [-0.0, -8.0, -16.0, -24.0, -32.0, -40.0]
+    """
+    if out.flags.c_contiguous or out.flags.f_contiguous:
+        return np.negative(x, out=out)
+    out[...] = np.negative(x)
+    return out
+
+
 def shape_of(x):
     """shape_of(x) -> tuple: the shape of a plain or traced value."""
     return x.shape if hasattr(x, "shape") else ()

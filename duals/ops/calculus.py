@@ -21,7 +21,7 @@ import numpy as np
 
 from ..core import Primitive, Tracer
 from ..index_sets import along_axis, axis_rule, broadcast as broadcast_sets, reduced, union
-from . import dtype_of, export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
+from . import dtype_of, export, innermost, ndim_of as ndim, negative_into, normalize_axis, shape_of as shape
 from .reductions import sum as _sum, unbroadcast
 from .assembly import operand
 from .elementwise import align
@@ -49,7 +49,7 @@ def _difference_transpose_impl(g, *, axis):
     shape = list(g.shape)
     shape[axis] += 1
     out = np.empty(shape, g.dtype)
-    np.negative(g[at(slice(None, 1))], out=out[at(slice(None, 1))])
+    negative_into(g[at(slice(None, 1))], out[at(slice(None, 1))])
     np.subtract(g[at(slice(None, -1))], g[at(slice(1, None))], out=out[at(slice(1, -1))])
     out[at(slice(-1, None))] = g[at(slice(-1, None))]
     return out

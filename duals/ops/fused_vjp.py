@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import _vocabulary, derivatives, kernels
 from ..core import Tracer
-from . import is_complex
+from . import is_complex, negative_into
 from .. import cotangents
 from ..cotangents import ADDED, OWNED, SHARED
 
@@ -231,7 +231,7 @@ def elementwise(name, partials):
         for i in wanted:
             if kinds[i] == "minus":
                 alone = g_free and len(wanted) == 1 and g.flags.writeable
-                results[i] = (np.negative(g, out=g) if alone else -g, OWNED)
+                results[i] = (negative_into(g, g) if alone else -g, OWNED)
             elif kinds[i] == "formula":
                 if (g.dtype == out.dtype == _F64 and g.shape == out.shape
                         and all(_plain_operand(a, g) for a in args)):
@@ -291,7 +291,7 @@ def elementwise(name, partials):
             elif kinds[i] == "minus":
                 alone = g_free and len(wanted) == 1 and g.flags.writeable
                 buf = g if alone else store.alloc(out.shape)
-                results[i] = (np.negative(g, out=buf), OWNED)
+                results[i] = (negative_into(g, buf), OWNED)
                 sharers.remove(i)
         for i in sharers:   # partial 1: the cotangent is g itself, owned if only one takes it
             results[i] = (g, OWNED if g_free and len(sharers) == 1 and g.flags.writeable else SHARED)
