@@ -204,6 +204,24 @@ def test_markov_chain_powers_match_the_numpy_path_for_every_branch_of_the_power(
                                    central_differences(absorbed_after, (P, steps), 0), rtol=1e-7, atol=1e-9)
 
 
+@njit
+def smoothed_roughness(signal, kernel):
+    smooth = np.convolve(signal, kernel, "same")
+    return np.sum(np.diff(smooth) ** 2) + np.sum(np.convolve(signal, kernel)) + np.sum(np.convolve(kernel, signal, "valid") ** 2)
+
+
+def test_convolutions_in_every_mode_match_the_numpy_path_and_keep_numbas_values():
+    rng = np.random.default_rng(6)
+    signal, kernel = rng.normal(size=9), rng.normal(size=4)
+    matches_numpy_path(smoothed_roughness, signal, kernel, argnums=(0, 1))
+    np.testing.assert_allclose(jacfwd(smoothed_roughness, argnums=1)(signal, kernel),
+                               central_differences(smoothed_roughness, (signal, kernel), 1), rtol=1e-7)
+    value = duals.jvp(smoothed_roughness, (signal, kernel), (np.ones(9), np.zeros(4)))[0]
+    assert value == smoothed_roughness(signal, kernel)    # Numba's own convolve on the real parts
+    H = duals.hessian(smoothed_roughness)(signal, kernel)
+    np.testing.assert_allclose(H, duals.hessian(smoothed_roughness.py_func)(signal, kernel), rtol=1e-11, atol=1e-12)
+
+
 def test_decay_integral_has_the_closed_form_of_the_trapezoid_rule():
     k = 0.8
     got = jacfwd(decay_integral)(k, T)

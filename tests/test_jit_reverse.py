@@ -450,12 +450,12 @@ def test_grad_of_a_vector_output_names_the_shape_and_the_way_out():
 
 
 def test_functions_without_a_tape_rule_are_refused_with_what_to_do():
-    smoothed = numba.njit(lambda x: np.sum(np.convolve(x, np.array([0.25, 0.5, 0.25]))))
-    x = np.array([1.0, -2.0, 3.0])
-    with pytest.raises(TypeError, match="np.convolve of dual numbers is not supported in compiled code"
+    cubic = numba.njit(lambda c: np.polyval(c, 2.0))
+    c = np.array([1.0, -2.0, 3.0, 0.5])
+    with pytest.raises(TypeError, match="np.polyval of dual numbers is not supported in compiled code"
                                         ".*loop over the entries.*Python path"):
-        duals.grad(smoothed)(x)
-    _close(duals.grad(smoothed.py_func)(x), np.ones(3))   # the way out: the Python path
+        duals.grad(cubic)(c)
+    _close(duals.grad(cubic.py_func)(c), np.array([8.0, 4.0, 2.0, 1.0]))   # the way out: the Python path
 
 
 @njit
@@ -572,6 +572,24 @@ def test_cross_products_and_matrix_powers_on_adjoints_equal_the_python_path():
     P = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7]])
     _close(duals.grad(stationary_gap)(P), duals.grad(stationary_gap.py_func)(P), rtol=1e-11, atol=1e-15)
     _close(duals.grad(stationary_gap)(P), central_differences(stationary_gap, [P], 0), rtol=1e-6, atol=1e-9)
+
+
+@njit
+def deconvolution_misfit(signal, kernel, observed):
+    """A blurred signal against observations, in NumPy's three modes."""
+    blurred = np.convolve(signal, kernel, "same")
+    return (np.sum((blurred - observed) ** 2) + 0.1 * np.sum(np.convolve(signal, kernel) ** 2)
+            + np.sum(np.convolve(kernel, signal, "valid")))
+
+
+def test_convolutions_on_adjoints_equal_the_python_path_in_every_mode():
+    rng = np.random.default_rng(9)
+    signal, kernel, observed = rng.normal(size=8), rng.normal(size=3), rng.normal(size=8)
+    got = duals.grad(deconvolution_misfit, argnums=(0, 1))(signal, kernel, observed)
+    want = duals.grad(deconvolution_misfit.py_func, argnums=(0, 1))(signal, kernel, observed)
+    for g, w in zip(got, want):
+        _close(g, w, rtol=1e-12, atol=1e-13)
+    _close(got[1], central_differences(deconvolution_misfit, [signal, kernel, observed], 1), rtol=1e-6)
 
 
 def test_a_plain_python_function_is_not_a_dispatcher():

@@ -8,7 +8,8 @@
 * ``np.interp(x, xp, fp)`` with duals in ``x``, ``xp`` or ``fp``: at a knot the slope of the
   segment to its right (at the last knot, to its left), outside the knots zero;
 * ``np.cross`` of 3-vectors (1-d, or rows of 2-d arrays) and ``np.linalg.matrix_power``, with
-  the plain call's formula and sequence of products;
+  the plain call's formula and sequence of products; ``np.convolve`` in every mode (the value
+  by Numba's own call on the real parts, each lane by two more; adjoints: the sums written out);
 * ``duals.jit.fn.<name>`` of every table entry (``fn.erf``, ``fn.expit`` ...) on arrays, of
   floats and of duals; ``np.floor``/``np.rint``/``np.round`` ... and ``np.isnan`` ... on dual
   arrays give plain arrays from the real parts (derivative zero).
@@ -29,7 +30,7 @@ from ._types import DualType
 from .arrays import _at, _binary_impl, _register, _unary_impl
 from . import errors as _errors
 from .errors import MARK
-from .parts import is_dual_array, level_of, real_values
+from .parts import is_dual_array, join, level_of, real_values, split
 
 
 def _none(t):
@@ -205,6 +206,62 @@ def _matrix_power(a, n):
     return impl
 
 
+# ---------------------------------------------------------------- convolve
+
+@register_jitable
+def _convolution_window(la, lv, mode):
+    """(start, length) of ``np.convolve(a, v, mode)`` inside the full convolution, as NumPy's."""
+    longer, shorter = max(la, lv), min(la, lv)
+    if la == 0 or lv == 0:
+        raise ValueError("'a' and 'v' cannot be empty")
+    if mode == "full":
+        return 0, la + lv - 1
+    if mode == "same":
+        return shorter - 1 - shorter // 2, longer
+    if mode == "valid":
+        return shorter - 1, longer - shorter + 1
+    raise ValueError("Invalid 'mode', valid are 'full', 'same', 'valid'")
+
+
+def _convolve(a, v, mode="full"):
+    if not any(_dual(t) for t in (a, v)):
+        return None
+    if not all(isinstance(t, types.Array) and t.ndim == 1 for t in (a, v)):
+        raise errors.TypingError(f"{MARK}np.convolve of duals takes two 1-d arrays")
+    T = level_of("np.convolve", a, v, scalar_operations=True)
+    if T.lanes is None:     # adjoints: the sums written out, which the tape records
+        def recorded(a, v, mode="full"):
+            la, lv = a.shape[0], v.shape[0]
+            start, length = _convolution_window(la, lv, mode)
+            out = np.empty(length, T)
+            for k in range(length):
+                full = start + k
+                low, high = max(0, full - lv + 1), min(full, la - 1)
+                total = a[low] * v[full - low]
+                for i in range(low + 1, high + 1):
+                    total = total + a[i] * v[full - i]
+                out[k] = total
+            return out
+        return recorded
+    a_dual, v_dual = is_dual_array(a) and a.dtype.tag == T.tag, is_dual_array(v) and v.dtype.tag == T.tag
+    width = T.lanes
+
+    def lanes(a, v, mode="full"):    # the value by Numba's own call, each lane by two more
+        ar, da = split(a, T)
+        vr, dv = split(v, T)
+        value = np.convolve(ar, vr, mode)
+        out = np.empty((value.shape[0], width), value.dtype)
+        for lane in range(width):
+            tangent = np.zeros(value.shape[0], value.dtype)
+            if a_dual:
+                tangent = tangent + np.convolve(np.ascontiguousarray(da[:, lane]), vr, mode)
+            if v_dual:
+                tangent = tangent + np.convolve(ar, np.ascontiguousarray(dv[:, lane]), mode)
+            out[:, lane] = tangent
+        return join(value, out, T)
+    return lanes
+
+
 # ---------------------------------------------------------------- fn.<name> on arrays
 
 def _fn_on_arrays(stub, arity):
@@ -250,7 +307,7 @@ UNSUPPORTED = {
         ("nanmedian", "nanpercentile", "nanquantile", "nanprod", "nanvar", "nanstd", "nancumsum",
          "nancumprod", "nanargmax", "nanargmin"),
     "write it as a loop over the entries, or differentiate it on the Python path (duals.numpy)":
-        ("convolve", "correlate", "polyval", "cov", "corrcoef", "histogram", "unique",
+        ("correlate", "polyval", "cov", "corrcoef", "histogram", "unique",
          "searchsorted", "linspace", "digitize", "bincount"),
 }
 UNSUPPORTED_LINALG = ("eig", "eigvals", "matrix_rank", "cond")
@@ -272,6 +329,7 @@ def _install():
     overload(np.where, target="cpu")(_where)
     overload(np.interp, target="cpu")(_interp)
     overload(np.cross, target="cpu")(_cross)
+    overload(np.convolve, target="cpu")(_convolve)
     overload(np.linalg.matrix_power, target="cpu")(_matrix_power)
     for name in rules.derivatives.UNARY:
         _fn_on_arrays(getattr(fn, name), 1)
