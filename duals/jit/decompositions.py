@@ -94,24 +94,14 @@ def _diagonal(c):
 
 
 @register_jitable
-def _columns_divided(x, s):
-    """``x[:, j, l] / s[j]``."""
+def _divided(x, s, by_column):
+    """``x[i, j, l] / s[j]`` (``by_column``) or ``x[i, j, l] / s[i]``."""
     out = np.empty_like(x)
     for i in range(x.shape[0]):
         for j in range(x.shape[1]):
+            d = s[j] if by_column else s[i]
             for lane in range(x.shape[2]):
-                out[i, j, lane] = x[i, j, lane] / s[j]
-    return out
-
-
-@register_jitable
-def _rows_divided(x, s):
-    """``x[i, :, l] / s[i]``."""
-    out = np.empty_like(x)
-    for i in range(x.shape[0]):
-        for j in range(x.shape[1]):
-            for lane in range(x.shape[2]):
-                out[i, j, lane] = x[i, j, lane] / s[i]
+                out[i, j, lane] = x[i, j, lane] / d
     return out
 
 
@@ -253,16 +243,16 @@ def _svd_typer(a, full_matrices=1):
         du = np.zeros((m, u.shape[1], lanes), ar.dtype)
         dvh = np.zeros((vh.shape[0], n, lanes), ar.dtype)
         if m > n:
-            add_into(dU, _columns_divided(minus(lanes_left(da, V), lanes_right(U, P)), s))
+            add_into(dU, _divided(minus(lanes_left(da, V), lanes_right(U, P)), s, True))
             if full:  # the one extra column turns only to stay orthogonal to U
                 rest = np.ascontiguousarray(u[:, k:])
-                _place(du, 0, k, negated(lanes_right(U, _rows_divided(transposed_lanes(_between(rest.T, da, V)), s))))
+                _place(du, 0, k, negated(lanes_right(U, _divided(transposed_lanes(_between(rest.T, da, V)), s, False))))
         if n > m:
             dat = transposed_lanes(da)
-            add_into(dV, _columns_divided(minus(lanes_left(dat, U), lanes_right(V, transposed_lanes(P))), s))
+            add_into(dV, _divided(minus(lanes_left(dat, U), lanes_right(V, transposed_lanes(P))), s, True))
             if full:
                 rest = np.ascontiguousarray(vh[k:, :].T)
-                _place(dvh, k, 0, transposed_lanes(negated(lanes_right(V, _rows_divided(_between(U.T, da, rest), s)))))
+                _place(dvh, k, 0, transposed_lanes(negated(lanes_right(V, _divided(_between(U.T, da, rest), s, False)))))
         _place(du, 0, 0, dU)
         _place(dvh, 0, 0, transposed_lanes(dV))
         return join(u, du, T), join(s, _diagonal(P), T), join(vh, dvh, T)
