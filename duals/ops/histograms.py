@@ -26,6 +26,7 @@ import numpy as np
 from ..core import Primitive, Tracer
 from ..index_sets import collect, take
 from . import export, innermost
+from .assembly import traced
 from .calculus import diff
 from .grids import linspace
 from .reductions import cumsum, max as _max, min as _min, sum as _sum
@@ -75,10 +76,6 @@ bin_sum_p.def_sparsity(lambda sets, out, w, *, index, bins: collect(
 bin_read_p.def_sparsity(lambda sets, out, g, *, index, bins: take(sets[0], index))
 
 
-def _traced(*xs):
-    return any(isinstance(x, Tracer) for x in xs)
-
-
 def _inclusive_positions(sorted_values, edges):
     """Where each edge falls in sorted data, the last edge counting the entries equal to it."""
     return np.concatenate((sorted_values.searchsorted(edges[:-1], "left"),
@@ -94,10 +91,10 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     >>> counts.tolist(), edges.tolist()
     ([2, 1], [0.0, 0.5, 1.0])
     """
-    if isinstance(range, Tracer) or (range is not None and _traced(*range)):
+    if isinstance(range, Tracer) or (range is not None and traced(*range)):
         raise TypeError("histogram: range cannot be traced; pass the edges as bins, e.g. "
                         "bins=np.linspace(lo, hi, n + 1) with traced lo and hi")
-    if not _traced(a, bins, weights):
+    if not traced(a, bins, weights):
         return np.histogram(a, bins, range, density, weights)
     if isinstance(bins, Tracer) and np.ndim(_plain(bins)) == 0:
         raise TypeError("histogram: a number of bins cannot be traced; pass traced edges as bins "
