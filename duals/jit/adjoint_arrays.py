@@ -192,16 +192,10 @@ def _square_copy(A, T):
 
 @overload(_square_copy)
 def _ov_square_copy(A, T):
-    element = T.instance_type
-
     def impl(A, T):
         if A.ndim != 2 or A.shape[0] != A.shape[1]:
             raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
-        M = np.empty(A.shape, element)
-        for i in range(A.shape[0]):
-            for j in range(A.shape[1]):
-                M[i, j] = A[i, j]
-        return M
+        return _columns_copy(A, T)
     return impl
 
 
@@ -222,7 +216,7 @@ def _ov_solve(A, B):
 
 
 def _columns_copy(B, T):
-    """A right-hand side (1-d: one column) as a new 2-d array of adjoints, of any layout."""
+    """A matrix, or a right-hand side (1-d: one column), as a new 2-d array of adjoints, of any layout."""
 
 
 @overload(_columns_copy)
