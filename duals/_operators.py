@@ -13,6 +13,8 @@ methods (``argmax``, ``argsort``, ``any``, ``nonzero``, ``round``, ...) return p
 formats the value, ``x.real``, ``x.imag`` and ``x.conj()`` are ``np.real(x)``, ... (docs/complex.md) and ``x.sort()``, which would
 sort in place, raises: write ``x = np.sort(x)``.
 """
+import os
+
 import numpy as np
 
 from .core import Tracer
@@ -79,6 +81,23 @@ def _reshape(self, *shape, order="C"):
     return N["reshape"](self, shape, order=order)
 
 
+_PLAIN_HINT = "Pass that argument as a plain value (duals.stop_gradient(x) if it is computed)"
+_INSIDE_NUMPY_HINTS = {
+    "histogram": "A traced range= is not supported: pass the edges as bins, e.g. "
+                 "bins=np.linspace(lo, hi, n + 1) with traced lo and hi",
+}
+
+
+def _numpy_caller():
+    """The name of the outermost NumPy function on the stack right above this call, or None when
+    the caller is not NumPy's own code."""
+    import sys
+    frame, name = sys._getframe(2), None
+    while frame is not None and f"{os.sep}numpy{os.sep}" in frame.f_code.co_filename:
+        name, frame = frame.f_code.co_name, frame.f_back
+    return name
+
+
 def _transpose(self, *axes):
     if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = tuple(axes[0])
@@ -90,6 +109,10 @@ def _astype(self, dtype, copy=True):
     if kind == "c":
         return self if self.dtype.kind == "c" else N["add"](self, np.zeros((), dtype=dtype))
     if kind != "f":
+        inside = _numpy_caller()
+        if inside is not None:
+            raise TypeError(f"numpy.{inside} turns a traced argument into {np.dtype(dtype)} inside NumPy, "
+                            f"which would drop its derivative. {_INSIDE_NUMPY_HINTS.get(inside, _PLAIN_HINT)}")
         raise TypeError(f"astype({np.dtype(dtype)}) of a traced value would drop its derivative; "
                         f"keep a float dtype")
     if self.dtype.kind == "c":
@@ -124,6 +147,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
                         f"array; drop out= and use the returned value")
     kwargs.pop("out", None)
     if method == "__call__":
+        inputs, kwargs = _call_options(ufunc, inputs, kwargs)
         target = _foreign_ufunc(ufunc)
         if target is None and ufunc.__name__ in N:
             target = N[ufunc.__name__]
@@ -150,6 +174,31 @@ def _ufunc_home(ufunc):
     if special is not None and getattr(special, ufunc.__name__, None) is ufunc:
         return "scipy.special"
     return "the ufunc"
+
+
+def _call_options(ufunc, inputs, options):
+    """(inputs, options) for a plain call of ``ufunc`` with keyword options: a float ``dtype=``
+    (NumPy's histogram passes one) casts the inputs; an option that would change which entries are
+    computed, or drop the derivative, raises naming the way out."""
+    options = {k: v for k, v in options.items() if v is not None}
+    dtype = options.pop("dtype", None)
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        if dtype.kind not in "fc":
+            raise TypeError(f"numpy.{ufunc.__name__}(..., dtype={dtype}) of a traced value would drop "
+                            f"its derivative; keep a float dtype")
+        inputs = tuple(x.astype(dtype) if isinstance(x, Tracer) else np.asarray(x, dtype) for x in inputs)
+    if options.pop("casting", "same_kind") != "same_kind" or options.pop("order", "K") != "K":
+        raise TypeError(f"numpy.{ufunc.__name__}: casting= and order= are not supported on traced "
+                        f"values; call it without them")
+    if "where" in options:
+        raise TypeError(f"numpy.{ufunc.__name__}(..., where=mask) is not supported on traced values; "
+                        f"write np.where(mask, numpy.{ufunc.__name__}(...), fallback) instead")
+    options.pop("subok", None)
+    if options:
+        raise TypeError(f"numpy.{ufunc.__name__}: {', '.join(sorted(options))}= is not supported on "
+                        f"traced values; call it without")
+    return inputs, options
 
 
 _FOREIGN = {}

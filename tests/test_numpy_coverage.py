@@ -410,6 +410,21 @@ def test_histogram_edges_follow_the_data_and_refuse_what_has_no_derivative():
         duals.grad(lambda h: np.histogram(x * h, 3, range=(0.0, h))[1][1])(5.0)
     with pytest.raises(TypeError, match="number of bins cannot be traced"):
         duals.grad(lambda n: np.histogram(x, n)[1][1])(3.0)
+    # plain data: NumPy's own histogram runs (range= is not a dispatch argument) and is stopped
+    # where it converts the traced range to integers, with the same way out
+    with pytest.raises(TypeError, match=r"numpy.histogram .*traced range= is not supported.*bins=np.linspace"):
+        duals.grad(lambda h: np.histogram(x, 3, range=(0.0, h))[1][1])(5.0)
+
+
+@pytest.mark.parametrize("transform", [duals.jacfwd, duals.jacrev])
+def test_ufunc_keyword_options_cast_or_name_the_way_out(transform):
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(transform(lambda x: np.subtract(x, 1.0, dtype=np.float64))(x), np.eye(3))
+    for options, message in [({"dtype": int}, r"dtype=int64\) of a traced value would drop"),
+                             ({"where": x > 1}, r"where=mask\) is not supported.*np.where"),
+                             ({"casting": "unsafe"}, "casting= and order= are not supported")]:
+        with pytest.raises(TypeError, match=message):
+            transform(lambda x: np.multiply(x, x, **options))(x)
 
 
 def test_float32_is_kept():
