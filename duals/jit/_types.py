@@ -244,7 +244,7 @@ def type_of_dtype(dt):
     if dt.names != ("primal", "tangent"):
         if dt.names in DTYPE_KINDS:
             return DTYPE_KINDS[dt.names](dt)
-        return _adjoint_type_of_dtype(dt) if dt.names == ("primal", "node", "tape") else None
+        return _adjoint_type_of_dtype(dt) if dt.names == ("primal", "node", "tape", "scale") else None
     p = dt.fields["primal"][0]
     t = dt.fields["tangent"][0]
     if t.subdtype is None or t.subdtype[0] != p or len(t.shape) != 1:

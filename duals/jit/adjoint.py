@@ -8,23 +8,26 @@ a tangent is recorded as a tape node. ``base`` is a float type, or a dual type f
 reverse (Hessians): the partials on the tape are then duals too.
 
 In Python an array of adjoints is a NumPy array of :func:`adjoint_dtype` (fields ``primal``,
-``node``, ``tape``), whose layout is the struct's; a scalar enters compiled code as one
+``node``, ``tape``, ``scale``: the value is ``scale`` times the node), whose layout is the struct's; a scalar enters compiled code as one
 ``np.void`` element of such an array and comes back as an :class:`AdjointScalar`.
 
 >>> adjoint_dtype(np.float64).names
-('primal', 'node', 'tape')
+('primal', 'node', 'tape', 'scale')
 """
 import functools
 
 import numpy as np
+from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.datamodel import models
 from numba.extending import box, register_model, unbox
 
 from ._types import DIGEST, DualType, unbox_record
-from .tape import TapeRef
+from .tape import TapeRef, emit_push
 
-__all__ = ["AdjointType", "AdjointScalar", "adjoint_dtype", "is_adjoint_dtype"]
+__all__ = ["AdjointType", "AdjointScalar", "adjoint_dtype", "is_adjoint_dtype", "ADJOINT_FIELDS"]
+
+ADJOINT_FIELDS = ("primal", "node", "tape", "scale")
 
 
 class AdjointType(DualType):
@@ -64,23 +67,24 @@ def adjoint_dtype(base_dtype):
     """adjoint_dtype(base_dtype) -> the structured dtype of an array of adjoints over ``base_dtype``.
 
     >>> adjoint_dtype(np.float64).itemsize
-    24
+    32
     """
     return _adjoint_dtype(np.dtype(base_dtype))
 
 
 @functools.lru_cache(maxsize=None)
 def _adjoint_dtype(base):
-    return np.dtype([("primal", base), ("node", np.int64), ("tape", np.uint64)])
+    return np.dtype([("primal", base), ("node", np.int64), ("tape", np.uint64), ("scale", base)])
 
 
 def is_adjoint_dtype(dt):
     """is_adjoint_dtype(dt) -> whether ``dt`` is the dtype of an array of adjoints."""
-    return dt.names == ("primal", "node", "tape")
+    return dt.names == ADJOINT_FIELDS
 
 
 class AdjointScalar:
-    """A scalar adjoint returned by compiled code: its value and its node on the tape."""
+    """A scalar adjoint returned by compiled code: its value and its node on the tape (a node of
+    its own when the reference was a multiple of a node, so a cotangent seeds it directly)."""
 
     __slots__ = ("primal", "node")
 
@@ -106,7 +110,14 @@ def _box_adjoint(typ, val, c):
     st = cgutils.create_struct_proxy(typ)(c.context, c.builder, value=val)
     ref = cgutils.create_struct_proxy(typ.lanes_type)(c.context, c.builder, value=st.du)
     primal = c.box(typ.base, st.re)
-    node = c.box(types.int64, ref.node)
+    exact = cgutils.alloca_once_value(c.builder, ref.node)
+    with c.builder.if_then(cgutils.is_not_null(c.builder, ref.node)):
+        zero = c.context.get_constant_null(typ.base)
+        pushed = emit_push(c.context, c.builder, typ.lanes_type, ref.tape, ref.node,
+                           ir.IntType(64)(0), ref.scale, zero)
+        c.builder.store(cgutils.create_struct_proxy(typ.lanes_type)(c.context, c.builder, value=pushed).node,
+                        exact)
+    node = c.box(types.int64, c.builder.load(exact))
     make = c.pyapi.unserialize(c.pyapi.serialize_object(AdjointScalar))
     res = c.pyapi.call_function_objargs(make, [primal, node])
     for obj in (make, primal, node):

@@ -192,8 +192,8 @@ def _ov_real_values(x):
 
 def _floats_per_element(t):
     """How many floats one dual of type ``t`` holds (its first one is the innermost real part)."""
-    if isinstance(t, DualType) and t.lanes is None:  # an adjoint: its base, then node and tape
-        return _floats_per_element(t.base) + 2
+    if isinstance(t, DualType) and t.lanes is None:  # an adjoint: its base, node, tape, scale (a base)
+        return 2 * _floats_per_element(t.base) + 2
     if isinstance(t, DualType):
         return (1 + t.lanes) * _floats_per_element(t.base)
     return 1

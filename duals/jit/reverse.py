@@ -35,7 +35,8 @@ from .api import _resolve_workers, _target
 from .driver import REVERSE_SAVING_S, hot, plain_arguments
 from .reverse_driver import ADJOINT, grad_driver, pull_driver
 from .seeding import layout_key
-from .tape import CAPACITY, COUNT, FAILED, Tape
+from .tape import CAPACITY, COUNT, FAILED, Tape, push_scaled
+from .._numba_cache import cached_njit
 
 __all__ = ["compiled_vjp", "compiled_grad", "compiled_value_and_grad", "compiled_jacrev",
            "compiled_hvp", "compiled_hessian_rev", "compiled_hessian_auto", "REVERSE_HESSIAN_LANES"]
@@ -88,6 +89,7 @@ class _Inputs:
         self.total = total = sum(self.sizes)
         self.buf = np.zeros(max(total, 1), adjoint_dtype(base))
         self.nodes = np.arange(1, total + 1)
+        self.one = _one(self.buf.dtype["scale"])
         self.buf["tape"] = tape.pointer
         self.primal = self.buf["primal"] if seeds_free(base) else self.buf["primal"]["primal"]
         self.views, offset = [], 0
@@ -100,6 +102,7 @@ class _Inputs:
         """The call's arguments, with the differentiated ones as adjoints holding their values."""
         buf, call, offset = self.buf, list(args), 0
         buf["node"][:self.total] = self.nodes
+        buf["scale"][:self.total] = self.one
         for i, n, view in zip(nums, self.sizes, self.views):
             if view is None:
                 self.primal[offset] = args[i]
@@ -111,6 +114,38 @@ class _Inputs:
         if seeds is not None:
             buf["primal"]["tangent"][:self.total] = seeds
         return call
+
+
+def _one(dtype):
+    """The constant one of a float or (nested) dual dtype: real part 1, lanes 0."""
+    one = np.zeros((), dtype)
+    inner = one
+    while inner.dtype.names is not None:
+        inner = inner["primal"]
+    inner[...] = 1
+    return one
+
+
+def _unscaled(nodes, scales, tape):
+    """Nodes that stand for the results exactly: a reference is ``scale · node``, so a result
+    whose scale is not one gets a node of its own (appended to ``tape``) for its cotangent."""
+    nodes = np.array(nodes, np.int64)
+    scales = np.asarray(scales)
+    moved = nodes != 0
+    if scales.dtype.names is None:
+        moved &= scales != 1.0
+    if moved.any():
+        nodes[moved] = _push_nodes(nodes[moved], np.ascontiguousarray(scales[moved]), tape.pointer)
+        tape.check("compiled reverse mode")
+    return nodes
+
+
+@cached_njit()
+def _push_nodes(nodes, scales, address):
+    out = np.empty_like(nodes)
+    for k in range(nodes.size):
+        out[k] = push_scaled(nodes[k], address, scales[k])
+    return out
 
 
 def seeds_free(base):
@@ -156,7 +191,7 @@ class _Recording:
                 nodes.append(np.array(y.node))
             elif type(y) is np.ndarray and is_adjoint_dtype(y.dtype):
                 values.append(_innermost(y["primal"]))
-                nodes.append(y["node"].copy())
+                nodes.append(_unscaled(y["node"], y["scale"], self.tape))
             elif isinstance(y, (float, int, np.number, bool, np.bool_)) or (
                     type(y) is np.ndarray and y.dtype.kind in "fiub"):
                 values.append(y)

@@ -90,6 +90,7 @@ def _tape_ref(typingctx, node, address):
         st.node = context.cast(builder, args[0], sig.args[0], types.int64)
         st.tape = builder.inttoptr(context.cast(builder, args[1], sig.args[1], types.int64),
                                    ir.IntType(8).as_pointer())
+        st.scale = context.get_constant(types.float64, 1.0)
         return st._getvalue()
     return ref(node, address), codegen
 
@@ -142,7 +143,7 @@ def _seed_scalar(y, adj):
 def _ov_seed_scalar(y, adj):
     if y == ADJOINT:
         def seed(y, adj):
-            adj[y._du.node] += 1.0
+            adj[y._du.node] += y._du.scale
             adj[0] = 0.0
         return seed
     if isinstance(y, (types.Float, types.Integer)):
@@ -161,7 +162,8 @@ def _ov_seed_vector(y, cotangent, adj):
                 raise ValueError("vjp: the cotangent's shape differs from the output's")
             flat, c = np.ascontiguousarray(y).reshape(y.size), np.ascontiguousarray(cotangent).reshape(y.size)
             for k in range(y.size):
-                adj[flat[k]._du.node] += c[k]
+                if c[k] != 0.0:   # a zero cotangent adds nothing, even through an infinite scale
+                    adj[flat[k]._du.node] += flat[k]._du.scale * c[k]
             adj[0] = 0.0
         return seed
     if isinstance(y, types.Array):

@@ -3,13 +3,15 @@
 Compiled forward mode computes ``make(f(x), lscale(x.du, f'(x)))`` for every operation (the
 rules generated from :mod:`duals.derivatives`); the tangent ``du`` only has to support the six
 linear operations of :mod:`duals.jit.lanes`. A :class:`TapeRef` is such a tangent that stands
-for *a node of a tape*: ``lscale(t, s)`` appends the node ``(t, s)``, ``laxpy(t1, s1, t2, s2)``
-the node ``(t1, t2, s1, s2)``, and returns a reference to it. So the very same generated rules
+for *a multiple of a node of a tape*, ``scale · node``: ``lscale(t, s)`` only multiplies the
+scale (a chain of one-argument operations records nothing), ``laxpy(t1, s1, t2, s2)`` appends the
+node ``(t1, t2, s1 · scale1, s2 · scale2)`` and returns a reference to it with scale 1. So the very same generated rules
 record the linearised computation (JAX's "linearize, then transpose"), and the reverse sweep
 (:func:`sweep`) walks the nodes backwards accumulating ``adj[parent] += partial * adj[node]``.
 
 Node 0 is the constant: a reference to it (the all-zero ``TapeRef``, what a float promoted to
-an adjoint gets) records nothing, and the sweep's writes to it are ignored. Nodes ``1..n`` are
+an adjoint gets) records nothing, and the sweep's writes to it are ignored. A result's cotangent
+seeds its node times its scale. Nodes ``1..n`` are
 the inputs. A node is ``(p1, p2, d1, d2)``: two parents and two partials of the base type
 (floats, or duals for forward over reverse), 24 bytes over floats (the parents are 32-bit node
 indices: a tape holds at most 2³¹ - 1 nodes); unary nodes have ``p2 = 0``.
@@ -37,7 +39,7 @@ from numba.extending import intrinsic, make_attribute_wrapper, overload, registe
 from .._numba_cache import cached_njit
 from .lanes import ladd, laxpy, lneg, lscale, lsub, lzero
 
-__all__ = ["TapeRef", "Tape", "node_dtype"]
+__all__ = ["TapeRef", "Tape", "node_dtype", "emit_push", "push_scaled", "unit"]
 
 # header slots (int64)
 COUNT, CAPACITY, BUFFER, FAILED = 0, 1, 2, 3
@@ -60,10 +62,23 @@ class TapeRef(types.Type):
 @register_model(TapeRef)
 class TapeRefModel(models.StructModel):
     def __init__(self, dmm, fe_type):
-        super().__init__(dmm, fe_type, [("node", types.int64), ("tape", types.voidptr)])
+        super().__init__(dmm, fe_type, [("node", types.int64), ("tape", types.voidptr),
+                                        ("scale", fe_type.base)])
 
 
 make_attribute_wrapper(TapeRef, "node", "node")
+make_attribute_wrapper(TapeRef, "scale", "scale")
+
+
+def unit(context, builder, typ):
+    """The constant one of a float or (nested) dual type: real part 1, lanes 0."""
+    from ._types import DualType
+    if not isinstance(typ, DualType):
+        return context.get_constant(typ, 1.0)
+    st = cgutils.create_struct_proxy(typ)(context, builder)
+    st.re = unit(context, builder, typ.base)
+    st.du = context.get_constant_null(typ.lanes_type)
+    return st._getvalue()
 
 
 # ---------------------------------------------------------------- recording a node
@@ -106,7 +121,15 @@ def _grow_function(module):
     return fn
 
 
-def _emit_push(context, builder, ref_type, tape, p1, p2, d1, d2):
+def _tbaa(module, what):
+    """TBAA access tags that tell LLVM a tape's header and its nodes never overlap, so the count
+    can stay in a register across consecutive pushes instead of a store and reload per node."""
+    root = module.add_metadata([ir.MetaDataString(module, "duals tape")])
+    kind = module.add_metadata([ir.MetaDataString(module, f"duals tape {what}"), root, ir.IntType(64)(0)])
+    return module.add_metadata([kind, kind, ir.IntType(64)(0)])
+
+
+def emit_push(context, builder, ref_type, tape, p1, p2, d1, d2):
     """Append node ``(p1, p2, d1, d2)`` to ``tape``; the TapeRef of the new node (node 0, the
     constant, when the allocator refused or the tape holds ``MOST_NODES``)."""
     i64 = ir.IntType(64)
@@ -115,44 +138,38 @@ def _emit_push(context, builder, ref_type, tape, p1, p2, d1, d2):
     header = builder.bitcast(tape, i64.as_pointer())
     count_ptr = builder.gep(header, [i64(COUNT)])
     cap_ptr = builder.gep(header, [i64(CAPACITY)])
-    n = builder.load(count_ptr)
-    with builder.if_then(builder.icmp_signed(">=", n, builder.load(cap_ptr)), likely=False):
+    head_tag, node_tag = _tbaa(builder.module, "header"), _tbaa(builder.module, "node")
+
+    def load(ptr):
+        value = builder.load(ptr)
+        value.set_metadata("tbaa", head_tag)
+        return value
+    n = load(count_ptr)
+    with builder.if_then(builder.icmp_signed(">=", n, load(cap_ptr)), likely=False):
         builder.call(_grow_function(builder.module), [header, i64(size)])
     node = cgutils.alloca_once_value(builder, i64(0))
-    with builder.if_then(builder.icmp_signed("<", n, builder.load(cap_ptr)), likely=True):
+    with builder.if_then(builder.icmp_signed("<", n, load(cap_ptr)), likely=True):
         buf_ptr = builder.bitcast(builder.gep(header, [i64(BUFFER)]), node_ty.as_pointer().as_pointer())
-        slot = builder.gep(builder.load(buf_ptr), [n])
+        slot = builder.gep(load(buf_ptr), [n])
         model = context.data_model_manager[ref_type.base]
         i32 = ir.IntType(32)
         parents = (builder.trunc(p1, i32), builder.trunc(p2, i32))
         for k, value in enumerate(parents + (model.as_data(builder, d1), model.as_data(builder, d2))):
             builder.store(value, builder.gep(slot, [ir.Constant(ir.IntType(32), 0),
-                                                    ir.Constant(ir.IntType(32), k)]))
-        builder.store(builder.add(n, i64(1)), count_ptr)
+                                                    ir.Constant(ir.IntType(32), k)])).set_metadata("tbaa", node_tag)
+        builder.store(builder.add(n, i64(1)), count_ptr).set_metadata("tbaa", head_tag)
         builder.store(n, node)
     ref = cgutils.create_struct_proxy(ref_type)(context, builder)
     ref.node = builder.load(node)
     ref.tape = tape
+    ref.scale = unit(context, builder, ref_type.base)
     return ref._getvalue()
 
 
 @intrinsic
-def _push1(typingctx, t, s):
-    """_push1(t, s) -> a reference to the new node ``s · t``."""
-    if not isinstance(t, TapeRef):
-        return None
-
-    def codegen(context, builder, sig, args):
-        ref = cgutils.create_struct_proxy(t)(context, builder, value=args[0])
-        d1 = context.cast(builder, args[1], s, t.base)
-        zero = context.get_constant_null(t.base)
-        return _emit_push(context, builder, t, ref.tape, ref.node, ir.IntType(64)(0), d1, zero)
-    return t(t, s), codegen
-
-
-@intrinsic
 def _push2(typingctx, t1, s1, t2, s2):
-    """_push2(t1, s1, t2, s2) -> a reference to the new node ``s1 · t1 + s2 · t2``."""
+    """_push2(t1, s1, t2, s2) -> a reference to the new node ``s1 · t1 + s2 · t2`` (the
+    partials as given: the callers fold the references' scales in)."""
     if not isinstance(t1, TapeRef) or t1 != t2:
         return None
 
@@ -161,8 +178,21 @@ def _push2(typingctx, t1, s1, t2, s2):
         r2 = cgutils.create_struct_proxy(t1)(context, builder, value=args[2])
         d1 = context.cast(builder, args[1], s1, t1.base)
         d2 = context.cast(builder, args[3], s2, t1.base)
-        return _emit_push(context, builder, t1, r1.tape, r1.node, r2.node, d1, d2)
+        return emit_push(context, builder, t1, r1.tape, r1.node, r2.node, d1, d2)
     return t1(t1, s1, t2, s2), codegen
+
+
+@intrinsic
+def _scaled(typingctx, t, s):
+    """_scaled(t, s) -> the reference ``s · t``: the same node, its scale times ``s``."""
+    if not isinstance(t, TapeRef):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ref = cgutils.create_struct_proxy(t)(context, builder, value=args[0])
+        ref.scale = context.cast(builder, args[1], s, t.base)
+        return ref._getvalue()
+    return t(t, s), codegen
 
 
 @intrinsic
@@ -174,6 +204,9 @@ def _constant_ref(typingctx, t):
 
 
 # ---------------------------------------------------------------- the six lane operations
+# A reference is ``scale · node``: a scaling records nothing (chains of one-argument operations
+# cost no node); only a sum of two references appends one, with the scales folded into its
+# partials.
 
 def _is_ref(*ts):
     return isinstance(ts[0], TapeRef)
@@ -185,7 +218,7 @@ def _ov_lscale(t, s):
         def impl(t, s):
             if t.node == 0:
                 return t
-            return _push1(t, s)
+            return _scaled(t, t.scale * s)
         return impl
 
 
@@ -194,10 +227,10 @@ def _ov_laxpy(t1, s1, t2, s2):
     if _is_ref(t1):
         def impl(t1, s1, t2, s2):
             if t1.node == 0:
-                return t2 if t2.node == 0 else _push1(t2, s2)
+                return t2 if t2.node == 0 else _scaled(t2, t2.scale * s2)
             if t2.node == 0:
-                return _push1(t1, s1)
-            return _push2(t1, s1, t2, s2)
+                return _scaled(t1, t1.scale * s1)
+            return _push2(t1, t1.scale * s1, t2, t2.scale * s2)
         return impl
 
 
@@ -209,7 +242,7 @@ def _ov_ladd(t1, t2):
                 return t2
             if t2.node == 0:
                 return t1
-            return _push2(t1, 1.0, t2, 1.0)
+            return _push2(t1, t1.scale, t2, t2.scale)
         return impl
 
 
@@ -220,8 +253,8 @@ def _ov_lsub(t1, t2):
             if t2.node == 0:
                 return t1
             if t1.node == 0:
-                return _push1(t2, -1.0)
-            return _push2(t1, 1.0, t2, -1.0)
+                return _scaled(t2, -t2.scale)
+            return _push2(t1, t1.scale, t2, -t2.scale)
         return impl
 
 
@@ -231,8 +264,22 @@ def _ov_lneg(t):
         def impl(t):
             if t.node == 0:
                 return t
-            return _push1(t, -1.0)
+            return _scaled(t, -t.scale)
         return impl
+
+
+@intrinsic
+def push_scaled(typingctx, node, tape, scale):
+    """push_scaled(node, tape, scale) -> the node ``scale · node`` appended to the tape at
+    ``tape`` (an address): how a scaled result becomes one node that a cotangent can seed."""
+    ref_type = TapeRef(scale)
+
+    def codegen(context, builder, sig, args):
+        pointer = builder.inttoptr(args[1], ir.IntType(8).as_pointer())
+        zero = context.get_constant_null(scale)
+        ref = emit_push(context, builder, ref_type, pointer, args[0], ir.IntType(64)(0), args[2], zero)
+        return cgutils.create_struct_proxy(ref_type)(context, builder, value=ref).node
+    return types.int64(types.int64, types.int64, scale), codegen
 
 
 @overload(lzero)
@@ -346,12 +393,25 @@ def sweep(parents, partials, first, adj):
     node from the last down to ``first``, over floats; ``parents`` and ``partials`` are the
     node buffer seen as uint32 rows (parents in columns 0-1; unsigned, so indexing needs no
     test for negative indices, ~15% of the sweep) and float64 rows (partials in columns 1-2).
-    Zero adjoints are skipped."""
+    Zero adjoints are skipped. Most nodes feed the node recorded just before them: that
+    contribution stays in a register (``carry``) instead of a store the next step reloads."""
+    carry = 0.0
     for k in range(parents.shape[0] - 1, first - 1, -1):
-        a = adj[k]
+        a = adj[k] + carry
+        carry = 0.0
         if a != 0.0:
-            adj[parents[k, 0]] += partials[k, 1] * a
-            adj[parents[k, 1]] += partials[k, 2] * a
+            p1, p2 = parents[k, 0], parents[k, 1]
+            c1, c2 = partials[k, 1] * a, partials[k, 2] * a
+            if p1 == k - 1:
+                carry += c1
+            else:
+                adj[p1] += c1
+            if p2 == k - 1:
+                carry += c2
+            else:
+                adj[p2] += c2
+    if first > 0:
+        adj[first - 1] += carry
 
 
 @cached_njit()
