@@ -439,13 +439,42 @@ def sweep_duals(parents, partials, width, first, adj):
     uint32 rows (parents in columns 0-1) and float64 rows (after the first word, the two
     partials' ``width`` floats each),
     ``adj`` the adjoints as ``(nodes, width)`` floats (real part, then lanes): the dual product
-    ``(a0 + a ε)(d0 + d ε) = a0 d0 + (a0 d + a d0) ε`` written out, so no adjoint is skipped."""
+    ``(a0 + a ε)(d0 + d ε) = a0 d0 + (a0 d + a d0) ε`` written out. An adjoint that is zero in
+    every part is skipped, as in :func:`sweep`; one lane (``hvp``) has a loop of its own."""
+    if width == 2:
+        _sweep_one_lane(parents, partials, first, adj)
+        return
     for k in range(parents.shape[0] - 1, first - 1, -1):
         a0 = adj[k, 0]
-        for side in range(2):
-            parent = parents[k, side]
-            at = 1 + side * width
-            d0 = partials[k, at]
-            adj[parent, 0] += a0 * d0
-            for j in range(1, width):
-                adj[parent, j] += a0 * partials[k, at + j] + adj[k, j] * d0
+        if a0 == 0.0 and _zero_lanes(adj, k, width):
+            continue
+        p1, p2 = parents[k, 0], parents[k, 1]
+        d1, d2 = partials[k, 1], partials[k, 1 + width]
+        adj[p1, 0] += a0 * d1
+        adj[p2, 0] += a0 * d2
+        for j in range(1, width):
+            aj = adj[k, j]
+            adj[p1, j] += a0 * partials[k, 1 + j] + aj * d1
+            adj[p2, j] += a0 * partials[k, 1 + width + j] + aj * d2
+
+
+@numba.njit(inline="always")
+def _zero_lanes(adj, k, width):
+    for j in range(1, width):
+        if adj[k, j] != 0.0:
+            return False
+    return True
+
+
+@numba.njit(inline="always")
+def _sweep_one_lane(parents, partials, first, adj):
+    for k in range(parents.shape[0] - 1, first - 1, -1):
+        a0, a1 = adj[k, 0], adj[k, 1]
+        if a0 == 0.0 and a1 == 0.0:
+            continue
+        p1, p2 = parents[k, 0], parents[k, 1]
+        d1, e1, d2, e2 = partials[k, 1], partials[k, 2], partials[k, 3], partials[k, 4]
+        adj[p1, 0] += a0 * d1
+        adj[p1, 1] += a0 * e1 + a1 * d1
+        adj[p2, 0] += a0 * d2
+        adj[p2, 1] += a0 * e2 + a1 * d2
