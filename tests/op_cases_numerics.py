@@ -53,6 +53,10 @@ CASES = [
     # an even shorter sequence: 'same' starts off-centre, so the correlation of the reverse rule does too
     Case("convolve-same-even", lambda a, v: np.convolve(a, v, "same"), ((6,), (4,)), ("convolve",)),
     Case("convolve-valid-swapped", lambda a, v: np.convolve(a, v, "valid"), ((3,), (5,)), ("convolve",)),
+    Case("correlate-valid", lambda a, v: np.correlate(a, v), ((5,), (3,)), ("convolve", "getitem")),
+    # a longer second sequence: NumPy centres the 'same' window from the end
+    Case("correlate-same-swapped", lambda a, v: np.correlate(a, v, "same"), ((2,), (5,)), ("convolve",)),
+    Case("correlate-full-autocorrelation", lambda a: np.correlate(a, a, "full"), ((4,),), ("convolve",)),
     Case("cross", lambda a, b: np.cross(a, b), ((2, 3), (3,)), G + ("mul", "sub", "concatenate")),
     Case("cross-axes", lambda a, b: np.cross(a, b, axisa=0, axisb=0, axisc=0), ((3, 2), (3, 2)),
          G + ("transpose",)),

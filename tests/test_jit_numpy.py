@@ -222,6 +222,30 @@ def test_convolutions_in_every_mode_match_the_numpy_path_and_keep_numbas_values(
     np.testing.assert_allclose(H, duals.hessian(smoothed_roughness.py_func)(signal, kernel), rtol=1e-11, atol=1e-12)
 
 
+@njit
+def autocorrelation_misfit(signal, template):
+    """Matched filter and autocorrelation as signal code writes them, every mode of np.correlate."""
+    score = np.correlate(signal, template, "same")
+    acf = np.correlate(signal - np.mean(signal), signal - np.mean(signal), "full")
+    return np.sum(score ** 2) + np.sum(acf[signal.shape[0]:] ** 2) + np.sum(np.correlate(template, signal, "same"))
+
+
+def test_correlations_in_every_mode_match_the_numpy_path_and_central_differences():
+    rng = np.random.default_rng(7)
+    signal, template = rng.normal(size=8), rng.normal(size=3)
+    matches_numpy_path(autocorrelation_misfit, signal, template, argnums=(0, 1))
+    for argnum in (0, 1):
+        np.testing.assert_allclose(jacfwd(autocorrelation_misfit, argnums=argnum)(signal, template),
+                                   central_differences(autocorrelation_misfit, (signal, template), argnum),
+                                   rtol=1e-7)
+        np.testing.assert_allclose(duals.grad(autocorrelation_misfit, argnums=argnum)(signal, template),
+                                   jacfwd(autocorrelation_misfit, argnums=argnum)(signal, template), rtol=1e-12)
+    value = duals.jvp(autocorrelation_misfit, (signal, template), (np.ones(8), np.zeros(3)))[0]
+    assert value == pytest.approx(autocorrelation_misfit(signal, template), rel=1e-14)
+    np.testing.assert_allclose(duals.hessian(autocorrelation_misfit)(signal, template),
+                               duals.hessian(autocorrelation_misfit.py_func)(signal, template), rtol=1e-11, atol=1e-12)
+
+
 def test_decay_integral_has_the_closed_form_of_the_trapezoid_rule():
     k = 0.8
     got = jacfwd(decay_integral)(k, T)

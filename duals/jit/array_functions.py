@@ -9,7 +9,8 @@
   segment to its right (at the last knot, to its left), outside the knots zero;
 * ``np.cross`` of 3-vectors (1-d, or rows of 2-d arrays) and ``np.linalg.matrix_power``, with
   the plain call's formula and sequence of products; ``np.convolve`` in every mode (the value
-  by Numba's own call on the real parts, each lane by two more; adjoints: the sums written out);
+  by Numba's own call on the real parts, each lane by two more; adjoints: the sums written out)
+  and ``np.correlate``, the convolution with the second sequence reversed;
 * ``duals.jit.fn.<name>`` of every table entry (``fn.erf``, ``fn.expit`` ...) on arrays, of
   floats and of duals; ``np.floor``/``np.rint``/``np.round`` ... and ``np.isnan`` ... on dual
   arrays give plain arrays from the real parts (derivative zero).
@@ -262,6 +263,23 @@ def _convolve(a, v, mode="full"):
     return lanes
 
 
+def _correlate(a, v, mode="valid"):
+    if not any(_dual(t) for t in (a, v)):
+        return None
+    if not all(isinstance(t, types.Array) and t.ndim == 1 for t in (a, v)):
+        raise errors.TypingError(f"{MARK}np.correlate of duals takes two 1-d arrays")
+
+    def impl(a, v, mode="valid"):    # the convolution with v reversed, NumPy's window of it
+        la, lv = a.shape[0], v.shape[0]
+        if la == 0 or lv == 0:
+            raise ValueError("'a' and 'v' cannot be empty")
+        start, length = _convolution_window(la, lv, mode)
+        if mode == "same" and lv > la:   # NumPy centres the longer sequence's window from its end
+            start = la - 1 - (la - 1) // 2
+        return np.convolve(a, v[::-1])[start:start + length].copy()
+    return impl
+
+
 # ---------------------------------------------------------------- fn.<name> on arrays
 
 def _fn_on_arrays(stub, arity):
@@ -307,7 +325,7 @@ UNSUPPORTED = {
         ("nanmedian", "nanpercentile", "nanquantile", "nanprod", "nanvar", "nanstd", "nancumsum",
          "nancumprod", "nanargmax", "nanargmin"),
     "write it as a loop over the entries, or differentiate it on the Python path (duals.numpy)":
-        ("correlate", "polyval", "cov", "corrcoef", "histogram", "unique",
+        ("polyval", "cov", "corrcoef", "histogram", "unique",
          "searchsorted", "linspace", "digitize", "bincount"),
 }
 UNSUPPORTED_LINALG = ("eig", "eigvals", "matrix_rank", "cond")
@@ -330,6 +348,7 @@ def _install():
     overload(np.interp, target="cpu")(_interp)
     overload(np.cross, target="cpu")(_cross)
     overload(np.convolve, target="cpu")(_convolve)
+    overload(np.correlate, target="cpu")(_correlate)
     overload(np.linalg.matrix_power, target="cpu")(_matrix_power)
     for name in rules.derivatives.UNARY:
         _fn_on_arrays(getattr(fn, name), 1)

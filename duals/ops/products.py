@@ -1,4 +1,4 @@
-"""Products and polynomials: ``cross``, ``kron``, ``convolve`` and ``polyval``, composed from
+"""Products and polynomials: ``cross``, ``kron``, ``convolve``, ``correlate`` and ``polyval``, composed from
 multiplication, ``matmul`` and the shape primitives (so they are bilinear, or polynomial, in the
 traced values, with exact derivatives of every order).
 
@@ -211,6 +211,35 @@ def convolve(a, v, mode="full"):
         raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
     start, length = modes[mode]
     return convolve_p(a, v, start=start, length=length)
+
+
+@export()
+def correlate(a, v, mode="valid"):
+    """correlate(a, v, mode="valid"): NumPy's cross-correlation ``c[k] = Σ_n a[n + k] · conj(v[n])``.
+
+    The convolution of ``a`` with ``v`` reversed (and conjugated), so it differentiates as
+    :func:`convolve` does. Modes ``valid``, ``same`` and ``full`` as in NumPy.
+
+    >>> correlate(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5])).tolist()
+    [3.5]
+    """
+    if not _traced(a, v):
+        return np.correlate(a, v, mode)
+    from .complex_parts import conj
+    a = reshape(operand(a), (-1,)) if ndim(a) != 1 else operand(a)
+    v = reshape(operand(v), (-1,)) if ndim(v) != 1 else operand(v)
+    n, m = shape(a)[0], shape(v)[0]
+    if min(n, m) == 0:
+        raise ValueError("v cannot be empty" if n else "a cannot be empty")
+    modes = _modes(n, m)
+    if mode not in modes:
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    start, length = modes[mode]
+    if mode == "same" and m > n:   # NumPy centres the longer sequence's window from its end
+        start = (n - 1) - (n - 1) // 2
+    if np.result_type(innermost(v)).kind == "c":
+        v = conj(v)
+    return convolve_p(a, flip(v, -1), start=start, length=length)
 
 
 @export()
