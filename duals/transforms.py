@@ -578,10 +578,11 @@ def _reverse_blocks(rows, out_shape, inputs, single, group):
 # 20 % (one pass each) and forward mode, which records nothing, is kept
 REVERSE_RATIO = 1.5
 REVERSE_FROM = 64
-# compiled code: 16 forward lanes per call against one recording on the compiled tape, whose
-# cost is memory traffic (W7 of benchmarks/, Lorenz-96 with 80 inputs: lanes 23x the plain
-# call, the tape 64x; 6 inputs: 2-4x against 22-34x): the tape wins from about 250 inputs
-COMPILED_REVERSE_FROM = 256
+# compiled code: forward lanes against one recording on the compiled tape, whose cost is memory
+# traffic and does not grow with the inputs (W7 of benchmarks/: Lorenz-96 with 80 inputs, lanes
+# 27x the plain call, the tape 19x; W4's 6 inputs: lanes 2.2x, the tape 16x): the tape wins from
+# about 60 inputs
+COMPILED_REVERSE_FROM = 64
 
 
 def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None, sparsity=None,
@@ -592,8 +593,8 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
     ``f`` once per new input layout to count its outputs and picks reverse mode when the inputs
     number more than ``REVERSE_FROM`` (64) and more than ``REVERSE_RATIO`` (1.5) times the
     outputs, forward mode otherwise (the crossover measured on this project's machine, see the
-    module source). A Numba dispatcher takes the compiled tape only from ``COMPILED_REVERSE_FROM``
-    (256) inputs (compiled forward lanes are cheaper below). With
+    module source). A Numba dispatcher takes the compiled tape from ``COMPILED_REVERSE_FROM``
+    (64) inputs as well (compiled forward lanes are cheaper below). With
     ``sparsity=`` the result is a ``scipy.sparse.csr_array`` (see :func:`jacfwd`), and ``"auto"``
     takes reverse mode when the pattern's row colours number fewer than its column colours by
     ``REVERSE_RATIO``, forward mode otherwise. The result is the same in every mode;
