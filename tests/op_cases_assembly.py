@@ -17,6 +17,10 @@ CASES = [
     Case("vstack", lambda x, y: np.vstack([x, y, x * y]), ((3,), (2, 3)), C + R + ("mul",)),
     Case("hstack-mixed", lambda x: np.hstack([x, 1.0, x ** 2]), ((3,),), C + ("square",)),
     Case("hstack-2d", lambda x, y: np.hstack([x, y]), ((2, 1), (2, 3)), C),
+    # a saddle-point matrix as code assembles it: blocks of rank 2 and 1, a plain block, a scalar
+    Case("block-2d", lambda a, b: np.block([[a, b[:, None]], [b[None, :] * 2.0, np.zeros((1, 1))]]),
+         ((2, 2), (2,)), C + R + ("mul",)),
+    Case("block-1d-and-scalars", lambda x: np.block([x, 1.0, x ** 3]), ((3,),), C + R + ("cube",)),
     Case("column_stack", lambda x, y: np.column_stack([x, y, x * y]), ((3,), (3,)), C + R),
     Case("dstack", lambda x: np.dstack([x, 2.0 * x]), ((2, 2),), C + R),
     Case("append-flat", lambda x, y: np.append(x, y), ((2, 2), (3,)), C + R),

@@ -1,4 +1,5 @@
-"""Derivative cases for ``duals/ops/spectral.py``: eigenvalues and eigenvectors of symmetric matrices."""
+"""Derivative cases for ``duals/ops/spectral.py`` and ``eigen.py``: eigenvalues and eigenvectors of
+symmetric and of general matrices."""
 import duals.numpy as dnp
 from op_cases import Case
 
@@ -11,6 +12,17 @@ CASES = [
     Case("eigh-vectors", lambda a: L.eigh(a)[1] ** 2, ((3, 3),), ("eigh",)),
     Case("eigh-rayleigh", lambda a: dnp.sum(L.eigh(a)[1][:, 0] * (a @ L.eigh(a)[1][:, 0])),
          ((3, 3),), ("eigh",)),
+]
+# general matrices: complex eigenvalue pairs at these samples, so real and imaginary parts both move
+CASES += [
+    Case("eigvals-real-part", lambda a: dnp.real(L.eigvals(a)), ((3, 3),), ("eigvals", "eig")),
+    Case("eigvals-modulus-batched", lambda a: dnp.abs(L.eigvals(a)), ((2, 3, 3),), ("eigvals",)),
+    Case("eig-values-pair", lambda a: dnp.imag(L.eig(a).eigenvalues) ** 2 + dnp.real(L.eig(a)[0]), ((3, 3),), ("eig",)),
+    # products of two entries of one column: independent of the column's sign, not of its phase
+    Case("eig-vectors-phase", lambda a: dnp.real(L.eig(a)[1] * L.eig(a)[1][:1, :]), ((3, 3),), ("eig",)),
+    Case("eig-vectors-imaginary", lambda a: dnp.imag(L.eig(a)[1] * L.eig(a)[1][1:2, :]), ((3, 3),), ("eig",)),
+    # real eigenvalues (a symmetric matrix seen as a general one): real eigenvectors, norm 1
+    Case("eig-real-spectrum", lambda a: L.eig(a + a.T)[1] ** 2, ((3, 3),), ("eig",)),
 ]
 CASES += [
     Case("norm-2", lambda a: L.norm(a, 2), ((3, 2),), ("eigvalsh",)),

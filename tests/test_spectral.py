@@ -37,3 +37,66 @@ def test_largest_eigenvalue_of_a_stiffness_matrix_against_its_closed_form():
     assert duals.grad(lam)(k) == pytest.approx(closed, rel=1e-12)
     assert duals.jacfwd(lam)(k) == pytest.approx(closed, rel=1e-12)
     assert duals.hessian(lam)(k) == pytest.approx(0.0, abs=1e-10)
+
+
+# ---------------------------------------------------------------- general matrices: eig, eigvals
+
+def damped_oscillators(c):
+    """The system matrix of two masses on springs with dampers ``c``: x'' = -K x - diag(c) x'."""
+    K = np.array([[2.0, -1.0], [-1.0, 2.0]])
+    return np.block([[np.zeros((2, 2)), np.eye(2)], [-K, -np.diag(c)]])
+
+
+def spectral_abscissa(c):
+    """The slowest decay rate: the largest real part of the eigenvalues (a stability margin)."""
+    return np.max(np.linalg.eigvals(damped_oscillators(c)).real)
+
+
+def test_stability_margin_of_damped_oscillators_matches_differences_in_every_mode():
+    c = np.array([0.3, 0.7])
+    h = 1e-6
+    central = np.array([(spectral_abscissa(c + h * e) - spectral_abscissa(c - h * e)) / (2 * h)
+                        for e in np.eye(2)])
+    for transform in (duals.grad, duals.jacfwd, duals.jacrev):
+        np.testing.assert_allclose(transform(spectral_abscissa)(c), central, rtol=1e-6)
+    H = duals.hessian(spectral_abscissa)(c)
+    np.testing.assert_allclose(H, H.T, rtol=1e-10)
+    np.testing.assert_allclose(H[:, 0], (duals.grad(spectral_abscissa)(c + h * np.eye(2)[0])
+                                         - duals.grad(spectral_abscissa)(c - h * np.eye(2)[0])) / (2 * h),
+                               rtol=1e-5, atol=1e-8)
+
+
+def test_eigenvalue_derivative_is_the_left_right_eigenvector_product():
+    # dλ_i/dA_kl = u_ik v_li with U = V⁻¹ (rows: left eigenvectors scaled to uᵢ·vᵢ = 1)
+    A = np.array([[1.0, 2.0, 0.5], [-1.0, 0.5, 1.0], [0.3, -0.7, 2.0]])
+    w, V = np.linalg.eig(A)
+    U = np.linalg.inv(V)
+    closed = np.einsum("ik,li->ikl", U, V)
+    np.testing.assert_allclose(duals.jacfwd(np.linalg.eigvals)(A), closed, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(duals.jacfwd(np.linalg.eigvals, holomorphic=True)(A + 0j), closed,
+                               rtol=1e-12, atol=1e-13)
+
+
+def test_eigenvectors_keep_numpys_normalisation_to_first_order():
+    rng = np.random.default_rng(8)
+    A = rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))
+    T = rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))
+    V, dV = duals.jvp(lambda a: np.linalg.eig(a)[1], (A,), (T,))
+    np.testing.assert_allclose(np.real(np.sum(np.conj(V) * dV, axis=0)), 0, atol=1e-12)   # norm 1
+    largest = np.argmax(np.abs(V), axis=0)
+    np.testing.assert_allclose(dV[largest, range(4)].imag, 0, atol=1e-12)                # stays real
+    h = 1e-6
+    central = (np.linalg.eig(A + h * T)[1] - np.linalg.eig(A - h * T)[1]) / (2 * h)
+    np.testing.assert_allclose(dV, central, rtol=1e-6, atol=1e-7)
+
+
+def test_repeated_eigenvalues_and_equal_largest_entries_raise_naming_the_way_out():
+    with pytest.raises(np.linalg.LinAlgError, match="eigvals: a repeated eigenvalue.*np.trace"):
+        duals.grad(lambda A: np.sum(np.linalg.eigvals(A)))(np.eye(3))
+    with pytest.raises(np.linalg.LinAlgError, match="eig: the eigenvectors have no derivative"):
+        duals.jacfwd(lambda A: np.linalg.eig(A)[1])(np.diag([1.0, 1.0, 2.0]))
+    rotation = np.array([[0.0, 1.0], [-1.0, 0.0]])   # eigenvectors (1, ±i)/√2: equal moduli
+    with pytest.raises(np.linalg.LinAlgError, match="two entries of equal largest modulus.*eigvals"):
+        duals.jacrev(lambda A: np.real(np.linalg.eig(A)[1]))(rotation)
+    np.testing.assert_allclose(duals.jacfwd(lambda A: np.linalg.eigvals(A).imag)(rotation)[0],
+                               [[0.0, 0.5], [-0.5, 0.0]], atol=1e-15)   # the values stay differentiable

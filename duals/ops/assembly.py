@@ -1,5 +1,5 @@
 """Arrays assembled from others: stacking (``vstack``, ``hstack``, ``column_stack``, ``dstack``,
-``append``), ``atleast_2d``/``atleast_3d``, tiling and repeating (``tile``, ``repeat``),
+``append``, ``block``), ``atleast_2d``/``atleast_3d``, tiling and repeating (``tile``, ``repeat``),
 ``roll``, ``pad``, taking by indices (``take``, ``take_along_axis``) and the flips
 ``flipud``/``fliplr``/``rot90`` (grids are in :mod:`duals.ops.grids`).
 
@@ -118,6 +118,45 @@ def column_stack(tup):
     """
     tup = [operand(v) for v in tup]
     return concatenate([reshape(v, (-1, 1)) if ndim(v) < 2 else v for v in tup], axis=1)
+
+
+@export()
+def block(arrays):
+    """block(arrays): an array assembled from nested lists of blocks, as NumPy's ``np.block``: the
+    innermost lists join along the last axis, the next ones along the one before, and so on.
+
+    >>> block([[np.eye(2), np.zeros((2, 1))], [np.ones((1, 2)), np.full((1, 1), 5.0)]]).shape
+    (3, 3)
+    """
+    if not traced(arrays):
+        return np.block(arrays)
+    depth, most = _block_depth(arrays, ())
+    rank = max(depth, most)
+
+    def joined(x, level):
+        if isinstance(x, list):
+            return concatenate([joined(part, level + 1) for part in x], axis=level - depth)
+        x = operand(x)
+        return reshape(x, (1,) * (rank - ndim(x)) + shape(x))
+    return joined(arrays, 0)
+
+
+def _block_depth(x, index):
+    """(nesting depth of the lists, the largest ndim of a block); NumPy's errors for tuples, empty
+    lists and uneven nesting."""
+    if isinstance(x, tuple):
+        raise TypeError(f"arrays{''.join(f'[{i}]' for i in index)} is a tuple. Only lists can be used "
+                        f"to arrange blocks, and np.block does not allow implicit conversion from "
+                        f"tuple to ndarray.")
+    if not isinstance(x, list):
+        return 0, ndim(x)
+    if not x:
+        raise ValueError(f"List at arrays{''.join(f'[{i}]' for i in index)} cannot be empty")
+    found = [_block_depth(part, index + (i,)) for i, part in enumerate(x)]
+    if len({d for d, _ in found}) > 1:
+        raise ValueError("List depths are mismatched in np.block: every block must sit at the same "
+                         "depth of nesting")
+    return found[0][0] + 1, max(m for _, m in found)
 
 
 @export()

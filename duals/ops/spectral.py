@@ -46,7 +46,8 @@ eigh_p = Primitive("eigh", _eigh_impl)
 eigh_p.def_sparsity(per_matrix_rule())
 
 
-def _parts(packed):
+def split_packed(packed):
+    """(eigenvalue row ``(..., 1, n)``, eigenvectors) of a packed eigendecomposition."""
     return (getitem(packed, (Ellipsis, slice(0, 1), slice(None))),
             getitem(packed, (Ellipsis, slice(1, None), slice(None))))
 
@@ -80,38 +81,49 @@ def _fold(s_bar, lower):
     return _real_diagonal(triu(s_bar) + triu(_H(s_bar), 1))
 
 
-def _inverse_gaps(w_row):
-    """``F_ij = 1 / (λ_j − λ_i)`` off the diagonal, 0 on it; raises at a repeated eigenvalue."""
+_AT_REPEATED = {
+    "eigh": "the eigenvectors have no derivative at a repeated eigenvalue{gap}; differentiate the "
+            "eigenvalues (np.linalg.eigvalsh) or a function that does not depend on the basis "
+            "chosen inside the repeated eigenspace",
+    "eig": "the eigenvectors have no derivative at a repeated eigenvalue{gap}; differentiate a "
+           "function of the eigenvalues that is symmetric in the repeated ones (np.trace(a) for "
+           "their sum), or move the matrix off the repeated eigenvalue",
+    "eigvals": "a repeated eigenvalue of a general matrix has no derivative{gap} (a defective one "
+               "moves like the square root of the change); differentiate a function symmetric in "
+               "the repeated ones (np.trace(a) for their sum), or use eigvalsh for a symmetric matrix",
+}
+
+
+def inverse_gaps(w_row, who="eigh"):
+    """``F_ij = 1 / (λ_j − λ_i)`` off the diagonal, 0 on it; raises at a repeated eigenvalue
+    (``who`` names the function and the way out)."""
     n = shape(w_row)[-1]
     plain = np.asarray(innermost(w_row))
     gaps = plain - np.swapaxes(plain, -1, -2)
     off = ~np.eye(n, dtype=bool)
     scale = np.max(np.abs(plain)) if plain.size else 0.0
     if n > 1 and np.min(np.abs(gaps[..., off])) <= n * np.finfo(plain.dtype).eps * max(scale, 1e-300):
-        raise np.linalg.LinAlgError(
-            "eigh: the eigenvectors have no derivative at a repeated eigenvalue (the smallest gap "
-            f"is {np.min(np.abs(gaps[..., off])):.3g}); differentiate the eigenvalues "
-            "(np.linalg.eigvalsh) or a function that does not depend on the basis chosen inside "
-            "the repeated eigenspace")
+        gap = f" (the smallest gap is {np.min(np.abs(gaps[..., off])):.3g})"
+        raise np.linalg.LinAlgError(f"{who}: " + _AT_REPEATED[who].format(gap=gap))
     difference = w_row - swapaxes(w_row, -1, -2)
     return where(off, 1.0 / where(off, difference, 1.0), 0.0)
 
 
 def _eigh_jvp(t, out, a, *, lower):
-    w, V = _parts(out)
+    w, V = split_packed(out)
     n = shape(a)[-1]
     C = matmul(_H(V), matmul(_symmetric_tangent(t, lower), V))
     dw = real(_sum(C * np.eye(n), axis=-2, keepdims=True))
-    dV = matmul(V, _inverse_gaps(real(w)) * C)
+    dV = matmul(V, inverse_gaps(real(w)) * C)
     return concatenate([dw, dV], axis=-2)
 
 
 def _eigh_vjp(g, out, a, *, lower):
     # the transpose of the JVP: with M = diag(Re w̄) + F ∘ (Vᵀ V̄), S̄ = conj(V) M Vᵀ (V M Vᵀ if real)
-    w, V = _parts(out)
-    w_bar, V_bar = _parts(g)
+    w, V = split_packed(out)
+    w_bar, V_bar = split_packed(g)
     n = shape(a)[-1]
-    inner = real(w_bar) * np.eye(n) + _inverse_gaps(real(w)) * matmul(swapaxes(V, -1, -2), V_bar)
+    inner = real(w_bar) * np.eye(n) + inverse_gaps(real(w)) * matmul(swapaxes(V, -1, -2), V_bar)
     return _fold(matmul(conj(V), matmul(inner, swapaxes(V, -1, -2))), lower)
 
 
@@ -128,7 +140,7 @@ eigvalsh_p.def_sparsity(per_matrix_rule())
 
 
 def _vectors(a, lower):
-    return _parts(eigh_p(a, lower=lower))[1]
+    return split_packed(eigh_p(a, lower=lower))[1]
 
 
 def _eigvalsh_jvp(t, out, a, *, lower):
@@ -168,7 +180,7 @@ def eigh(a, UPLO="L"):
     lower = _lower(UPLO)
     if not hasattr(a, "_trace"):
         return EighResult(*np.linalg.eigh(a, UPLO=UPLO))
-    w, V = _parts(eigh_p(a, lower=lower))
+    w, V = split_packed(eigh_p(a, lower=lower))
     return EighResult(real(getitem(w, (Ellipsis, 0, slice(None)))), V)
 
 

@@ -1,0 +1,174 @@
+"""General (non-symmetric) eigendecomposition: ``linalg.eig`` and ``linalg.eigvals``.
+
+``eig`` is one primitive whose output packs the eigenvalues as a first row above the eigenvectors
+(shape ``(..., n + 1, n)``), as ``eigh`` does; real when NumPy's result is real (every
+eigenvalue of a real matrix real), complex otherwise. With ``E = V⁻¹ dA V``:
+
+* ``dλ = diag(E)``, and ``W = V (F ∘ E)`` with ``F_ij = 1 / (λ_j − λ_i)`` off the diagonal moves
+  each eigenvector within the plane of the others;
+* LAPACK returns each eigenvector with Euclidean norm 1 and its entry of largest modulus real, so
+  ``dv_j = w_j + (a_j + i b_j) v_j`` with ``a_j = −Re(v_jᴴ w_j)`` (the norm stays 1) and ``b_j``
+  keeping that entry real: the derivative of the very vectors NumPy returns, phases included
+  (a real eigenvector keeps only its norm);
+* reverse mode is the transpose of those maps under the pairing ``Re Σ c t`` (docs/complex.md).
+
+``eigvals`` takes its value from ``np.linalg.eigvals`` (NumPy's numbers, bit for bit) and its
+derivative ``diag(V⁻¹ dA V)`` from ``eig``'s vectors, matched to the eigenvalues one by one.
+Eigenvalues are holomorphic in the matrix; eigenvectors, normalised with a modulus, are not.
+
+Policy: a repeated eigenvalue has no derivative (a defective matrix's eigenvalues move like
+``√ε``; a non-defective one's split in directions ``diag(E)`` does not give), so both functions
+raise ``np.linalg.LinAlgError`` naming the gap there; so does ``eig`` when an eigenvector's two
+largest entries have equal modulus (which of them LAPACK makes real is not stable).
+
+>>> import duals
+>>> duals.jacfwd(np.linalg.eigvals)(np.array([[2.0, 1.0], [0.0, 3.0]])).tolist()
+[[[1.0, 0.0], [-1.0, 0.0]], [[0.0, 0.0], [1.0, 1.0]]]
+"""
+import numpy as np
+
+from ..core import Primitive
+from ..index_sets import per_matrix_rule
+from . import export, innermost, is_complex, shape_of as shape
+from .complex_parts import conj, imag, real
+from .elementwise import where
+from .linalg import _check_square as _check, matmul, solve
+from .reductions import sum as _sum
+from .assembly import take_along_axis
+from .shape import concatenate, swapaxes
+from .spectral import inverse_gaps, split_packed
+
+EigResult = type(np.linalg.eig(np.eye(1)))   # NumPy's own namedtuple
+
+
+def _eig_impl(a):
+    w, v = np.linalg.eig(a)
+    return np.concatenate([w[..., None, :], v], axis=-2)
+
+
+eig_p = Primitive("eig", _eig_impl)
+eig_p.def_sparsity(per_matrix_rule())
+
+
+def _largest_entries(V):
+    """A mask of each column's entry of largest modulus (the one LAPACK made real); raises when
+    two entries of a column are within rounding of it."""
+    mags = np.abs(np.asarray(innermost(V)))
+    n = mags.shape[-2]
+    top = np.sort(mags, axis=-2)
+    if n > 1 and np.any(top[..., -2, :] >= top[..., -1, :] * (1.0 - 64 * np.finfo(mags.dtype).eps)):
+        raise np.linalg.LinAlgError(
+            "eig: an eigenvector has two entries of equal largest modulus; LAPACK makes one of them "
+            "real and which one is not stable, so the eigenvectors' phases have no derivative "
+            "here. Differentiate np.linalg.eigvals, or a function of the eigenvectors that does "
+            "not depend on their phases")
+    return np.arange(n)[:, None] == np.argmax(mags, axis=-2)[..., None, :]
+
+
+def _normalised(W, V):
+    """``dV`` from ``W``: each ``w_j + (a_j + i b_j) v_j`` keeping NumPy's normalisation."""
+    if not is_complex(V):
+        return W - V * _sum(V * W, axis=-2, keepdims=True)
+    mask = _largest_entries(V)
+    a = -real(_sum(conj(V) * W, axis=-2, keepdims=True))
+    b = -_sum(where(mask, imag(W), 0.0), axis=-2, keepdims=True) / _sum(
+        where(mask, real(V), 0.0), axis=-2, keepdims=True)
+    return W + V * (a + 1j * b)
+
+
+def _normalised_transpose(V_bar, V):
+    """``W̄`` from ``V̄``: the transpose of :func:`_normalised` under ``Re Σ c t``."""
+    s = _sum(V_bar * V, axis=-2, keepdims=True)
+    if not is_complex(V):
+        return V_bar - V * s
+    mask = _largest_entries(V)
+    r = _sum(where(mask, real(V), 0.0), axis=-2, keepdims=True)
+    return V_bar - real(s) * conj(V) + where(mask, -1j * imag(s) / r, 0.0)
+
+
+def _eig_jvp(t, out, a):
+    w, V = split_packed(out)
+    n = shape(a)[-1]
+    E = solve(V, matmul(t, V))
+    dw = _sum(E * np.eye(n), axis=-2, keepdims=True)
+    return concatenate([dw, _normalised(matmul(V, inverse_gaps(w, "eig") * E), V)], axis=-2)
+
+
+def _eig_vjp(g, out, a):
+    w, V = split_packed(out)
+    w_bar, V_bar = split_packed(g)
+    n = shape(a)[-1]
+    VT = swapaxes(V, -1, -2)
+    E_bar = w_bar * np.eye(n) + inverse_gaps(w, "eig") * matmul(VT, _normalised_transpose(V_bar, V))
+    return solve(VT, matmul(E_bar, VT))     # V⁻ᵀ Ē Vᵀ
+
+
+eig_p.def_jvp(0, _eig_jvp)
+eig_p.def_vjp(0, _eig_vjp)
+eig_p.holomorphic = False   # the eigenvectors are normalised with a modulus
+
+
+def _eigvals_impl(a):
+    return np.linalg.eigvals(a)
+
+
+eigvals_p = Primitive("eigvals", _eigvals_impl)
+eigvals_p.def_sparsity(per_matrix_rule())
+
+
+def _matched_vectors(out, a):
+    """``eig``'s eigenvectors in the order of ``eigvals``' eigenvalues ``out`` (the two LAPACK
+    calls need not agree on order or last bits); raises at a repeated eigenvalue."""
+    w, V = split_packed(eig_p(a))
+    inverse_gaps(w, "eigvals")   # the policy at a repeated eigenvalue
+    values = np.asarray(innermost(out))
+    found = np.asarray(innermost(w))[..., 0, :]
+    order = np.argmin(np.abs(values[..., :, None] - found[..., None, :]), axis=-1)
+    if np.any(np.sort(order, axis=-1) != np.arange(values.shape[-1])):
+        raise np.linalg.LinAlgError("eigvals: the eigenvalues of np.linalg.eigvals and np.linalg.eig "
+                                    "differ beyond rounding; please report this matrix")
+    return take_along_axis(V, order[..., None, :], axis=-1)
+
+
+def _eigvals_jvp(t, out, a):
+    V = _matched_vectors(out, a)
+    n = shape(a)[-1]
+    return _sum(solve(V, matmul(t, V)) * np.eye(n), axis=-2)
+
+
+def _eigvals_vjp(g, out, a):
+    VT = swapaxes(_matched_vectors(out, a), -1, -2)
+    n = shape(a)[-1]
+    return solve(VT, matmul(g[..., None, :] * np.eye(n), VT))
+
+
+eigvals_p.def_jvp(0, _eigvals_jvp)
+eigvals_p.def_vjp(0, _eigvals_vjp)
+
+
+@export("linalg.eig")
+def eig(a):
+    """eig(a) -> (eigenvalues, eigenvectors) of a square matrix, in NumPy's order and normalisation.
+
+    >>> w, v = eig(np.array([[2.0, 0.0], [0.0, 3.0]]))
+    >>> w.tolist()
+    [2.0, 3.0]
+    """
+    _check(a, "eig")
+    if not hasattr(a, "_trace"):
+        return EigResult(*np.linalg.eig(a))
+    w, V = split_packed(eig_p(a))
+    return EigResult(w[..., 0, :], V)
+
+
+@export("linalg.eigvals")
+def eigvals(a):
+    """eigvals(a): the eigenvalues of a square matrix (real when they all are), NumPy's values.
+
+    >>> eigvals(np.array([[0.0, 1.0], [-1.0, 0.0]])).tolist()
+    [1j, -1j]
+    """
+    _check(a, "eigvals")
+    if not hasattr(a, "_trace"):
+        return np.linalg.eigvals(a)
+    return eigvals_p(a)
