@@ -301,7 +301,26 @@ def test_cholesky_of_a_matrix_that_is_not_positive_definite_raises():
 
 def test_linalg_without_a_compiled_rule_names_the_function():
     @numba.njit
-    def rank(A):
-        return np.linalg.matrix_rank(A) * A
-    with pytest.raises(TypeError, match=r"^jacfwd: np\.linalg\.matrix_rank of dual numbers is not supported"):
-        jacfwd(rank)(np.eye(2))
+    def condition(A):
+        return np.linalg.cond(A) * A
+    with pytest.raises(TypeError, match=r"^jacfwd: np\.linalg\.cond of dual numbers is not supported"
+                                        r".*Python path"):
+        jacfwd(condition)(np.eye(2))
+
+
+@numba.njit
+def binned_rank_weighted(A, x, edges):
+    """Index and rank queries on values being differentiated: plain numbers, derivative zero."""
+    k = np.searchsorted(edges, x[0]) + np.digitize(x, edges)[1]
+    return np.linalg.matrix_rank(A) * A[k % A.shape[0]] * x[0]
+
+
+def test_index_and_rank_queries_on_duals_are_plain_in_both_modes():
+    A, x, edges = np.diag([1.0, 2.0, 0.0]), np.array([0.3, 1.7]), np.array([0.0, 1.0, 2.0])
+    forward = jacfwd(binned_rank_weighted, argnums=(0, 1))(A, x, edges)
+    python = duals.jacfwd(binned_rank_weighted.py_func, argnums=(0, 1))(A, x, edges)
+    for got, want in zip(forward, python):
+        np.testing.assert_array_equal(got, want)
+    reverse = duals.jacrev(binned_rank_weighted, argnums=(0, 1))(A, x, edges)
+    for got, want in zip(reverse, python):
+        np.testing.assert_array_equal(got, want)

@@ -13,7 +13,8 @@
   and ``np.correlate``, the convolution with the second sequence reversed;
 * ``duals.jit.fn.<name>`` of every table entry (``fn.erf``, ``fn.expit`` ...) on arrays, of
   floats and of duals; ``np.floor``/``np.rint``/``np.round`` ... and ``np.isnan`` ... on dual
-  arrays give plain arrays from the real parts (derivative zero).
+  arrays give plain arrays from the real parts (derivative zero), and so do the index and rank
+  queries ``np.searchsorted``, ``np.digitize`` and ``np.linalg.matrix_rank``.
 
 NumPy functions that compiled code cannot differentiate yet (``np.percentile``, ``np.nanvar``,
 ``np.linalg.eig`` ...) raise a short error naming the function and what to do instead.
@@ -315,6 +316,36 @@ def _round(a, decimals=0, out=None):
         return lambda a, decimals=0, out=None: np.round(real_values(a), decimals)
 
 
+def _plain(x):
+    """The plain value under a dual array or scalar (``x`` itself when plain)."""
+
+
+@overload(_plain)
+def _ov_plain(x):
+    if isinstance(x, types.Array):
+        return lambda x: real_values(x)
+    return lambda x: extras._real(x)
+
+
+def _has_dual(*ts):
+    return any(is_dual_array(t) or isinstance(t, DualType) for t in ts)
+
+
+def _searchsorted(a, v, side="left"):
+    if _has_dual(a, v):
+        return lambda a, v, side="left": np.searchsorted(_plain(a), _plain(v), side)
+
+
+def _digitize(x, bins, right=False):
+    if _has_dual(x, bins):
+        return lambda x, bins, right=False: np.digitize(_plain(x), _plain(bins), right)
+
+
+def _matrix_rank(A, tol=None):
+    if _has_dual(A):
+        return lambda A, tol=None: np.linalg.matrix_rank(real_values(A), tol)
+
+
 # ---------------------------------------------------------------- clear errors for the rest
 
 MARK_MODULE = _errors.__name__
@@ -326,9 +357,9 @@ UNSUPPORTED = {
          "nancumprod", "nanargmax", "nanargmin"),
     "write it as a loop over the entries, or differentiate it on the Python path (duals.numpy)":
         ("polyval", "cov", "corrcoef", "histogram", "unique",
-         "searchsorted", "linspace", "digitize", "bincount"),
+         "linspace", "bincount"),
 }
-UNSUPPORTED_LINALG = ("eig", "eigvals", "matrix_rank", "cond")
+UNSUPPORTED_LINALG = ("eig", "eigvals", "cond")
 
 
 def _refuse(label, advice):
@@ -359,6 +390,9 @@ def _install():
             _register(_unary_impl, f.__name__, f)
     for f in (np.round, np.around):
         overload(f, target="cpu")(_round)
+    for f, value_only in ((np.searchsorted, _searchsorted), (np.digitize, _digitize),
+                          (np.linalg.matrix_rank, _matrix_rank)):   # indices, a rank: no derivative
+        overload(f, target="cpu")(value_only)
     for advice, names in UNSUPPORTED.items():
         for name in names:
             if hasattr(np, name):

@@ -154,8 +154,9 @@ def reraise(exc, who, name=None):
         lines = [line.strip() for line in text.splitlines() if line.strip()
                  and not line.startswith(("Failed in", "During:", "File ", "^"))]
         first = lines[0] if lines else type(exc).__name__
-        if first.startswith("No implementation of function") and len(lines) > 2:
-            first = f"no implementation of {lines[2].lstrip('>').strip()}"
+        signature = next((line for line in lines[1:] if line.startswith(">>>")), None)
+        if first.startswith("No implementation of function") and signature is not None:
+            first = f"no implementation of {signature.lstrip('>').strip()}"
         message = (f"Numba could not compile {name or 'the function'} for dual numbers: "
                    f"{first[:300]}. If the plain call works, this construct is not supported "
                    f"on duals; see the compiled-mode guide for what is")

@@ -1,6 +1,6 @@
 """``linalg.norm`` of vectors (any order) and matrices (Frobenius, 1, inf, 2, nuclear and the
 negatives), composed from ``abs``, ``power``, ``sqrt``, the reductions and ``eigvalsh``; complex
-values through ``|z|²`` and the Hermitian Gram matrix ``Aᴴ A``.
+values through ``|z|²`` and the Hermitian Gram matrix ``Aᴴ A``; and ``linalg.cond``.
 
 Policy: the derivative is 0 at the zero vector (as ``abs'(0) = 0``), and orders built on
 ``max``/``min`` split ties evenly, like ``max`` and ``min``.
@@ -11,7 +11,7 @@ from . import export, ndim_of as ndim, normalize_axis, shape_of as shape
 from .complex_parts import conj, squared_modulus
 from .elementwise import PRIMITIVES, maximum, power, select, sqrt, stop_gradient
 from .linalg import _as_operand, _float_dtype, _plain, _traced, matmul
-from .shape import moveaxis, reshape, swapaxes
+from .shape import getitem, moveaxis, reshape, swapaxes
 from .reductions import max as _max, min as _min, sum as _sum
 
 _abs = PRIMITIVES["abs"]
@@ -118,3 +118,23 @@ def norm(x, ord=None, axis=None, keepdims=False):
             raise ValueError(f"linalg.norm: duplicate axes {axis}")
         return _matrix_norm(x, ord, (r, c), keepdims)
     raise ValueError(f"linalg.norm: axis must name one or two axes, got {axis}")
+
+
+@export("linalg.cond")
+def cond(x, p=None):
+    """cond(x, p=None): the condition number, NumPy's: ``σ_max / σ_min`` for ``p`` None, 2 (and the
+    inverse ratio for -2) from the singular values; ``‖x‖_p ‖x⁻¹‖_p`` for the other orders.
+
+    >>> float(cond(np.diag([4.0, 2.0])))
+    2.0
+    """
+    x = _as_operand(x)
+    if not _traced(x):
+        return np.linalg.cond(x, p)
+    from .decompositions import svdvals
+    from .linalg import inv
+    if p is None or p in (2, -2):
+        s = svdvals(x)
+        first, last = getitem(s, (Ellipsis, 0)), getitem(s, (Ellipsis, -1))
+        return last / first if p == -2 else first / last
+    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))

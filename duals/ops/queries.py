@@ -2,7 +2,8 @@
 counts), so on a traced value they are NumPy's answer for the plain value underneath.
 
 ``argmax``/``argmin``, ``any``/``all``, ``isclose``/``allclose``, ``array_equal``,
-``count_nonzero``, ``nonzero``, ``flatnonzero``, ``argwhere`` and the comparison and logical
+``count_nonzero``, ``nonzero``, ``flatnonzero``, ``argwhere``, ``digitize``, ``lexsort``,
+``argpartition``, ``linalg.matrix_rank`` and the comparison and logical
 ufuncs called as functions (``np.less(x, y)``, ``np.logical_and(a, b)``, ...). Their results are
 plain NumPy arrays or Python scalars, exactly as NumPy gives them for the values, so code such as
 ``if np.allclose(x_new, x): break`` or ``i = np.argmax(y)`` runs unchanged on traced values; the
@@ -48,10 +49,11 @@ def on_values(np_func, doc=None):
 
 _QUERIES = (np.argmax, np.argmin, np.any, np.all, np.isclose, np.allclose, np.array_equal,
             np.array_equiv, np.count_nonzero, np.nonzero, np.flatnonzero, np.argwhere,
-            np.isposinf, np.isneginf, np.iscomplex)
+            np.isposinf, np.isneginf, np.iscomplex, np.digitize, np.lexsort, np.argpartition)
 # comparison and logical ufuncs: their results are booleans
 _UFUNCS = (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
            np.logical_and, np.logical_or, np.logical_xor, np.logical_not)
 
 for _f in _QUERIES + _UFUNCS:
     export(_f.__name__, value_only=True)(on_values(_f))
+export("linalg.matrix_rank", value_only=True)(on_values(np.linalg.matrix_rank))
