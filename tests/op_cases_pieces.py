@@ -37,4 +37,10 @@ CASES = [
     Case("cond-2-and-1", lambda a: np.linalg.cond(a + 3.0 * np.eye(3)) + np.linalg.cond(a + 3.0 * np.eye(3), 1),
          ((3, 3),), ("svdvals", "solve"), smooth=False),
     Case("cond-minus-2-batched", lambda a: np.linalg.cond(a, -2), ((2, 3, 3),), ("svdvals",)),
+    Case("apply_along_axis-vector-result", lambda x: np.apply_along_axis(lambda v: v[:2] * np.sum(v ** 2), 1, x),
+         ((3, 4),), ("mul", "sum")),
+    Case("apply_along_axis-scalar-result", lambda x: np.apply_along_axis(np.prod, 0, x), ((3, 2),), ("mul",)),
+    Case("partition", lambda x: np.partition(x, [1, 3], axis=1) * np.arange(5.0), ((2, 5),), ("getitem",)),
+    Case("nanvar-nanstd-nanprod", lambda x: np.nanvar(np.where(x > 1.5, np.nan, x), axis=0, ddof=1)
+         + np.nanstd(x) + np.nanprod(np.where(x < -1.5, np.nan, x), axis=0), ((4, 2),), ("select", "sqrt")),
 ]

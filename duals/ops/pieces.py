@@ -1,5 +1,6 @@
 """Arrays cut into pieces, and arrays chosen piece by piece: ``split``, ``array_split``,
-``hsplit``/``vsplit``/``dsplit``, ``unstack``, ``broadcast_arrays``, ``select`` and ``piecewise``;
+``hsplit``/``vsplit``/``dsplit``, ``unstack``, ``broadcast_arrays``, ``select``, ``piecewise`` and
+``apply_along_axis``;
 NumPy 2's cumulative and ``linalg`` spellings (``cumulative_sum``, ``vecdot``, ``matvec``,
 ``linalg.matrix_norm`` ...) and a few other shapes of existing functions (``rollaxis``,
 ``diagflat``).
@@ -184,6 +185,35 @@ def _placed(values, mask):
     out = np.zeros(mask.shape, values.dtype)
     out[mask] = values
     return out
+
+
+@export()
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """apply_along_axis(func1d, axis, arr, *args, **kwargs): ``func1d`` applied to every 1-D slice
+    along ``axis``, its results put where that axis was (NumPy's layout).
+
+    >>> apply_along_axis(lambda v: v[::-1], 1, np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [[2.0, 1.0], [4.0, 3.0]]
+    """
+    if not traced(arr):
+        return np.apply_along_axis(func1d, axis, arr, *args, **kwargs)
+    arr = operand(arr)
+    nd = ndim(arr)
+    axis = normalize_axis(axis, nd)[0]
+    moved = moveaxis(arr, axis, -1)
+    lead = shape(moved)[:-1]
+    if 0 in lead:
+        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
+    results = [func1d(getitem(moved, index + (slice(None),)), *args, **kwargs) for index in np.ndindex(*lead)]
+    if not any(isinstance(r, Tracer) for r in results):
+        out = np.asarray(results)
+        return np.moveaxis(out.reshape(lead + out.shape[1:]), range(len(lead), out.ndim), range(axis, axis + out.ndim - 1))
+    from .shape import stack
+    out = stack(results)
+    inner = ndim(out) - 1
+    out = reshape(out, lead + shape(out)[1:])
+    order = list(range(axis)) + list(range(len(lead), len(lead) + inner)) + list(range(axis, len(lead)))
+    return transpose(out, order)
 
 
 # ---------------------------------------------------------------- NumPy 2's spellings, other shapes

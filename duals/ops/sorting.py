@@ -198,6 +198,30 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
 
 
 @export()
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """partition(a, kth, axis=-1): the ``kth`` entries in their sorted places, the smaller ones
+    before, the larger after: NumPy's values in NumPy's arrangement, each entry carrying the
+    derivative of the entry it came from (equal values matched in order of occurrence).
+
+    >>> partition(np.array([3.0, 1.0, 2.0]), 1).tolist()
+    [1.0, 2.0, 3.0]
+    """
+    if order is not None:
+        raise NotImplementedError("partition(..., order=...) orders structured arrays, which have no "
+                                  "derivative; partition a float array")
+    if not _traced(a):
+        return np.partition(a, kth, axis=axis, kind=kind)
+    if axis is None:
+        a, axis = reshape(a, (-1,)), 0
+    values = _plain(a)
+    arranged = np.partition(values, kth, axis=axis, kind=kind)
+    source = np.empty(values.shape, np.intp)   # arranged = values[source] along axis
+    np.put_along_axis(source, np.argsort(arranged, axis=axis, kind="stable"),
+                      np.argsort(values, axis=axis, kind="stable"), axis)
+    return take_along_axis(a, source, axis)
+
+
+@export()
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, **kwargs):
     """unique(ar, ...): NumPy's distinct values (rows with ``axis``), each carrying the derivative
     of its first occurrence; the optional index, inverse and count outputs are plain.

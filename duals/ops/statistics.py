@@ -1,8 +1,9 @@
 """Weighted and NaN-ignoring statistics: ``average`` (weights plain or traced), ``nansum``,
-``nanmean``, ``nanmax`` and ``nanmin``, composed from ``where`` and the reductions; ``ptp``,
+``nanmean``, ``nanvar``, ``nanstd``, ``nanprod``, ``nanmax`` and ``nanmin``, composed from
+``where`` and the reductions; ``ptp``,
 ``cov`` and ``corrcoef``, composed from the reductions and products (NumPy's formulas).
 
-A NaN entry is replaced by a constant (0, or -inf / +inf for ``nanmax``/``nanmin``) before
+A NaN entry is replaced by a constant (0, 1 for ``nanprod``, -inf / +inf for ``nanmax``/``nanmin``) before
 reducing, so it has derivative zero; the other entries keep theirs. ``median`` and
 ``percentile`` live in :mod:`duals.ops.sorting`.
 
@@ -17,10 +18,10 @@ import numpy as np
 from ..core import Tracer
 from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
 from .assembly import operand
-from .complex_parts import conj
+from .complex_parts import conj, real
 from .elementwise import clip, sqrt, where
 from .linalg import matmul
-from .reductions import max as _max, mean as _mean, min as _min, sum as _sum
+from .reductions import max as _max, mean as _mean, min as _min, prod as _prod, sum as _sum
 from .shape import broadcast_to, concatenate, diagonal, reshape, squeeze
 
 
@@ -100,6 +101,51 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     count = np.sum(~mask, axis=axis, keepdims=keepdims)
     with np.errstate(invalid="ignore", divide="ignore"):
         return _sum(_where(mask, 0.0, a), axis, keepdims) / np.asarray(count, _plain(a).dtype)
+
+
+@export()
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
+           correction=None):
+    """nanvar(a, axis=None, ddof=0, keepdims=False): the variance of the entries that are not NaN.
+
+    >>> float(nanvar(np.array([1.0, np.nan, 3.0])))
+    1.0
+    """
+    _refuse("nanvar", out, dtype)
+    if mean is not None:
+        raise NotImplementedError("numpy.nanvar with mean= has no derivative rule in duals; drop "
+                                  "mean= (the mean is computed again)")
+    ddof = ddof if correction is None else correction
+    mask = _left_out(a, where)
+    count = np.sum(~mask, axis=axis, keepdims=keepdims)
+    centred = _where(mask, 0.0, a - nanmean(a, axis, keepdims=True, where=where))
+    squares = real(centred * conj(centred)) if np.iscomplexobj(_plain(a)) else centred * centred
+    dof = np.maximum(count - ddof, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return _sum(squares, axis, keepdims) / np.asarray(dof, np.real(_plain(a)).dtype)
+
+
+@export()
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
+           correction=None):
+    """nanstd(a, axis=None, ddof=0, keepdims=False): the standard deviation of the entries that are not NaN.
+
+    >>> float(nanstd(np.array([1.0, np.nan, 3.0])))
+    1.0
+    """
+    return sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction))
+
+
+@export()
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """nanprod(a, axis=None, keepdims=False): the product with NaN entries counted as one.
+
+    >>> float(nanprod(np.array([2.0, np.nan, 3.0])))
+    6.0
+    """
+    _refuse("nanprod", out, dtype)
+    total = _prod(_where(_left_out(a, where), 1.0, a), axis, keepdims)
+    return total if initial is None else total * initial
 
 
 def _nan_extreme(name, reduce, fill):
