@@ -406,6 +406,32 @@ def test_writes_into_inputs_and_aliased_results_stay_inside_the_call():
     _close(duals.vjp(scaled_in_place, x)[0], [3.0, 2.0])
 
 
+@njit
+def energy_then_clamped(u):
+    """A chain energy, then the boundary clamped in place (a constant stored into the input)."""
+    e = 0.0
+    for i in range(u.size - 1):
+        e += u[i] * u[i + 1]
+    u[0] = 0.0
+    return e + np.sum(u)
+
+
+@njit
+def first_product(u):
+    return u[0] * u[1]
+
+
+def test_a_constant_stored_into_an_input_leaves_nothing_for_the_next_call():
+    # the inputs' buffer is kept per layout and thread: every field of it is written again
+    u = np.array([0.5, -1.0, 2.0])
+    expected = duals.jacfwd(energy_then_clamped)(u)
+    for _ in range(3):
+        _close(duals.grad(energy_then_clamped)(u), expected)
+        _close(duals.jacrev(first_product)(u), [-1.0, 0.5, 0.0])
+        _close(duals.hvp(first_product, u, np.ones(3)), [1.0, 1.0, 0.0])
+    assert u.tolist() == [0.5, -1.0, 2.0]
+
+
 def test_an_exception_inside_compiled_code_propagates_and_the_next_call_works():
     with pytest.raises(ValueError, match="must not exceed 1"):
         duals.grad(fails_above_one)(np.array([2.0, 3.0]))

@@ -90,7 +90,7 @@ class _Inputs:
         self.buf = np.zeros(max(total, 1), adjoint_dtype(base))
         self.nodes = np.arange(1, total + 1)
         self.one = _one(self.buf.dtype["scale"])
-        self.buf["tape"] = tape.pointer
+        self.pointer = tape.pointer
         self.primal = self.buf["primal"] if seeds_free(base) else self.buf["primal"]["primal"]
         self.views, offset = [], 0
         for i, n in zip(nums, self.sizes):
@@ -101,7 +101,10 @@ class _Inputs:
     def write(self, args, nums, seeds=None):
         """The call's arguments, with the differentiated ones as adjoints holding their values."""
         buf, call, offset = self.buf, list(args), 0
+        # every field, every call: the code may have stored a constant (node 0, no tape) into
+        # an input, and this buffer serves the next call of any function with the same layout
         buf["node"][:self.total] = self.nodes
+        buf["tape"][:self.total] = self.pointer
         buf["scale"][:self.total] = self.one
         for i, n, view in zip(nums, self.sizes, self.views):
             if view is None:
