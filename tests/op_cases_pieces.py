@@ -43,4 +43,7 @@ CASES = [
     Case("partition", lambda x: np.partition(x, [1, 3], axis=1) * np.arange(5.0), ((2, 5),), ("getitem",)),
     Case("nanvar-nanstd-nanprod", lambda x: np.nanvar(np.where(x > 1.5, np.nan, x), axis=0, ddof=1)
          + np.nanstd(x) + np.nanprod(np.where(x < -1.5, np.nan, x), axis=0), ((4, 2),), ("select", "sqrt")),
+    Case("resize-grow-and-shrink", lambda x: np.resize(x, (3, 3)) * np.resize(x, 2)[1], ((2, 2),), ("reshape",)),
+    # phases of a signal that wraps: the unwrapping adds whole periods
+    Case("unwrap", lambda x: np.unwrap(np.cumsum(x) * 3.0) ** 2, ((6,),), ("stop_gradient",), smooth=False),
 ]

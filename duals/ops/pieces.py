@@ -2,8 +2,8 @@
 ``hsplit``/``vsplit``/``dsplit``, ``unstack``, ``broadcast_arrays``, ``select``, ``piecewise`` and
 ``apply_along_axis``;
 NumPy 2's cumulative and ``linalg`` spellings (``cumulative_sum``, ``vecdot``, ``matvec``,
-``linalg.matrix_norm`` ...) and a few other shapes of existing functions (``rollaxis``,
-``diagflat``).
+``linalg.matrix_norm`` ...), a few other shapes of existing functions (``rollaxis``,
+``diagflat``, ``resize``) and ``unwrap``.
 
 All are composed from the shape primitives and ``where`` (``piecewise`` evaluates each function on
 its own entries only, as NumPy does, and gathers the pieces), so every mode and order is exact.
@@ -254,6 +254,42 @@ def _cumulative(scan, name, start, x, axis, dtype, include_initial):
         return out
     first = np.full(shape(x)[:axis] + (1,) + shape(x)[axis + 1:], start, dtype=x.dtype)
     return concatenate([first, out], axis=axis)
+
+
+@export()
+def resize(a, new_shape):
+    """resize(a, new_shape): the entries of ``a`` (flattened) repeated cyclically to fill ``new_shape``.
+
+    >>> resize(np.array([1.0, 2.0, 3.0]), (2, 2)).tolist()
+    [[1.0, 2.0], [3.0, 1.0]]
+    """
+    if not isinstance(a, Tracer):
+        return np.resize(a, new_shape)
+    new_shape = (int(new_shape),) if np.ndim(new_shape) == 0 else tuple(int(n) for n in new_shape)
+    if any(n < 0 for n in new_shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    flat, total = reshape(a, (-1,)), int(np.prod(new_shape))
+    n = shape(flat)[0]
+    if n == 0 or total == 0:
+        return np.zeros(new_shape, a.dtype)
+    copies = -(-total // n)
+    filled = concatenate([flat] * copies) if copies > 1 else flat
+    return reshape(getitem(filled, slice(0, total)), new_shape)
+
+
+@export()
+def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
+    """unwrap(p, discont=None, axis=-1, period=2π): NumPy's unwrapped phases; the jumps it removes
+    are whole periods, constant where they occur, so the derivative is the phases' own.
+
+    >>> unwrap(np.array([0.0, 3.0, -3.0])).round(3).tolist()
+    [0.0, 3.0, 3.283]
+    """
+    if not isinstance(p, Tracer):
+        return np.unwrap(p, discont, axis, period=period)
+    from .elementwise import stop_gradient
+    unwrapped = np.unwrap(plain(p), discont, axis, period=period)
+    return stop_gradient(unwrapped) + (p - stop_gradient(p))   # NumPy's value, p's derivative
 
 
 @export()
