@@ -27,8 +27,9 @@ Policy where these functions have no derivative (the same in every mode and orde
   so a derivative of ``svd`` with ``compute_uv=True`` raises ``LinAlgError`` naming the gap.
   The singular values alone (``compute_uv=False``, ``svdvals``) are differentiated everywhere
   with ``diag(Uᵀ dA V)`` in NumPy's basis: exact for every function symmetric in the repeated
-  values (their sum, ``trace``, norms); an individual repeated value gets one of its one-sided
-  derivatives, as ``eigvalsh`` does.
+  values (their sum, ``trace``, norms); an individual repeated value has no derivative, and
+  what it gets is that diagonal, not a one-sided derivative (as ``eigvalsh``, see
+  :mod:`duals.ops.spectral`).
 * **Zero singular values** (rank deficiency, ``s_i ≤ max(m, n) · eps · s_max``): a singular
   value has a kink at zero (``|x|`` at 0) and the singular vectors of a zero singular value are
   not unique, so ``svd`` with ``compute_uv=True`` raises ``LinAlgError`` there; the singular

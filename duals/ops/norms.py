@@ -66,8 +66,10 @@ def _singular_norm(x, ord, r, c):
     The singular values are the square roots of the eigenvalues of the smaller Gram matrix, so
     the derivative comes from ``eigvalsh``; the value is NumPy's own (the Gram matrix squares the
     condition number, so its value is used for the derivative only). At a zero singular value
-    ``'nuc'`` and ``-2`` have an infinite derivative (``sqrt'(0)``); a repeated largest (smallest)
-    singular value gets the one-sided derivative in NumPy's basis, as ``eigvalsh`` does.
+    ``'nuc'`` and ``-2`` have an infinite derivative (``sqrt'(0)``). ``'nuc'`` is symmetric in the
+    singular values, so it is exact at repeated ones too; ``2`` and ``-2`` at a repeated largest
+    (smallest) singular value have no derivative, and get the diagonal of ``eigvalsh`` in NumPy's
+    basis, not a one-sided derivative (see :mod:`duals.ops.spectral`).
     """
     from .spectral import eigvalsh
     y = moveaxis(x, (r, c), (-2, -1))

@@ -20,8 +20,12 @@ Policy at repeated eigenvalues: eigenvectors have no derivative there (any rotat
 eigenspace is as good), so a derivative of ``eigh``'s eigenvectors at eigenvalues closer than
 ``n · eps · max|λ|`` raises ``np.linalg.LinAlgError`` naming the gap. Eigenvalues alone
 (``eigvalsh``) are differentiated everywhere with ``diag(Vᵀ dS V)`` in NumPy's basis: exact for
-every function symmetric in the repeated eigenvalues (their sum, ``trace``, norms, ``logdet``);
-an individual repeated eigenvalue has only one-sided derivatives, and this is one of them.
+every function symmetric in the repeated eigenvalues (their sum, ``trace``, norms, ``logdet``).
+An individual repeated eigenvalue has no derivative there (its one-sided derivatives are the
+eigenvalues of ``Vᵀ dS V`` restricted to the repeated eigenspace, different on each side), and
+what is returned for it is the diagonal above, not one of them: at ``S = diag(1, 1, 3)`` along
+``dS = [[0, 1, 0], [1, 0, 0], [0, 0, 2]]`` it is ``(0, 0, 2)``, while the eigenvalues move by
+``(−1, 1, 2)`` to one side and ``(1, −1, 2)`` to the other.
 """
 import numpy as np
 
