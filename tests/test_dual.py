@@ -77,8 +77,8 @@ def test_numpy_ufuncs_functions_and_methods_act_on_duals():
 def test_numpy_function_without_rule_raises_naming_it():
     with pytest.raises(TypeError, match="numpy.histogram2d has no derivative rule"):
         np.histogram2d(Dual(np.ones(2), np.ones(2)), np.ones(2))
-    with pytest.raises(TypeError, match="numpy.unwrap"):
-        np.unwrap(Dual(np.ones(2), np.ones(2)))
+    with pytest.raises(TypeError, match="numpy.i0"):
+        np.i0(Dual(np.ones(2), np.ones(2)))
 
 
 def test_mismatched_tangent_shape_is_refused():

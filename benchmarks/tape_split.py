@@ -1,0 +1,69 @@
+"""python benchmarks/tape_split.py: where W7's compiled gradient spends its time.
+
+Records W7's Lorenz-96 misfit (80 inputs, 1000 RK4 steps) once on the compiled tape, then times,
+single-threaded, best of 20: the plain @njit call, the recording alone (the user's code on
+adjoints), the sweep alone (on the recorded tape, adjoints reset each time) and the whole
+``duals.grad``. Prints nodes, bytes of tape, and ns per node for the recording and the sweep.
+"""
+import os
+
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ[_name] = "1"
+
+import time  # noqa: E402
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+import duals  # noqa: E402
+from duals.jit import reverse_driver  # noqa: E402
+from duals.jit.tape import Tape  # noqa: E402
+
+from benchmarks.workloads.w7_lorenz96_gradient import STEPS, THETA, _compiled  # noqa: E402
+
+
+def best(run, repeats=20):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main():
+    misfit = _compiled(cache=False)
+    tape = Tape(np.float64)
+
+    @numba.njit
+    def record(address, theta, steps):
+        adjoints, _ = reverse_driver._adjoints(theta, 1, address)
+        return misfit(adjoints, steps)
+
+    def recording():
+        tape.start(THETA.size, 1 << 21)
+        record(tape.pointer, THETA, STEPS)
+
+    recording()
+    nodes = tape.recorded
+    adj = np.zeros(nodes)
+
+    def sweeping():
+        adj[:] = 0.0
+        adj[-1] = 1.0
+        tape.sweep(THETA.size + 1, adj)
+
+    sweeping()
+    gradient = duals.grad(misfit)
+    gradient(THETA, STEPS)
+    plain = best(lambda: misfit(THETA, STEPS))
+    rec, sweep, whole = best(recording), best(sweeping), best(lambda: gradient(THETA, STEPS))
+    print(f"W7: {nodes} nodes, {nodes * tape.dtype.itemsize / 2**20:.1f} MiB of tape")
+    print(f"plain @njit    {plain * 1e3:7.3f} ms")
+    print(f"recording      {rec * 1e3:7.3f} ms  {rec / plain:5.1f}x  {rec / nodes * 1e9:.2f} ns/node")
+    print(f"sweep          {sweep * 1e3:7.3f} ms  {sweep / plain:5.1f}x  {sweep / nodes * 1e9:.2f} ns/node")
+    print(f"duals.grad     {whole * 1e3:7.3f} ms  {whole / plain:5.1f}x")
+
+
+if __name__ == "__main__":
+    main()
