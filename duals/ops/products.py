@@ -201,6 +201,13 @@ def convolve(a, v, mode="full"):
     """
     if not _traced(a, v):
         return np.convolve(a, v, mode)
+    a, v, start, length = _sequences(a, v, mode)
+    return convolve_p(a, v, start=start, length=length)
+
+
+def _sequences(a, v, mode):
+    """(a, v as 1-D operands, first entry of the full convolution that ``mode`` keeps, length);
+    NumPy's errors for empty sequences and unknown modes."""
     a = reshape(operand(a), (-1,)) if ndim(a) != 1 else operand(a)
     v = reshape(operand(v), (-1,)) if ndim(v) != 1 else operand(v)
     n, m = shape(a)[0], shape(v)[0]
@@ -209,8 +216,7 @@ def convolve(a, v, mode="full"):
     modes = _modes(n, m)
     if mode not in modes:
         raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
-    start, length = modes[mode]
-    return convolve_p(a, v, start=start, length=length)
+    return (a, v) + modes[mode]
 
 
 @export()
@@ -226,15 +232,8 @@ def correlate(a, v, mode="valid"):
     if not _traced(a, v):
         return np.correlate(a, v, mode)
     from .complex_parts import conj
-    a = reshape(operand(a), (-1,)) if ndim(a) != 1 else operand(a)
-    v = reshape(operand(v), (-1,)) if ndim(v) != 1 else operand(v)
+    a, v, start, length = _sequences(a, v, mode)
     n, m = shape(a)[0], shape(v)[0]
-    if min(n, m) == 0:
-        raise ValueError("v cannot be empty" if n else "a cannot be empty")
-    modes = _modes(n, m)
-    if mode not in modes:
-        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
-    start, length = modes[mode]
     if mode == "same" and m > n:   # NumPy centres the longer sequence's window from its end
         start = (n - 1) - (n - 1) // 2
     if np.result_type(innermost(v)).kind == "c":
