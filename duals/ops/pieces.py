@@ -170,15 +170,14 @@ def piecewise(x, condlist, funclist, *args, **kw):
             values = func(getitem(x, conditions[k]), *args, **kw)
             values = getitem(broadcast_to(operand(values), (int(conditions[k].sum()),)), kept[conditions[k]])
         else:
-            values = np.full(int(kept.sum()), func, dtype=np.result_type(x.dtype, np.float64)
-                             if np.asarray(func).dtype.kind == "f" else x.dtype)
+            values = np.full(int(kept.sum()), func, dtype=x.dtype)   # NumPy casts into x's dtype
         if not isinstance(values, Tracer):
             values = np.asarray(values)
         piece = scatter_add(values, kept, shape(x)) if isinstance(values, Tracer) else _placed(values, kept)
         result = piece if result is None else result + piece
-    if result is None:
-        return x * 0.0
-    return result.astype(x.dtype) if isinstance(result, np.ndarray) else result
+    if result is None:    # no condition holds anywhere: NumPy's zeros
+        return np.zeros(shape(x), x.dtype)
+    return result
 
 
 def _placed(values, mask):
