@@ -1,16 +1,11 @@
-"""python benchmarks/tape_split.py: where W7's compiled gradient spends its time.
+"""python -m benchmarks.tape_split: where W7's compiled gradient spends its time.
 
 Records W7's Lorenz-96 misfit (80 inputs, 1000 RK4 steps) once on the compiled tape, then times,
 single-threaded, best of 20: the plain @njit call, the recording alone (the user's code on
 adjoints), the sweep alone (on the recorded tape, adjoints reset each time) and the whole
 ``duals.grad``. Prints nodes, bytes of tape, and ns per node for the recording and the sweep.
 """
-import os
-
-for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ[_name] = "1"
-
-import time  # noqa: E402
+import benchmarks._threads  # noqa: F401  (one thread for BLAS and Numba, before NumPy)
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
@@ -19,16 +14,8 @@ import duals  # noqa: E402
 from duals.jit import reverse_driver  # noqa: E402
 from duals.jit.tape import Tape  # noqa: E402
 
+from benchmarks.bench_checkpoint import best  # noqa: E402
 from benchmarks.workloads.w7_lorenz96_gradient import STEPS, THETA, _compiled  # noqa: E402
-
-
-def best(run, repeats=20):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main():
@@ -56,8 +43,8 @@ def main():
     sweeping()
     gradient = duals.grad(misfit)
     gradient(THETA, STEPS)
-    plain = best(lambda: misfit(THETA, STEPS))
-    rec, sweep, whole = best(recording), best(sweeping), best(lambda: gradient(THETA, STEPS))
+    plain = best(lambda: misfit(THETA, STEPS), repeats=20)
+    rec, sweep, whole = (best(run, repeats=20) for run in (recording, sweeping, lambda: gradient(THETA, STEPS)))
     print(f"W7: {nodes} nodes, {nodes * tape.dtype.itemsize / 2**20:.1f} MiB of tape")
     print(f"plain @njit    {plain * 1e3:7.3f} ms")
     print(f"recording      {rec * 1e3:7.3f} ms  {rec / plain:5.1f}x  {rec / nodes * 1e9:.2f} ns/node")
