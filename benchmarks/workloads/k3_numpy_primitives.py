@@ -11,7 +11,8 @@ where NumPy takes about a millisecond or more. Three entries per case, timed in 
 
 Checks: a closed form written with NumPy where one exists (scans, order statistics, singular
 values and eigenvalues); otherwise ``jvp`` against central differences, and ``vjp`` through the
-adjoint identity ``<J^T u, t> = <u, J t>`` with ``J t`` by central differences (the entry then
+adjoint identity ``<J^T u, t> = <u, J t>`` with ``J t`` by central differences (``eig`` and
+``eigvals``: with LAPACK's order of the perturbed eigenvalues matched to the unperturbed ones) (the entry then
 returns that scalar; its one dot product costs well under 1 % of a decomposition).
 """
 import numpy as np
@@ -27,7 +28,7 @@ KERNEL = np.array([1.0, 2.0, 3.0, 2.0, 1.0]) / 9.0    # symmetric: the 'same' co
 QS = np.array([5.0, 50.0, 95.0])
 SCANS = ("sort", "cumsum", "cumprod", "diff", "interp", "convolve", "median", "percentile",
          "gradient", "trapezoid")
-DECOMPOSITIONS = ("eigh", "eigvalsh", "svd", "svdvals", "qr", "lstsq", "pinv")
+DECOMPOSITIONS = ("eigh", "eigvalsh", "eig", "eigvals", "svd", "svdvals", "qr", "lstsq", "pinv")
 
 
 def _flat(out):
@@ -116,13 +117,16 @@ def _scan(name, n):
 
 
 def _decomposition(name, quick):
-    """(f, x, t, u, jvp reference or None, vjp reference or None) of a decomposition."""
+    """(f, x, t, u, jvp reference or None, vjp reference or None, J t or None) of a decomposition."""
     rng = np.random.default_rng(16)
     n = 6 if quick else 150
     if name in ("eigh", "eigvalsh"):
         x = rng.standard_normal((n, n))
         x = x + x.T
         f = np.linalg.eigh if name == "eigh" else np.linalg.eigvalsh
+    elif name in ("eig", "eigvals"):   # a general matrix: complex pairs; real and imaginary parts out
+        x = rng.standard_normal((n, n))
+        f = _real_and_imaginary(np.linalg.eig if name == "eig" else np.linalg.eigvals)
     else:
         x = rng.standard_normal((2 * n, n))
         b = rng.standard_normal(2 * n)
@@ -131,25 +135,52 @@ def _decomposition(name, quick):
     t = rng.standard_normal(x.shape)
     out = f(x)
     # a cotangent of the output's structure (the namedtuple of eigh, svd, qr)
-    u = type(out)(*(rng.standard_normal(np.shape(o)) for o in out)) if isinstance(out, tuple) else \
-        rng.standard_normal(np.shape(out))
+    if isinstance(out, tuple):
+        parts = [rng.standard_normal(np.shape(o)) for o in out]
+        u = type(out)(*parts) if hasattr(out, "_fields") else tuple(parts)
+    else:
+        u = rng.standard_normal(np.shape(out))
     if name == "eigvalsh":            # dλ_i = v_iᵀ dS v_i, with S the lower triangle mirrored
         w, V = np.linalg.eigh(x)
         sym = np.tril(t) + np.tril(t, -1).T
         g = V @ np.diag(u) @ V.T
-        return f, x, t, u, lambda: np.einsum("ji,jk,ki->i", V, sym, V), lambda: np.tril(g) + np.tril(g.T, -1)
+        return f, x, t, u, lambda: np.einsum("ji,jk,ki->i", V, sym, V), lambda: np.tril(g) + np.tril(g.T, -1), None
+    if name in ("eig", "eigvals"):    # differences with LAPACK's order matched (it moves at n = 150)
+        return f, x, t, u, None, None, lambda: _matched_central(name, x, t)
     if name == "svdvals":             # ds_i = u_iᵀ dA v_i
         U, s, Vh = np.linalg.svd(x, full_matrices=False)
-        return f, x, t, u, lambda: np.einsum("ji,jk,ik->i", U, t, Vh), lambda: (U * u) @ Vh
-    return f, x, t, u, None, None
+        return f, x, t, u, lambda: np.einsum("ji,jk,ik->i", U, t, Vh), lambda: (U * u) @ Vh, None
+    return f, x, t, u, None, None, None
 
 
-def _adjoint(f, x, t, u):
-    """<u, J t> with J t by central differences: the reference of <Jᵀ u, t>."""
-    return float(_flat(u) @ _central(f, x, t))
+def _matched_central(name, x, t, h=1e-7):
+    """Central differences of ``eig``/``eigvals`` (real and imaginary parts) with the perturbed
+    results put in the unperturbed eigenvalues' order and signs: LAPACK's order (and with it a
+    vector's sign) can change under a perturbation of a large matrix, while each eigenvalue and its
+    vector move smoothly."""
+    w, V = np.linalg.eig(x)
+
+    def aligned(a):   # the same order, and each vector's sign (LAPACK's may flip with the order)
+        wa, Va = np.linalg.eig(a)
+        order = np.argmin(np.abs(wa[None, :] - w[:, None]), axis=1)
+        Va = Va[:, order]
+        return wa[order], Va * np.sign(np.real(np.sum(np.conj(V) * Va, axis=0)))
+    (wp, Vp), (wm, Vm) = aligned(x + h * t), aligned(x - h * t)
+    dw, dV = (wp - wm) / (2 * h), (Vp - Vm) / (2 * h)
+    keep = np.argmin(np.abs(w[None, :] - np.linalg.eigvals(x)[:, None]), axis=1)   # eigvals' order
+    parts = (dw[keep],) if name == "eigvals" else (dw, dV)
+    return np.concatenate([np.ravel(q) for p in parts for q in (p.real, p.imag)])
 
 
-def _entries(name, f, x, t, u, jvp_ref, vjp_ref):
+def _real_and_imaginary(decomposition):
+    """``f`` whose outputs are the real and imaginary parts of ``decomposition``'s (real arrays)."""
+    def f(a):
+        out = decomposition(a)
+        return tuple(p for o in (out if isinstance(out, tuple) else (out,)) for p in (o.real, o.imag))
+    return f
+
+
+def _entries(name, f, x, t, u, jvp_ref, vjp_ref, directional=None):
     import duals
     entries = [Entry("numpy", "f", lambda: lambda: f(x)),
                Entry("duals", "jvp", lambda: lambda: duals.jvp(f, (x,), (t,))[1],
@@ -159,8 +190,9 @@ def _entries(name, f, x, t, u, jvp_ref, vjp_ref):
     else:
         entries.append(Entry("duals", "vjp", lambda: lambda: float(np.vdot(duals.vjp(f, x)[1](u)[0], t)),
                              rtol=1e-5, note="returns <Jᵀu, t> (adjoint check)"))
-    refs = {"f": lambda: f(x), "jvp": jvp_ref or (lambda: _central(f, x, t)),
-            "vjp": vjp_ref or (lambda: _adjoint(f, x, t, u))}
+    directional = directional or (lambda: _central(f, x, t))     # J t
+    refs = {"f": lambda: f(x), "jvp": jvp_ref or directional,
+            "vjp": vjp_ref or (lambda: float(_flat(u) @ _flat(directional())))}
     return entries, refs
 
 
@@ -172,8 +204,8 @@ def cases(quick):
         entries, refs = _entries(name, f, x, t, u, jvp_ref, vjp_ref)
         out.append(Case(ID, f"{name} n={n}", "scan", ("numpy", "f"), entries, refs))
     for name in DECOMPOSITIONS:
-        f, x, t, u, jvp_ref, vjp_ref = _decomposition(name, quick)
-        entries, refs = _entries(name, f, x, t, u, jvp_ref, vjp_ref)
+        f, x, t, u, jvp_ref, vjp_ref, directional = _decomposition(name, quick)
+        entries, refs = _entries(name, f, x, t, u, jvp_ref, vjp_ref, directional)
         shape = "x".join(map(str, x.shape))
         out.append(Case(ID, f"{name} {shape}", "decomposition", ("numpy", "f"), entries, refs))
     return out

@@ -9,7 +9,9 @@ eigenvalue of a real matrix real), complex otherwise. With ``E = V⁻¹ dA V``:
 * LAPACK returns each eigenvector with Euclidean norm 1 and its entry of largest modulus real, so
   ``dv_j = w_j + (a_j + i b_j) v_j`` with ``a_j = −Re(v_jᴴ w_j)`` (the norm stays 1) and ``b_j``
   keeping that entry real: the derivative of the very vectors NumPy returns, phases included
-  (a real eigenvector keeps only its norm);
+  (a real eigenvector keeps only its norm), as long as LAPACK keeps its choices: for larger
+  matrices a small change can reorder the eigenvalues or flip a vector's sign, and the
+  derivative follows each eigenvalue and vector continuously;
 * reverse mode is the transpose of those maps under the pairing ``Re Σ c t`` (docs/complex.md).
 
 ``eigvals`` takes its value from ``np.linalg.eigvals`` (NumPy's numbers, bit for bit) and its
