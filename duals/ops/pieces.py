@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import Tracer
 from . import export, ndim_of as ndim, normalize_axis, shape_of as shape
-from .assembly import operand, traced
+from .assembly import float_only, operand, traced
 from .elementwise import where
 from .linalg import matmul
 from .queries import plain
@@ -240,9 +240,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 def _cumulative(scan, name, start, x, axis, dtype, include_initial):
     if not isinstance(x, Tracer):
         return getattr(np, name)(x, axis=axis, dtype=dtype, include_initial=include_initial)
-    if dtype is not None and np.dtype(dtype).kind not in "fc":
-        raise TypeError(f"{name}(..., dtype={np.dtype(dtype)}) of a traced value would drop its "
-                        f"derivative; keep a float dtype")
+    float_only(name, dtype)
     if axis is None:
         if ndim(x) > 1:
             raise ValueError(f"{name}: axis must be given for arrays of more than one dimension")

@@ -123,9 +123,7 @@ def frexp(x, /, *args, **kwargs):
     >>> m.tolist(), e.tolist()
     ([0.5, 0.75], [4, 0])
     """
-    if args or kwargs.get("out") is not None:
-        raise TypeError("frexp(..., out=...) cannot write traced values into arrays; drop out=")
-    kwargs.pop("out", None)
+    _no_out("frexp", args, kwargs)
     if not isinstance(x, Tracer):
         return np.frexp(x, **kwargs)
     v = _plain(x)
@@ -135,6 +133,13 @@ def frexp(x, /, *args, **kwargs):
         return x * np.ldexp(one, -exponent), exponent
     half = -exponent // 2   # subnormal x: 2**-e overflows, its halves do not (the value stays exact)
     return (x * np.ldexp(one, half)) * np.ldexp(one, -exponent - half), exponent
+
+
+def _no_out(name, args, kwargs):
+    """Refuse an ``out`` (positional or keyword) of a two-output ufunc; drop ``out=None``."""
+    if args or kwargs.get("out") is not None:
+        raise TypeError(f"{name}(..., out=...) cannot write traced values into arrays; drop out=")
+    kwargs.pop("out", None)
 
 
 @export()
@@ -163,9 +168,7 @@ def modf(x, /, *args, **kwargs):
     >>> f.tolist(), i.tolist()
     ([0.5, -0.25], [2.0, -1.0])
     """
-    if args or kwargs.get("out") is not None:
-        raise TypeError("modf(..., out=...) cannot write traced values into arrays; drop out=")
-    kwargs.pop("out", None)
+    _no_out("modf", args, kwargs)
     if not isinstance(x, Tracer):
         return np.modf(x, **kwargs)
     v = _plain(x)
