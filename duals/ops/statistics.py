@@ -18,7 +18,7 @@ import numpy as np
 from ..core import Tracer
 from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
 from .assembly import operand
-from .complex_parts import conj, real
+from .complex_parts import conj, squared_modulus
 from .elementwise import clip, sqrt, where
 from .linalg import matmul
 from .reductions import max as _max, mean as _mean, min as _min, prod as _prod, sum as _sum
@@ -119,7 +119,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     mask = _left_out(a, where)
     count = np.sum(~mask, axis=axis, keepdims=keepdims)
     centred = _where(mask, 0.0, a - nanmean(a, axis, keepdims=True, where=where))
-    squares = real(centred * conj(centred)) if np.iscomplexobj(_plain(a)) else centred * centred
+    squares = squared_modulus(centred)
     dof = np.maximum(count - ddof, 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return _sum(squares, axis, keepdims) / np.asarray(dof, np.real(_plain(a)).dtype)
