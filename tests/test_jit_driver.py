@@ -116,6 +116,32 @@ def test_scalar_and_vector_jacobians_of_one_function_keep_their_shapes():
     assert grads[-1][0].shape == (4,) and type(grads[-1][1]) is float
 
 
+def test_one_jacfwd_object_reused_across_layouts_returns_fresh_correct_blocks():
+    """A jacfwd object called in a loop takes its drivers' layouts first; a call of another
+    layout (shape, argument type, argument count) must still find its own way, and no result may
+    share memory with the next."""
+    jac = duals.jacfwd(lorenz_final, argnums=1)
+    state, params = np.array([1.0, 1.0, 1.0]), np.array([10.0, 28.0, 8.0 / 3.0])
+    first = [jac(state, params, 30, 0.01) for _ in range(CALLS)]
+    assert _driver_of(lorenz_final)
+    kept = first[-1].copy()
+    first[-1][:] = np.nan                               # the caller owns what it got
+    np.testing.assert_array_equal(jac(state, params, 30, 0.01), kept)
+    want = central_differences(lorenz_final, [state, params, 30, 0.01], 1)
+    np.testing.assert_allclose(kept, want, rtol=1e-6, atol=1e-8)
+    # integer parameters (converted by the general path) and a longer parameter vector
+    np.testing.assert_array_equal(jac(state, np.array([10, 28, 3]), 30, 0.01),
+                                  jac(state, np.array([10.0, 28.0, 3.0]), 30, 0.01))
+    energy = duals.jacfwd(damped_energy, argnums=(0, 1))
+    for n in (4, 4, 4, 4, 7, 4):
+        x = np.linspace(0.1, 1.0, n)
+        gx, gc = energy(x, 0.5)
+        assert gx.shape == (n,) and type(gc) is float
+        np.testing.assert_allclose(gx, central_differences(damped_energy, [x, 0.5], 0), rtol=1e-7)
+    with pytest.raises(ValueError, match="argnums=1 refers to argument 1"):
+        jac(state)
+
+
 def test_parallel_functions_run_their_promoting_copy_through_the_driver():
     x = np.linspace(-1.0, 1.0, 5)
     results = [duals.jacfwd(parallel_squares)(x) for _ in range(CALLS)]

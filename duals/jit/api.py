@@ -246,11 +246,17 @@ def compiled_jvp(f, primals, tangents):
     (0.0, 3.0)
     """
     f = _check_dispatcher(f, "jvp")
-    state = hot(f, ("jvp", len(primals)) + tuple(t is None for t in tangents))
-    if state.driver is not None and _float64_pairs(primals, tangents):
+    pattern = _driver_pattern(primals, tangents)
+    table = f.__dict__.get("_duals_hot")
+    state = table.get(("jvp", len(primals), pattern)) if table is not None and pattern is not None else None
+    if state is not None and state.driver is not None:
         found = state.run(*primals, *[t for t in tangents if t is not None])
         if found is not None:
-            return _output(found[0]), _output(found[1][..., 0])
+            value, tangent = found
+            if type(value) is np.ndarray and value.ndim:
+                return found
+            return _output(value), _output(tangent)
+    state = hot(f, ("jvp", len(primals), _none_pattern(tangents)))
     args, nums, ps, ts = list(primals), [], [], []
     for i, t in enumerate(tangents):
         if t is None:
@@ -267,7 +273,7 @@ def compiled_jvp(f, primals, tangents):
     for i, dual in zip(nums, seeded.write(ps, ts)):
         args[i] = dual
     out = _call(f, args, "jvp")
-    if state.calls is not None and _float64_pairs(primals, tangents):
+    if state.calls is not None and pattern is not None:
         target = _target(f, JVP_TYPE)
         state.note(lambda: jvp_driver(target, JVP_TYPE, len(primals), nums),
                    drivable(target, primals, out))
@@ -294,16 +300,24 @@ def _copy(x):
 JVP_TYPE = DualType(types.float64, 1)
 
 
-def _float64_pairs(primals, tangents):
-    """Whether every differentiated primal is a float or a float64 array with a float64 tangent
-    of its shape (what the drivers take; anything else goes the general way)."""
+def _driver_pattern(primals, tangents):
+    """The constant positions as a bit mask (bit ``i``: tangent ``i`` is None) when every
+    differentiated primal is a float or a float64 array with a float64 tangent of its shape
+    (what the drivers take); None when the call must go the general way."""
+    mask, bit = 0, 1
     for p, t in zip(primals, tangents):
-        if t is None or (type(p) is float and type(t) is float):
-            continue
-        if not (type(p) is np.ndarray and type(t) is np.ndarray and p.dtype is _F64
-                and t.dtype is _F64 and p.ndim and p.shape == t.shape):
-            return False
-    return True
+        if t is None:
+            mask |= bit
+        elif not ((type(p) is float and type(t) is float)
+                  or (type(p) is np.ndarray and type(t) is np.ndarray and p.dtype is _F64
+                      and t.dtype is _F64 and p.ndim and p.shape == t.shape)):
+            return None
+        bit <<= 1
+    return mask
+
+
+def _none_pattern(tangents):
+    return sum(1 << i for i, t in enumerate(tangents) if t is None)
 
 
 _F64 = np.dtype(np.float64)  # NumPy's float64 arrays share this dtype object (the fast check)
@@ -383,8 +397,17 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
     f = _check_dispatcher(f, "jacfwd")
     pool = _resolve_workers(workers, "jacfwd")
     known, plans = {}, {}
+    driven = {}   # (arity,) + layout of the differentiated arguments -> a plan with a driver
 
     def jacobian(*args):
+        if driven:   # the driver's layouts first: no per-argument Python work at all
+            found = known.get(len(args))
+            if found is not None:
+                plan = driven.get((len(args),) + layout_key([args[i] for i in found[0]]))
+                if plan is not None and plan.hot.driver is not None:
+                    block = plan.hot.run(*args)
+                    if block is not None:
+                        return plan.split(block, fresh=True)
         args, nums, single = _inputs(args, argnums, "jacfwd", known)
         key = (threading.get_ident(), len(args)) + layout_key([args[i] for i in nums])
         plan = plans.get(key)
@@ -412,6 +435,10 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
             target = _target(f, plan.dual_type)
             plan.hot.note(lambda: jacfwd_driver(target, plan.dual_type, len(args), nums),
                           drivable(target, args, blocks[0] if treedef is None else None))
+            if plan.hot.driver is not None:
+                if len(driven) > 64:
+                    driven.clear()
+                driven[key[1:]] = plan
         jacobians = []
         for k, block in enumerate(blocks):
             if len(passes) > 1:
@@ -492,9 +519,14 @@ class _JacobianPlan:
         last = min(self.starts[indices[-1]] + self.chunk, self.total) - 1
         return f"directions {self.starts[indices[0]]}..{last}"
 
-    def split(self, full):
-        """Cut the last axis (all directions) of ``full`` into one block per argument."""
+    def split(self, full, fresh=False):
+        """Cut the last axis (all directions) of ``full`` into one block per argument; ``fresh``:
+        ``full`` is the caller's own (a driver's result), so a single array block is not copied."""
         lead = full.shape[:-1]
+        if fresh and self.single and len(self.cuts[0]) == 3 and full.shape[-1] == self.total:
+            shape = lead + self.cuts[0][2]
+            if shape:
+                return full.reshape(shape)
         blocks = []
         for cut in self.cuts:
             if len(cut) == 1:

@@ -24,8 +24,7 @@ hold duals keep the general path.
 >>> from duals.jit._types import DualType
 >>> from numba.core import types
 >>> drive = jvp_driver(numba.njit(lambda x, c: c * x * x), DualType(types.float64, 1), 2, (0,))
->>> value, tangent = drive(3.0, 2.0, 1.0)
->>> value, float(tangent[0])
+>>> drive(3.0, 2.0, 1.0)
 (18.0, 12.0)
 """
 import numba
@@ -142,7 +141,7 @@ def _generate(kind, fn, T, arity, nums):
         for i in nums:
             lines.append(f"    d{i} = _with_tangent(a{i}, t{i}, T)")
             call[i] = f"d{i}"
-        lines.append(f"    return _value_and_lanes(fn({', '.join(call)}), T)")
+        lines.append(f"    return _value_and_tangent(fn({', '.join(call)}), T)")
     else:
         lines.append("    o = 0")
         for i in nums:
@@ -151,15 +150,17 @@ def _generate(kind, fn, T, arity, nums):
         lines.append(f"    value, lanes = _value_and_lanes(fn({', '.join(call)}), T)")
         lines.append("    return np.ascontiguousarray(lanes[..., :o])")
     namespace = {"np": np, "_with_tangent": _with_tangent, "_seeded": _seeded,
-                 "_value_and_lanes": _value_and_lanes, "fn": fn, "T": T}
+                 "_value_and_lanes": _value_and_lanes, "_value_and_tangent": _value_and_tangent,
+                 "fn": fn, "T": T}
     exec("\n".join(lines), namespace)
     found = made[key] = numba.njit(namespace["driver"])
     return found
 
 
 def jvp_driver(fn, T, arity, nums):
-    """jvp_driver(fn, T, arity, nums) -> ``driver(*args, *tangents)`` returning ``(value, lanes)``
-    of ``fn``'s one result, the arguments at ``nums`` made duals of type ``T`` (one lane)."""
+    """jvp_driver(fn, T, arity, nums) -> ``driver(*args, *tangents)`` returning ``(value, tangent)``
+    of ``fn``'s one result (the tangent of the value's shape), the arguments at ``nums`` made
+    duals of type ``T`` (one lane)."""
     return _generate("jvp", fn, T, arity, nums)
 
 
@@ -269,3 +270,21 @@ def _ov_value_and_lanes(y, T):
         return lambda y, T: (y.astype(np.float64), np.zeros(y.shape + (lanes,)))
     if isinstance(y, (types.Float, types.Integer)):
         return lambda y, T: (float(y), np.zeros(lanes))
+
+
+def _value_and_tangent(y, T):
+    """(value, tangent of the value's shape) of a one-lane result: a float's tangent is a float."""
+
+
+@overload(_value_and_tangent)
+def _ov_value_and_tangent(y, T):
+    if isinstance(y, types.Array):
+        def array(y, T):
+            value, lanes = _value_and_lanes(y, T)
+            return value, lanes.reshape(value.shape)
+        return array
+
+    def scalar(y, T):
+        value, lanes = _value_and_lanes(y, T)
+        return value, lanes[0]
+    return scalar

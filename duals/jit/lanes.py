@@ -229,10 +229,17 @@ def _def_vector(name, nargs, body):
     return intrinsic(namespace[name])
 
 
-_vscale = _def_vector("_vscale", 2, lambda b, v, s: b.fmul(v[0], s[0]))
-_vaxpy = _def_vector("_vaxpy", 4, lambda b, v, s: b.fadd(b.fmul(v[0], s[0]), b.fmul(v[1], s[1])))
-_vadd = _def_vector("_vadd", 2, lambda b, v, s: b.fadd(v[0], v[1]))
-_vsub = _def_vector("_vsub", 2, lambda b, v, s: b.fsub(v[0], v[1]))
+# "contract" lets LLVM fuse a product into the sum that consumes it (one FMA, one rounding
+# instead of two), also across helpers: ``ladd(t, lscale(k, c))``. Tangent arithmetic is
+# throughput-bound at several lanes, so this is ~15 % of a compiled Jacobian (W4, 6 lanes).
+# Primal arithmetic stays unfused, bit for bit the plain function's.
+_CONTRACT = ("contract",)
+_vscale = _def_vector("_vscale", 2, lambda b, v, s: b.fmul(v[0], s[0], flags=_CONTRACT))
+_vaxpy = _def_vector("_vaxpy", 4, lambda b, v, s: b.fadd(b.fmul(v[0], s[0], flags=_CONTRACT),
+                                                        b.fmul(v[1], s[1], flags=_CONTRACT),
+                                                        flags=_CONTRACT))
+_vadd = _def_vector("_vadd", 2, lambda b, v, s: b.fadd(v[0], v[1], flags=_CONTRACT))
+_vsub = _def_vector("_vsub", 2, lambda b, v, s: b.fsub(v[0], v[1], flags=_CONTRACT))
 _vneg = _def_vector("_vneg", 1, lambda b, v, s: b.fneg(v[0]))
 
 
