@@ -98,6 +98,39 @@ def {name}_jvp(xs, ys, txs, tys, outs, touts):
                 acc += ({dy}) * tys[0, i]
             touts[0, i] = acc
         return
+    if lanes == 1 and sx == 0 and sy == 1:
+        # a number times an array (100.0 * x): the number in a register, so the loop vectorises
+        x = xs[0]
+        tx = 0.0
+        if txs is not None:
+            tx = txs[0, 0]
+        for i in range(n):
+            y = ys[i]
+            out = {value}
+            outs[i] = out
+            acc = 0.0
+            if txs is not None:
+                acc += ({dx}) * tx
+            if tys is not None:
+                acc += ({dy}) * tys[0, i]
+            touts[0, i] = acc
+        return
+    if lanes == 1 and sx == 1 and sy == 0:
+        y = ys[0]
+        ty = 0.0
+        if tys is not None:
+            ty = tys[0, 0]
+        for i in range(n):
+            x = xs[i]
+            out = {value}
+            outs[i] = out
+            acc = 0.0
+            if txs is not None:
+                acc += ({dx}) * txs[0, i]
+            if tys is not None:
+                acc += ({dy}) * ty
+            touts[0, i] = acc
+        return
     if lanes == 1:
         for i in range(n):
             x = xs[i * sx]
@@ -270,6 +303,12 @@ def {fname}({params}, mask):
 {loads_contiguous}
 {stores}
         return
+    if {contiguous_but_g}:
+        g = gs[0]   # one cotangent for all (a sum's): in a register, so the loop vectorises
+        for i in range(n):
+{loads_but_g}
+{stores}
+        return
     for i in range(n):
 {loads_strided}
 {stores}
@@ -313,7 +352,9 @@ def _vjp_kernel(name, partials, variant):
         fname=f"{name}_vjp_{vjp_suffix(variant)}", params=params, strides="\n".join(strides),
         loads_strided="\n".join(strided), loads_contiguous="\n".join(contiguous),
         stores="\n".join(stores), stores_masked="\n".join(masked),
-        contiguous=" and ".join([f"s{v} == 1" for v in "xy"[:arity]] + ["sg == 1"]))
+        contiguous=" and ".join([f"s{v} == 1" for v in "xy"[:arity]] + ["sg == 1"]),
+        contiguous_but_g=" and ".join([f"s{v} == 1" for v in "xy"[:arity]] + ["sg == 0"]),
+        loads_but_g="\n".join(contiguous[:-1]))
 
 
 def vjp_suffix(variant):

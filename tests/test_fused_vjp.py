@@ -83,7 +83,7 @@ def test_unary_rules_give_the_rules_numbers(forced, name):
     assert_same(duals.grad(f)(x), by_rules(duals.grad(f), x), _exact(name) or forced == "numpy")
 
 
-@pytest.mark.parametrize("form", ["both", "x only", "y only", "scalar y", "same", "accumulate"])
+@pytest.mark.parametrize("form", ["both", "x only", "y only", "scalar y", "same", "accumulate", "summed"])
 @pytest.mark.parametrize("name,forced", _modes(derivatives.BINARY), indirect=["forced"])
 def test_binary_rules_give_the_rules_numbers(forced, name, form):
     dom = BINARY_DOMAIN.get(name, derivatives.TABLE[name].domain)
@@ -97,9 +97,32 @@ def test_binary_rules_give_the_rules_numbers(forced, name, form):
         "scalar y": (lambda x, y: np.sum(u * op(x, 1.25)), 0),
         "same": (lambda x, y: np.sum(u * op(x, x)), 0),
         "accumulate": (lambda x, y: np.sum(u * op(x, y) * x + op(y, x) * y), (0, 1)),
+        "summed": (lambda x, y: np.sum(op(x, y)), (0, 1)),   # one cotangent for every entry
     }[form]
     assert_same(duals.grad(f, argnums=argnums)(x, y), by_rules(duals.grad(f, argnums=argnums), x, y),
                 _exact(name) or forced == "numpy")
+
+
+@pytest.mark.parametrize("name", sorted(derivatives.BINARY))
+def test_forward_kernels_with_one_number_operand_equal_the_full_array_loop(name):
+    """``c * x``, ``x ** c``: the forward kernels hold a number operand (or a broadcast one, as
+    a sum's cotangent is) in a register; every entry must equal the loop over two full arrays."""
+    dom = BINARY_DOMAIN.get(name, derivatives.TABLE[name].domain)
+    n = 5000
+    x, v = _inputs(dom, n, 4), np.cos(np.arange(n))
+    c = float(_inputs(dom, 1, 5)[0])
+    op = PRIMITIVES[name]
+    full, tangent = np.full(n, c), np.full(n, 0.5)
+    for number in (c, np.broadcast_to(c, (n,))):
+        for first in (True, False):
+            f = (lambda a, b: op(a, b)) if first else (lambda a, b: op(b, a))
+            for t in (0.5 if np.ndim(number) == 0 else np.broadcast_to(0.5, (n,)), None):
+                got = duals.jvp(f, (number, x), (t, v))
+                want = duals.jvp(f, (full, x), (None if t is None else tangent, v))
+                assert_same(got, want, _exact(name))
+    # a repeated value whose tangent is not repeated is no number
+    got = duals.jvp(op, (np.broadcast_to(c, (n,)), x), (v[::-1], v))
+    assert_same(got, duals.jvp(op, (full, x), (v[::-1].copy(), v)), _exact(name))
 
 
 def test_structural_zeros_stay_exact_under_where(forced):

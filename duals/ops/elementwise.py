@@ -113,6 +113,16 @@ def _numpy_impl(name):
     return None
 
 
+def _operand(a, t, n, out_shape):
+    """An operand of a binary kernel: :func:`_flat`, except that an array of one number repeated
+    (a sum's cotangent) is passed as that number (which the kernel holds in a register) when its
+    tangent ``t`` (lanes first) is absent or repeated too."""
+    if (type(a) is np.ndarray and a.ndim and a.size > 1 and not any(a.strides)
+            and a.dtype.kind == "f" and (t is None or not any(t.strides[1:]))):
+        return a[(0,) * a.ndim].reshape(1)
+    return _flat(a, n, out_shape)
+
+
 def _flat(a, n, out_shape=None):
     a = np.asarray(a)
     if a.dtype.kind != "f":
@@ -324,7 +334,7 @@ def _make_binary(name, value, dx, dy):
         out = np.empty(out_shape, dtype)
         tout = np.empty((lanes,) + out_shape, dtype)
         kernels.kernel(name, "jvp")(
-            _flat(x, n, out_shape), _flat(y, n, out_shape),
+            _operand(x, tx, n, out_shape), _operand(y, ty, n, out_shape),
             None if tx is None else _flat_tangent(tx, x, out_shape, n),
             None if ty is None else _flat_tangent(ty, y, out_shape, n),
             out.reshape(n), tout.reshape(lanes, n))
