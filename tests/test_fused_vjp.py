@@ -12,6 +12,7 @@ import re
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import duals
 import duals.numpy as dnp
@@ -277,3 +278,29 @@ def test_the_tape_keeps_only_the_operands_the_rules_read(monkeypatch):
     assert not any(kept(a) for a in z.grad_fn.args) and not kept(z.grad_fn.out)
     np.sum(z).backward()
     np.testing.assert_allclose(x.grad, 3.0 * np.exp(x.value) + 1.0, rtol=1e-15)
+
+
+_INDEX_PARTS = st.one_of(st.integers(-4, 3), st.builds(slice, st.none() | st.integers(-5, 5),
+                                                        st.none() | st.integers(-5, 5),
+                                                        st.sampled_from([None, 1, 1, 2, -1])),
+                         st.just(Ellipsis), st.none())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.lists(_INDEX_PARTS, max_size=3))
+def test_the_cotangent_of_a_basic_index_is_zero_outside_it(shape, parts):
+    """The scatter of ``x[index]``'s cotangent writes zeros only outside a box of ranges; it must
+    equal zeros with the box written, for every basic index NumPy accepts."""
+    from duals.ops.shape import _scatter_impl
+    index = tuple(parts)
+    x = np.zeros(shape)
+    try:
+        picked = x[index]
+    except IndexError:
+        return
+    if parts.count(Ellipsis) > 1:
+        return
+    g = np.arange(1.0, np.size(picked) + 1).reshape(np.shape(picked))
+    want = np.zeros(shape)
+    want[index] = g
+    np.testing.assert_array_equal(_scatter_impl(g, index=index, shape=tuple(shape)), want)

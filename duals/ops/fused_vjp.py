@@ -325,7 +325,7 @@ def slicing(node, g, g_free, store, mask):
             acc[index] = view + g
         return [(acc, ADDED)]
     buf = store.alloc(x.shape)
-    buf.fill(0.0)
+    zero_outside(buf, index)
     buf[index] = g
     return [(buf, OWNED)]
 
@@ -351,10 +351,10 @@ def _shapes_only(inputs):
 
 
 def _install():
-    global _is_basic
+    global _is_basic, zero_outside
     from .elementwise import PRIMITIVES
     from .reductions import cumsum_p, sum_p
-    from .shape import _is_basic, broadcast_p, getitem_p, reshape_p, transpose_p
+    from .shape import _is_basic, broadcast_p, getitem_p, reshape_p, transpose_p, zero_outside
     for prim in (getitem_p, sum_p, cumsum_p, reshape_p, broadcast_p, transpose_p):
         READS[prim] = _shapes_only     # their rules need the shapes of the operands only
     for name, prim in PRIMITIVES.items():

@@ -200,12 +200,39 @@ getitem_p = Primitive("getitem", _getitem_impl)
 
 
 def _scatter_impl(g, *, index, shape):
-    out = np.zeros(shape, dtype=np.result_type(g))
     if _is_basic(index):
+        out = np.empty(shape, dtype=np.result_type(g))
+        zero_outside(out, index)
         out[index] = g  # a basic index names each entry at most once
     else:
+        out = np.zeros(shape, dtype=np.result_type(g))
         np.add.at(out, index, g)
     return out
+
+
+def zero_outside(out, index):
+    """zero_outside(out, index): the entries of ``out`` outside the basic ``index`` set to 0, those
+    inside left to be written next (the cotangent of ``x[index]``). When the index is a box of
+    ranges (integers and slices of step 1) only the box's complement is written, instead of the
+    whole array and then the box again.
+
+    >>> out = np.ones(4); zero_outside(out, (slice(1, 3),)); out.tolist()
+    [0.0, 1.0, 1.0, 0.0]
+    """
+    if len(index) > out.ndim or not all(type(i) is slice and i.step in (None, 1)
+                                        or type(i) is int or isinstance(i, np.integer) for i in index):
+        out.fill(0)
+        return
+    for axis, i in enumerate(index):
+        n = out.shape[axis]
+        if type(i) is slice:
+            start, stop, _ = i.indices(n)
+        else:
+            start = int(i) % n if n else 0
+            stop = start + 1
+        before = (slice(None),) * axis
+        out[before + (slice(0, start),)] = 0
+        out[before + (slice(max(start, stop), n),)] = 0
 
 
 scatter_add_p = Primitive("scatter_add", _scatter_impl)
