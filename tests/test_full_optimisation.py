@@ -2,7 +2,8 @@
 default, level 3. Representative compiled code (scalar dual arithmetic in a time loop, linear
 algebra, nested dual arrays, fused array expressions with where/abs/maximum, and the NumPy
 path's kernels) is run again in a process at level 3 with empty caches, and its derivatives must
-be those of this process bit for bit: no fast-math at either level, so IEEE arithmetic is kept.
+be those of this process bit for bit: no fast-math at either level (tangent lanes only may fuse a
+product into a sum, duals/jit/lanes.py, which both levels do alike).
 """
 import json
 import os
