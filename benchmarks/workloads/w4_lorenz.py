@@ -81,8 +81,9 @@ def targets(records):
         case = f"N={steps}"
         mine, jit = pick(records, ID, "duals-njit", "jacobian", case), pick(records, ID, "jax-jit", "jacobian", case)
         if mine:
-            rows.append((f"W4 {case} compiled Jacobian ≤ 2× @njit f (issue 7)", f"{mine['ratio']:.2f}×",
-                         mine["ratio"] <= 2.0))
+            aim = 1.8 if steps >= 1000 else 2.5   # issue 21 (issue 7 asked ≤ 2 at both sizes)
+            rows.append((f"W4 {case} compiled Jacobian ≤ {aim}× @njit f (issue 21)", f"{mine['ratio']:.2f}×",
+                         mine["ratio"] <= aim))
         if mine and jit:
             ours = mine["first_call_s"]
             theirs = jit["first_call_s"]
