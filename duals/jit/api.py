@@ -406,8 +406,8 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
                 plan = driven.get((len(args),) + layout_key([args[i] for i in found[0]]))
                 if plan is not None and plan.hot.driver is not None:
                     block = plan.hot.run(*args)
-                    if block is not None:
-                        return plan.split(block, fresh=True)
+                    if block is not None:   # the driver's own array: no copy
+                        return block if plan.as_is else plan.split(block, fresh=True)
         args, nums, single = _inputs(args, argnums, "jacfwd", known)
         key = (threading.get_ident(), len(args)) + layout_key([args[i] for i in nums])
         plan = plans.get(key)
@@ -509,6 +509,8 @@ class _JacobianPlan:
         if self.total <= REUSE_DIRECTIONS:
             self.seeded = [SeededArguments(primals, self.lanes, start) for start in self.starts]
         self.single = single
+        # one vector argument: a driver's block out.shape + (n,) is already the Jacobian
+        self.as_is = single and type(primals[0]) is np.ndarray and primals[0].ndim == 1
         self.cuts, offset = [], 0
         for p, n in zip(primals, sizes):
             self.cuts.append((offset, offset + n, p.shape) if isinstance(p, np.ndarray) else (offset,))
