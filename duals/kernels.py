@@ -66,7 +66,7 @@ def {name}_jvp(xs, ts, outs, touts):
             touts[lane, i] = ds[i] * ts[lane, i]
 '''
 
-_BINARY_TEMPLATE = '''
+_BINARY_HEAD = '''
 @_kernel
 def {name}_value(xs, ys, outs):
     n = outs.shape[0]
@@ -84,67 +84,32 @@ def {name}_jvp(xs, ys, txs, tys, outs, touts):
     lanes = touts.shape[0]
     sx = 1 if xs.shape[0] == n else 0
     sy = 1 if ys.shape[0] == n else 0
-    if lanes == 1 and sx == 1 and sy == 1:
-        # the common case, without stride arithmetic so that LLVM vectorises it
-        for i in range(n):
-            x = xs[i]
-            y = ys[i]
-            out = {value}
-            outs[i] = out
-            acc = 0.0
-            if txs is not None:
-                acc += ({dx}) * txs[0, i]
-            if tys is not None:
-                acc += ({dy}) * tys[0, i]
-            touts[0, i] = acc
-        return
-    if lanes == 1 and sx == 0 and sy == 1:
-        # a number times an array (100.0 * x): the number in a register, so the loop vectorises
-        x = xs[0]
-        tx = 0.0
-        if txs is not None:
-            tx = txs[0, 0]
-        for i in range(n):
-            y = ys[i]
-            out = {value}
-            outs[i] = out
-            acc = 0.0
-            if txs is not None:
-                acc += ({dx}) * tx
-            if tys is not None:
-                acc += ({dy}) * tys[0, i]
-            touts[0, i] = acc
-        return
-    if lanes == 1 and sx == 1 and sy == 0:
-        y = ys[0]
-        ty = 0.0
-        if tys is not None:
-            ty = tys[0, 0]
-        for i in range(n):
-            x = xs[i]
-            out = {value}
-            outs[i] = out
-            acc = 0.0
-            if txs is not None:
-                acc += ({dx}) * txs[0, i]
-            if tys is not None:
-                acc += ({dy}) * ty
-            touts[0, i] = acc
-        return
-    if lanes == 1:
-        for i in range(n):
-            x = xs[i * sx]
-            y = ys[i * sy]
-            out = {value}
-            outs[i] = out
-            acc = 0.0
-            if txs is not None:
-                acc += ({dx}) * txs[0, i * sx]
-            if tys is not None:
-                acc += ({dy}) * tys[0, i * sy]
-            touts[0, i] = acc
-        return
-    dxs = np.empty(n, dtype=outs.dtype)
+'''
+
+
+def _one_lane(condition, x, y, tx, ty, hoisted=(), why=""):
+    """The one-lane loop of a binary jvp kernel for operands read as ``x``, ``y`` (None: held in
+    a register, read before the loop by ``hoisted``) with tangents read as ``tx``, ``ty``."""
+    lines = [f"    if lanes == 1{condition}:"] + ([f"        # {why}"] if why else [])
+    lines += [f"        {h}" for h in hoisted] + ["        for i in range(n):"]
+    lines += [f"            {v} = {load}" for v, load in (("x", x), ("y", y)) if load]
+    lines += ["            out = {value}", "            outs[i] = out", "            acc = 0.0",
+              "            if txs is not None:", f"                acc += ({{dx}}) * {tx}",
+              "            if tys is not None:", f"                acc += ({{dy}}) * {ty}",
+              "            touts[0, i] = acc", "        return", ""]
+    return "\n".join(lines)
+
+
+_BINARY_TEMPLATE = _BINARY_HEAD + "".join([
+    _one_lane(" and sx == 1 and sy == 1", "xs[i]", "ys[i]", "txs[0, i]", "tys[0, i]",
+              why="the common case, without stride arithmetic so that LLVM vectorises it"),
+    _one_lane(" and sx == 0 and sy == 1", None, "ys[i]", "tx", "tys[0, i]",
+              ("x = xs[0]", "tx = 0.0", "if txs is not None:", "    tx = txs[0, 0]"),
+              why="a number and an array (100.0 * x): the number in a register, so the loop vectorises"),
+    _one_lane(" and sx == 1 and sy == 0", "xs[i]", None, "txs[0, i]", "ty",
+              ("y = ys[0]", "ty = 0.0", "if tys is not None:", "    ty = tys[0, 0]")),
+    _one_lane("", "xs[i * sx]", "ys[i * sy]", "txs[0, i * sx]", "tys[0, i * sy]"),
+]) + '''    dxs = np.empty(n, dtype=outs.dtype)
     dys = np.empty(n, dtype=outs.dtype)
     for i in range(n):
         x = xs[i * sx]
