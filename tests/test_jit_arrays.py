@@ -208,6 +208,20 @@ def test_duals_of_one_level_with_different_lanes_are_refused():
         add(dual_array(np.ones(2), np.ones((2, 2))), dual_array(np.ones(2), np.ones((3, 2))))
 
 
+@numba.njit
+def _cubic_times_rate(x, c):
+    return np.sum(x ** 3) * c + np.exp(c)
+
+
+def test_float32_and_float64_inputs_of_one_call_name_the_dtypes():
+    x32 = np.linspace(0.1, 1.0, 7).astype(np.float32)
+    with pytest.raises(TypeError, match="share one float type, here float32 and float64"):
+        duals.jacfwd(_cubic_times_rate, argnums=(0, 1))(x32, 1.0)
+    value, slope = duals.jvp(_cubic_times_rate, (x32, np.float32(1.0)),
+                             (np.ones(7, np.float32), np.float32(0.0)))
+    assert slope == pytest.approx(3.0 * np.sum(x32 ** 2), rel=1e-5)
+
+
 # ---------------------------------------------------------------- reductions
 
 def test_sum_prod_mean_and_dot_reduce_to_a_dual():
@@ -336,3 +350,22 @@ def test_every_array_spelling_of_every_entry_is_typed_for_dual_arrays():
                 if sig is None or sig.return_type != array:
                     missing.append((name, f))
     assert not missing, missing
+
+
+@numba.njit
+def _doubled(x):
+    return x * 2.0
+
+
+@numba.njit
+def _squared_norm(x):
+    return np.sum(x ** 2)
+
+
+def test_empty_inputs_give_empty_derivatives_in_every_compiled_mode():
+    empty = np.ones(0)
+    value, tangent = duals.jvp(_doubled, (empty,), (empty,))
+    assert value.shape == tangent.shape == (0,)
+    assert duals.jacfwd(_doubled)(empty).shape == duals.jacrev(_doubled)(empty).shape == (0, 0)
+    assert duals.jacfwd(_squared_norm)(empty).shape == duals.grad(_squared_norm)(empty).shape == (0,)
+    assert duals.hessian(_squared_norm)(empty).shape == (0, 0)

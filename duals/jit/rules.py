@@ -176,6 +176,11 @@ def _const(t):
 
 
 def _mixed_error(name, x, y):
+    if x.lanes == y.lanes and x.base != y.base:
+        return errors.TypingError(
+            f"duals.jit: {name} of {x} and {y}: the differentiated inputs of one call must share "
+            f"one float type, here {x.base} and {y.base}; give them all the same dtype (for "
+            f"example np.float64 throughout, or np.float32 throughout)")
     return errors.TypingError(
         f"duals.jit: {name} of {x} and {y}: duals of one level must carry the same number of "
         f"lanes; build all inputs of one call with the same lanes (duals.jacfwd does)")

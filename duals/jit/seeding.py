@@ -13,6 +13,8 @@ into its inputs during the previous call.
 >>> args.fill([2.0, np.array([1.0, 3.0])])[1]["tangent"].tolist()
 [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
 """
+import math
+
 import numpy as np
 
 from ._types import dual_dtype
@@ -98,7 +100,7 @@ class SeededArguments:
                 seed_units(block, offset, level, lanes, level_start)
             offset += n
         self.pairs = [(buf, buf.copy()) for buf in buffers.values()]
-        flat = {dt: buf.reshape(buf.shape[0], -1) for dt, buf in buffers.items()}
+        flat = {dt: buf.reshape(buf.shape[0], math.prod(buf.shape[1:])) for dt, buf in buffers.items()}
         views = {dt: f.view(nested_dtype(lanes, dt))[:, 0] for dt, f in flat.items()}
         self.duals = []
         for p, (dt, row, n) in zip(primals, rows):
