@@ -175,6 +175,21 @@ def test_errors_raised_by_the_users_code_propagate_through_the_driver():
     np.testing.assert_array_equal(duals.jacfwd(checked_log)(x), np.diag(1 / x))
 
 
+def test_a_wrong_call_raises_and_leaves_the_layouts_driver_in_place():
+    x = np.array([1.0, 2.0])
+    jac = duals.jacfwd(damped_energy)
+    for _ in range(CALLS):
+        jac(x, 0.3)
+    def driven():
+        return [h for key, h in damped_energy.__dict__["_duals_hot"].items()
+                if key[0] == "jacfwd" and h.driver is not None]
+    assert driven()
+    with pytest.raises(TypeError, match="could not compile"):
+        jac(x, None)                       # the driver cannot compile for None: general path's error
+    assert driven()
+    np.testing.assert_allclose(jac(x, 0.3), central_differences(damped_energy, [x, 0.3], 0), rtol=1e-7)
+
+
 # ---------------------------------------------------------------- reverse mode
 
 @numba.njit

@@ -41,6 +41,7 @@ WARM_CALLS = 2               # general-path calls before a layout may get its dr
 DRIVER_COMPILE_S = 0.5       # what a driver's compilation costs, in seconds (see above)
 FORWARD_SAVING_S = 15e-6     # what a driver saves per call: forward (jvp, jacfwd)
 REVERSE_SAVING_S = 40e-6     # and reverse (grad, the adjoint solver's pullback)
+MOST_REFUSALS = 3            # calls a driver cannot compile for (a wrong argument) before it is dropped
 
 
 class Hot:
@@ -51,13 +52,14 @@ class Hot:
     ``calls`` is None once the layout is known not to suit a driver.
     """
 
-    __slots__ = ("calls", "driver", "total", "saved")
+    __slots__ = ("calls", "driver", "total", "saved", "refusals")
 
     def __init__(self):
         self.calls = 0
         self.driver = None
         self.total = 0   # what the caller needs to remember of the layout (reverse: tape inputs)
         self.saved = 0.0
+        self.refusals = 0
 
     def expect(self, calls, saving):
         """Count ``calls`` coming calls (each saving ``saving`` seconds with a driver) as made: a
@@ -82,11 +84,15 @@ class Hot:
 
     def run(self, *args):
         """The driver's result, or None when it cannot compile for these arguments (the general
-        path then serves this layout from now on); errors raised by the user's code propagate."""
+        path serves this call, and raises the user's error if the call is wrong); errors raised by
+        the user's code propagate. After ``MOST_REFUSALS`` such calls the general path serves the
+        layout from then on (each refusal costs a failed compilation)."""
         try:
             return self.driver(*args)
         except errors.NumbaError:
-            self.driver, self.calls = None, None
+            self.refusals += 1
+            if self.refusals >= MOST_REFUSALS:
+                self.driver, self.calls = None, None
             return None
 
 
