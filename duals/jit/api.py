@@ -245,12 +245,13 @@ def compiled_jvp(f, primals, tangents):
     >>> compiled_jvp(numba.njit(lambda x, n: n * math.sin(x)), (0.0, 3), (1.0, None))
     (0.0, 3.0)
     """
-    f = _check_dispatcher(f, "jvp")
+    if type(f) is not CPUDispatcher:
+        f = _check_dispatcher(f, "jvp")
     pattern = _driver_pattern(primals, tangents)
     table = f.__dict__.get("_duals_hot")
     state = table.get(("jvp", len(primals), pattern)) if table is not None and pattern is not None else None
     if state is not None and state.driver is not None:
-        found = state.run(*primals, *[t for t in tangents if t is not None])
+        found = state.run(*primals, *(tangents if not pattern else [t for t in tangents if t is not None]))
         if found is not None:
             value, tangent = found
             if type(value) is np.ndarray and value.ndim:
@@ -308,11 +309,13 @@ def _driver_pattern(primals, tangents):
     for p, t in zip(primals, tangents):
         if t is None:
             mask |= bit
-        elif not ((type(p) is float and type(t) is float)
-                  or (type(p) is np.ndarray and type(t) is np.ndarray and p.dtype is _F64
-                      and t.dtype is _F64 and p.ndim and p.shape == t.shape)):
+        elif type(p) is _NDARRAY:
+            if (type(t) is not _NDARRAY or p.dtype is not _F64 or t.dtype is not _F64
+                    or p.shape != t.shape or not p.ndim):
+                return None
+        elif type(p) is not float or type(t) is not float:
             return None
-        bit <<= 1
+        bit += bit
     return mask
 
 
@@ -321,6 +324,7 @@ def _none_pattern(tangents):
 
 
 _F64 = np.dtype(np.float64)  # NumPy's float64 arrays share this dtype object (the fast check)
+_NDARRAY = np.ndarray
 
 
 def _target(f, dual_type):
