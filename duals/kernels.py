@@ -302,6 +302,7 @@ def _vjp_kernel(name, partials, variant):
     strided = [f"{pad}{v} = {v}s[i * s{v}]" for v in "xy"[:arity]] + [
         f"{pad}out = outs[i]", f"{pad}g = gs[i * sg]"]
     contiguous = [f"{pad}{v} = {v}s[i]" for v in "xy"[:arity]] + [f"{pad}out = outs[i]", f"{pad}g = gs[i]"]
+    operands_contiguous = [f"s{v} == 1" for v in "xy"[:arity]]
     stores, masked = [], []
     for k in range(0, len(variant), 2):
         v, op = variant[k], variant[k + 1]
@@ -317,8 +318,8 @@ def _vjp_kernel(name, partials, variant):
         fname=f"{name}_vjp_{vjp_suffix(variant)}", params=params, strides="\n".join(strides),
         loads_strided="\n".join(strided), loads_contiguous="\n".join(contiguous),
         stores="\n".join(stores), stores_masked="\n".join(masked),
-        contiguous=" and ".join([f"s{v} == 1" for v in "xy"[:arity]] + ["sg == 1"]),
-        contiguous_but_g=" and ".join([f"s{v} == 1" for v in "xy"[:arity]] + ["sg == 0"]),
+        contiguous=" and ".join(operands_contiguous + ["sg == 1"]),
+        contiguous_but_g=" and ".join(operands_contiguous + ["sg == 0"]),
         loads_but_g="\n".join(contiguous[:-1]))
 
 

@@ -257,7 +257,7 @@ def compiled_jvp(f, primals, tangents):
             if type(value) is np.ndarray and value.ndim:
                 return found
             return _output(value), _output(tangent)
-    state = hot(f, ("jvp", len(primals), _none_pattern(tangents)))
+    state = hot(f, ("jvp", len(primals), _none_pattern(tangents) if pattern is None else pattern))
     args, nums, ps, ts = list(primals), [], [], []
     for i, t in enumerate(tangents):
         if t is None:

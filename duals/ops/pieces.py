@@ -324,9 +324,8 @@ def vecdot(x1, x2, /, *, axis=-1):
     """
     if not traced(x1, x2):
         return np.vecdot(x1, x2, axis=axis)
-    from .complex_parts import conj
-    x1, x2 = operand(x1), operand(x2)
-    return _sum(conj(x1) * x2 if np.result_type(x1.dtype).kind == "c" else x1 * x2, axis=axis)
+    from .complex_parts import conj   # a real x1 is returned as it is
+    return _sum(conj(operand(x1)) * operand(x2), axis=axis)
 
 
 @export()
@@ -350,10 +349,8 @@ def vecmat(x1, x2, /):
     """
     if not traced(x1, x2):
         return np.vecmat(x1, x2)
-    from .complex_parts import conj
-    x1 = operand(x1)
-    x1 = conj(x1) if np.result_type(x1.dtype).kind == "c" else x1
-    return getitem(matmul(expand_dims(x1, -2), operand(x2)), (Ellipsis, 0, slice(None)))
+    from .complex_parts import conj   # a real x1 is returned as it is
+    return getitem(matmul(expand_dims(conj(operand(x1)), -2), operand(x2)), (Ellipsis, 0, slice(None)))
 
 
 def _linalg_spellings():
