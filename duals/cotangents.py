@@ -7,6 +7,12 @@ place (``np.add(prev, g, out=prev)``, the same numbers as ``prev + g``), and a f
 its product straight into it (:mod:`duals.ops.fused_vjp`). Everything else (a seed, ``g`` passed
 on by ``add``, a view made by a rule, a traced value in a nested walk) is shared and never written.
 
+A cotangent may also travel as :class:`Scaled`: an array and a number that multiplies it, the
+product not yet formed. ``100 * x`` gives ``x`` the cotangent ``100 * g``, ``a - b`` gives ``b``
+``-1 * g``; the next fused rule multiplies the number in as it reads ``g`` (the rules' own
+products, in their order, so the numbers are bit for bit the same), which saves a pass over the
+array for every such operation. Everything else sees the product (:meth:`Cotangents.plain`).
+
 Large temporaries would otherwise be allocated afresh for every node: glibc returns big blocks to
 the kernel and page-faults them in again (what :func:`duals.tune_allocator` changes process-wide).
 Within one walk this store reuses buffers instead: a node's cotangent once the node is done, and,
@@ -41,6 +47,56 @@ def _probe_passed(a):
 # free-threaded build reference counts are not exact, so nothing is recycled there
 _EXCLUSIVE, _PASSED = _probe()
 RECYCLE = getattr(sys, "_is_gil_enabled", lambda: True)()
+
+
+class Scaled:
+    """Scaled(g, scale): the cotangent ``scale * g`` for a float64 array ``g``, not yet multiplied.
+
+    >>> Scaled(np.ones(2), -1.0).product().tolist()
+    [-1.0, -1.0]
+    """
+
+    __slots__ = ("g", "scale")
+
+    def __init__(self, g, scale):
+        self.g = g
+        self.scale = scale
+
+    def product(self, into=None):
+        """The array ``scale * g`` (in ``into`` when given)."""
+        return np.multiply(self.scale, self.g, out=into)
+
+
+def _scaled_sum(acc, g, scale):
+    """``acc += scale * g`` over 1-d float64 arrays (``g`` of length 1: one number for all)."""
+    sg = 1 if g.shape[0] == acc.shape[0] else 0
+    for i in range(acc.shape[0]):
+        acc[i] += scale * g[i * sg]
+
+
+_scaled_sum_compiled = None
+
+
+def add_scaled(acc, g, scale):
+    """add_scaled(acc, g, scale): ``acc += scale * g`` in place, without forming the product
+    (``acc`` a contiguous float64 array, ``g`` one of its shape or a broadcast number)."""
+    global _scaled_sum_compiled
+    if scale == 1.0:
+        np.add(acc, g, out=acc)
+        return
+    if scale == -1.0:
+        np.subtract(acc, g, out=acc)
+        return
+    flat = g.reshape(-1) if g.flags.c_contiguous else g.reshape(-1)[:1] if not any(g.strides) else None
+    if flat is None or g.dtype != _F64 or acc.dtype != _F64:
+        np.add(acc, np.multiply(scale, g), out=acc)
+        return
+    if _scaled_sum_compiled is None:
+        from ._numba_cache import cached_njit
+        _scaled_sum_compiled = cached_njit(nogil=True, error_model="numpy")(_scaled_sum)
+    _scaled_sum_compiled(acc.reshape(-1), flat, float(scale))
+
+
 def _poolable(a):
     return (type(a) is np.ndarray and a.dtype == _F64 and a.size >= POOL_FROM and a.base is None
             and a.flags.c_contiguous and a.flags.writeable)
@@ -84,9 +140,20 @@ class Cotangents:
         """The owned running cotangent of ``key`` if a fused rule may add into it, else True."""
         if key in self.owned:
             acc = self.values[key]
-            if acc.shape == shape and acc.dtype == _F64 and acc.flags.c_contiguous:
+            if (type(acc) is np.ndarray and acc.shape == shape and acc.dtype == _F64
+                    and acc.flags.c_contiguous):
                 return acc
         return True
+
+    def plain(self, g, owned):
+        """plain(g, owned) -> (array, owned): a :class:`Scaled` cotangent's product, formed in its
+        own array when the walk owns that (``owned``); anything else as it is."""
+        if type(g) is not Scaled:
+            return g, owned
+        a = g.g
+        if owned and a.flags.writeable and a.flags.c_contiguous:
+            return g.product(a), True
+        return g.product(), True
 
     def accumulate(self, key, term, kind):
         """Add ``term`` (``kind``: ADDED, OWNED or SHARED) into the running cotangent of ``key``."""
@@ -95,6 +162,18 @@ class Cotangents:
         values = self.values
         prev = values[key]
         owned = self.owned
+        if type(prev) is Scaled:
+            prev, mine = self.plain(prev, key in owned)
+            values[key] = prev
+            if mine:
+                owned.add(key)
+        if type(term) is Scaled:
+            if key in owned and type(prev) is np.ndarray and _adds_in_place(prev, term.g) \
+                    and prev.flags.c_contiguous:
+                add_scaled(prev, term.g, term.scale)   # prev + scale * g, no product array
+                return
+            term, _ = self.plain(term, kind is OWNED)
+            kind = OWNED
         if key in owned and _adds_in_place(prev, term):
             np.add(prev, term, out=prev)
             if kind is OWNED:

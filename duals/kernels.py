@@ -249,13 +249,16 @@ def kernel(name, kind):
 
 # Reverse-mode kernels: one pass over the saved operands and the cotangent ``g`` computes the
 # cotangent of every differentiated argument, ``partial * g``, and writes it (``=``) or adds it
-# into an accumulator the walk owns (``+``). An entry marked in ``mask`` (zero by structure: a
+# into an accumulator the walk owns (``+``). The cotangent read is ``scale * gs[i]``: the walk
+# may hand on a cotangent as an array and a number that multiplies it (``100 * x`` gives ``100 *
+# g`` for ``x``), which the kernel multiplies in as the rules would have done before it; 1.0
+# leaves ``gs`` as it is, bit for bit. An entry marked in ``mask`` (zero by structure: a
 # branch not taken) whose product is not finite gives exactly 0. Operands and ``g`` of length 1
 # are broadcast through a zero stride; unused outputs are passed as length-1 dummies. The
 # variant name lists the outputs and how each is stored: ``mul_vjp_x=y+``.
 _VJP_HEADER = '''
 @_kernel
-def {fname}({params}, mask):
+def {fname}({params}, scale, mask):
     n = outs.shape[0]
 {strides}
     if mask.shape[0] == n:
@@ -269,7 +272,7 @@ def {fname}({params}, mask):
 {stores}
         return
     if {contiguous_but_g}:
-        g = gs[0]   # one cotangent for all (a sum's): in a register, so the loop vectorises
+        g = scale * gs[0]   # one cotangent for all (a sum's): in a register, so the loop vectorises
         for i in range(n):
 {loads_but_g}
 {stores}
@@ -300,8 +303,9 @@ def _vjp_kernel(name, partials, variant):
     strides.append("    sg = 1 if gs.shape[0] == n else 0")
     pad = " " * 12
     strided = [f"{pad}{v} = {v}s[i * s{v}]" for v in "xy"[:arity]] + [
-        f"{pad}out = outs[i]", f"{pad}g = gs[i * sg]"]
-    contiguous = [f"{pad}{v} = {v}s[i]" for v in "xy"[:arity]] + [f"{pad}out = outs[i]", f"{pad}g = gs[i]"]
+        f"{pad}out = outs[i]", f"{pad}g = scale * gs[i * sg]"]
+    contiguous = [f"{pad}{v} = {v}s[i]" for v in "xy"[:arity]] + [f"{pad}out = outs[i]",
+                                                                   f"{pad}g = scale * gs[i]"]
     operands_contiguous = [f"s{v} == 1" for v in "xy"[:arity]]
     stores, masked = [], []
     for k in range(0, len(variant), 2):

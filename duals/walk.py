@@ -13,7 +13,7 @@ import numpy as np
 
 from . import core as _core
 from . import cotangents as _cotangents
-from .cotangents import OWNED, SHARED, Cotangents
+from .cotangents import OWNED, SHARED, Cotangents, Scaled
 from .ops import all_of_copies, innermost, is_complex
 from .ops.fused_vjp import RULES, SCALAR_RULES
 from .reverse import Node
@@ -34,7 +34,8 @@ def walk(seeds, retain_graph, accumulate):
 
     def put(target, gi, kind, z):
         t = type(gi)
-        if t is not float and t is not np.float64 and (t is not np.ndarray or gi.dtype.kind == "c"):
+        if t is not float and t is not np.float64 and t is not Scaled and (
+                t is not np.ndarray or gi.dtype.kind == "c"):
             gi, kind = _on_real_line(target, gi, kind)
         key = id(target)
         if key in values:
@@ -72,34 +73,44 @@ def walk(seeds, retain_graph, accumulate):
             anomaly.now("cotangent", node)   # this node's VJP rules run
         if node.freed or node.version or node.versions is not None or _changed(node.inputs):
             _check(node)
+        rule = fused.get(prim := node.prim)
+        if type(g) is Scaled and (node.retained is not None or not getattr(rule, "scaled", False)):
+            g, g_free = store.plain(g, g_free)   # a cotangent still to be multiplied: the product
         if node.retained is not None:
             owner = node.retained()
             if owner is not None:
                 owner.grad = g if owner.grad is None else add(owner.grad, g)
                 g_free = False
-        prim = node.prim
         every = None
         if type(node.out) is not np.ndarray:   # a number: the 0-d rules, evaluated with math
-            rule = on_scalars.get(prim) if mask is None else None
-            cotangents = None if rule is None else rule(node, g)
+            if type(g) is Scaled:
+                g, g_free = store.plain(g, g_free)
+            on_numbers = on_scalars.get(prim) if mask is None else None
+            cotangents = None if on_numbers is None else on_numbers(node, g)
             if cotangents is not None:
                 for target, gi in zip(node.inputs, cotangents):
                     if gi is not None:
                         put(target, gi, SHARED, None)
                 every = True
-        rule = fused.get(prim) if every is None else None
-        if rule is not None and (rule.small or type(node.out) is not np.ndarray
-                                 or node.out.size >= pool_from):
-            every = rule(node, g, g_free, store, None if mask is None or not mask.any() else mask)
+        if rule is not None and every is None and (rule.small or type(node.out) is not np.ndarray
+                                                   or node.out.size >= pool_from):
+            marks = None if mask is None or not mask.any() else mask
+            every = rule(node, g, g_free, store, marks)
+            if every is None and type(g) is Scaled:   # declined: the rule's other paths take the product
+                g, g_free = store.plain(g, g_free)
+                every = rule(node, g, g_free, store, marks)
             if every is not None:
-                if g_free and g.size >= pool_from and _unused(g, every):
-                    store.release(g)   # read for the last time: its buffer serves the next nodes
+                read = g.g if type(g) is Scaled else g
+                if g_free and read.size >= pool_from and _unused(read, every):
+                    store.release(read)   # read for the last time: its buffer serves the next nodes
                 if mask is None and prim.unreached is None:   # no structural zeros to pass on
                     for target, r in zip(node.inputs, every):
                         if r is not None:
                             put(target, r[0], r[1], None)
                     every = True
         if every is not True:
+            if every is None and type(g) is Scaled:
+                g, g_free = store.plain(g, g_free)
             _by_rules(node, g, mask, every, anomaly, put)
         every = None
         if not retain_graph:
@@ -112,6 +123,10 @@ def walk(seeds, retain_graph, accumulate):
     leaves = {}
     for key, leaf in pending.items():
         g = store.take(key)[0]
+        if type(g) is Scaled:
+            g = g.product()
+        elif type(g) is np.ndarray and not g.flags.writeable and not any(g.strides) and g.ndim:
+            g = g.copy()    # one number for all entries (a sum's cotangent): an array of its own
         if accumulate and is_complex(leaf._value) and not is_complex(g):
             g = _add()(g, np.zeros((), dtype=leaf._value.dtype))   # .grad of a complex leaf: complex
         if accumulate:
@@ -147,7 +162,7 @@ def _changed(inputs):
 def _unused(g, every):
     """Whether no cotangent a fused rule gave is ``g`` itself."""
     for r in every:
-        if r is not None and r[0] is g:
+        if r is not None and (r[0] is g or type(r[0]) is Scaled and r[0].g is g):
             return False
     return True
 

@@ -179,6 +179,52 @@ def test_a_cotangent_passed_on_to_two_values_is_written_by_neither(forced):
     assert_same(duals.grad(f)(x), by_rules(duals.grad(f), x))
 
 
+@pytest.mark.parametrize("form", ["chain", "negations", "slices", "accumulated", "summed", "retained"])
+def test_scaled_cotangents_give_the_rules_numbers(forced, form):
+    """``100 * x``, ``x / 4``, ``-x``, ``a - b`` hand their cotangent on with a number that
+    multiplies it; the next rule multiplies it in. Every consumer (a kernel, a slice, a running
+    sum, a rule that declines, a retained gradient) must give the rules' numbers, bit for bit."""
+    x = np.linspace(0.1, 2.0, 120)
+    u = np.cos(np.arange(120.0))
+    f = {
+        "chain": lambda x: np.sum(u * np.sin(-(3.0 * (x / 4.0)) * 100.0) - 0.5 * np.exp(2.0 * x)),
+        "negations": lambda x: np.sum(u * ((1.0 - x) ** 2 - (-x) ** 3 + (x - (2.0 - x) * 3.0))),
+        "slices": lambda x: np.sum(u[1:] * (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+                                   - 3.0 * x[::-2].sum() * x[5:9].sum()),
+        "accumulated": lambda x: np.sum(u * (2.0 * x - 3.0 * x + np.sin(x) - (x / 7.0) * u)),
+        "summed": lambda x: np.sum(-(4.0 * (x - 2.5)) / 3.0) + np.sum(np.maximum(-x, -1.0) * 2.0),
+    }.get(form)
+    if form == "retained":
+        def run():
+            v = duals.Var(x)
+            y = -(v * 3.0)
+            y.retain_grad()
+            z = 2.0 * y
+            z.retain_grad()
+            np.sum(u * np.sin(z) - y / 5.0).backward()
+            return v.grad, y.grad, z.grad
+        got = run()
+        assert_same(got, by_rules(run))
+        assert all(a.flags.writeable for a in got)
+        return
+    got = duals.grad(f)(x)
+    assert_same(got, by_rules(duals.grad(f), x), exact=forced == "numpy" or form in ("negations", "slices"))
+    np.testing.assert_allclose(got, duals.jacfwd(f)(x), rtol=1e-12, atol=1e-12)
+
+
+def test_a_gradient_is_an_array_of_its_own():
+    """A sum's cotangent is one number for all entries (a read-only broadcast); the gradient
+    returned is a writable array of its own, as NumPy's results are."""
+    x = np.linspace(0.0, 1.0, 2 * fused_vjp.FUSED_FROM)
+    for f in (lambda x: np.sum(x), lambda x: np.sum(100.0 * x - 1.0), lambda x: np.sum(-x / 3.0)):
+        g = duals.grad(f)(x)
+        assert g.flags.writeable and g.flags.c_contiguous and np.all(g == g[0])
+        g *= 2.0      # a user's in-place update
+        v = duals.Var(x)
+        f(v).backward()
+        assert v.grad.flags.writeable
+
+
 def test_values_the_user_keeps_are_not_reused(forced):
     x = duals.Var(np.linspace(0.1, 2.0, 100))
     y = x * 2.0

@@ -6,9 +6,12 @@ again; on plain arrays that costs a temporary per operation of the formula (``2.
 :data:`RULES` instead: one Numba pass (generated from :mod:`duals.derivatives` by
 :func:`duals.kernels.vjp_kernel`) computes ``partial * g`` for every differentiated argument and
 writes it into a buffer or adds it into the argument's running cotangent, which the walk owns
-(see :mod:`duals.cotangents`). Partials ``1`` and ``-1`` (``add``, ``sub``, ``neg``) pass ``g``
-on, negate it or add it in place, with no kernel. A basic slice adds its cotangent into the
-slice of the running one instead of scattering it into zeros first.
+(see :mod:`duals.cotangents`). Partials ``1`` and ``-1`` (``add``, ``sub``, ``neg``) and partials
+that are one number (``100 * x``, ``x / 4``) pass ``g`` on with that number as a scale
+(:class:`~duals.cotangents.Scaled`), which the next kernel multiplies in as it reads ``g``: no pass
+of their own. A sum's cotangent, one number for all entries, stays one number through partials of
+numbers. A basic slice adds its cotangent into the slice of the running one instead of scattering
+it into zeros first.
 
 A rule here has the signature ``rule(node, g, g_free, store, mask)``: ``g`` is the node's
 cotangent, ``g_free`` says that the walk owns it and nothing reads it after this node (so its
@@ -29,9 +32,9 @@ import numpy as np
 
 from .. import _vocabulary, derivatives, kernels
 from ..core import Tracer
-from . import is_complex, negative_into
+from . import every_entry, is_complex, negative_into
 from .. import cotangents
-from ..cotangents import ADDED, OWNED, SHARED
+from ..cotangents import ADDED, OWNED, SHARED, Scaled, add_scaled
 
 # below this many entries NumPy's calls through the rules cost as little, and nothing compiles
 FUSED_FROM = 4096
@@ -49,6 +52,7 @@ _NUMPY_FASTER = re.compile(r"\b(exp|log)\(")
 _SCALARS = (float, np.float64)
 _DUMMY = np.zeros(1)
 _DUMMY_MASK = np.zeros(1, dtype=bool)
+_ONE = np.ones(1)
 
 
 def _flat(a, n):
@@ -198,6 +202,9 @@ def elementwise(name, partials):
     complex_plane = not real_only and any("log(" in p for p in partials)
     kinds = tuple("zero" if p == "0.0" else "one" if p == "1.0" else "minus" if p == "-1.0"
                   else "formula" for p in partials)
+    # the operands each partial reads: a partial that reads numbers only, times a cotangent that
+    # is one number for all entries (a sum's), is one number too
+    operand_reads = tuple(frozenset(_OPERANDS.findall(p)) for p in partials)
     on_arrays = not any(_NUMPY_FASTER.search(p) for p in partials)
     if on_arrays:
         kernels.VJP_NAMES.append(name)
@@ -209,6 +216,9 @@ def elementwise(name, partials):
 
     def rule(node, g, g_free, store, mask):
         out = node.out
+        scale = 1.0
+        if type(g) is Scaled:     # the cotangent scale * g: the kernels multiply it in as they read
+            g, scale = g.g, g.scale
         if type(out) is not np.ndarray or type(g) is not np.ndarray or out.size < cotangents.POOL_FROM:
             return None   # small: the rules (with the implementations, duals.ops.elementwise) cost less
         if complex_plane and out.dtype.kind == "c":
@@ -223,9 +233,9 @@ def elementwise(name, partials):
                 return None   # a differentiated argument that was broadcast: the rules reduce it
         if (on_arrays and out.size >= FUSED_FROM and out.dtype == _F64 and g.dtype == _F64
                 and g.shape == out.shape):
-            return by_kernel(node, g, g_free, store, mask, wanted)
-        if mask is not None or g.shape[g.ndim - out.ndim:] != out.shape:
-            return None
+            return by_kernel(node, g, scale, g_free, store, mask, wanted)
+        if scale != 1.0 or mask is not None or g.shape[g.ndim - out.ndim:] != out.shape:
+            return None   # (a scaled cotangent: the walk forms the product and asks again)
         results = [None] * len(args)
         sharers = [i for i in wanted if kinds[i] == "one"]
         for i in wanted:
@@ -243,7 +253,9 @@ def elementwise(name, partials):
             results[i] = (g, OWNED if g_free and len(sharers) == 1 and g.flags.writeable else SHARED)
         return results
 
-    def by_kernel(node, g, g_free, store, mask, wanted):
+    def by_kernel(node, g, scale, g_free, store, mask, wanted):
+        """The cotangents of ``scale * g`` for float64 arrays: one kernel pass for the formulas;
+        partials 1 and -1, and formulas of numbers only, hand ``g`` on with a scale."""
         out = node.out
         args = node.args
         n = out.size
@@ -252,15 +264,25 @@ def elementwise(name, partials):
         for a in args:
             if getattr(a, "shape", ()) != out.shape and np.size(a) != 1:
                 return None   # a constant broadcast along some axes only
-        into = [store.accumulator(id(t), out.shape) if t is not None else False for t in node.inputs]
-        results = [None] * len(args)
         formulas = [i for i in wanted if kinds[i] == "formula"]
-        # g's buffer may hold one result when nothing else reads g after the kernel
-        reuse = g_free and g.flags.c_contiguous and len(wanted) == len(formulas)
+        flats = None
         if formulas:
             flats = [_flat(a, n) for a in args]
             if any(f is None for f in flats):
                 return None
+        into = [store.accumulator(id(t), out.shape) if t is not None else False for t in node.inputs]
+        if mask is None and not any(g.strides):   # one number for all entries (a sum's cotangent)
+            if all(_reads_numbers(operand_reads[i], flats) for i in formulas):
+                if scale != 1.0:
+                    g = every_entry(scale * g.flat[0], g.shape)
+                return uniform(node, g, flats, into, wanted, formulas)
+        elif mask is None and scale == 1.0 and formulas and all(
+                _reads_numbers(operand_reads[i], flats) for i in formulas):
+            return scaled(node, g, g_free, flats, into, wanted, formulas)
+        results = [None] * len(args)
+        # g's buffer may hold one result when nothing else reads g after the kernel
+        reuse = g_free and g.flags.c_contiguous and len(wanted) == len(formulas)
+        if formulas:
             gflat = _flat_g(g)
             outputs = [_DUMMY] * len(args)
             variant = ""
@@ -279,26 +301,86 @@ def elementwise(name, partials):
                 results[i] = (buf, OWNED)
                 variant += letters[i] + "="
             m = _DUMMY_MASK if mask is None else np.broadcast_to(mask, out.shape).reshape(-1)
-            kernels.vjp_kernel(name, variant)(*flats, out.reshape(-1), gflat, *outputs, m)
-        sharers = [i for i in wanted if kinds[i] != "formula" and into[i] is True]
+            kernels.vjp_kernel(name, variant)(*flats, out.reshape(-1), gflat, *outputs, scale, m)
+        # partials 1 and -1: g itself with its scale (negated), no pass over it
+        passed = [i for i in wanted if kinds[i] != "formula" and into[i] is True]
+        alone = g_free and len(passed) == 1 and g.flags.writeable
         for i in wanted:
             if kinds[i] == "formula":
                 continue
+            s = scale if kinds[i] == "one" else -scale
             target = into[i]
             if target is not True:
-                (np.add if kinds[i] == "one" else np.subtract)(target, g, out=target)
+                add_scaled(target, g, s)
                 results[i] = (target, ADDED)
-            elif kinds[i] == "minus":
-                alone = g_free and len(wanted) == 1 and g.flags.writeable
-                buf = g if alone else store.alloc(out.shape)
-                results[i] = (negative_into(g, buf), OWNED)
-                sharers.remove(i)
-        for i in sharers:   # partial 1: the cotangent is g itself, owned if only one takes it
-            results[i] = (g, OWNED if g_free and len(sharers) == 1 and g.flags.writeable else SHARED)
+            else:
+                results[i] = (g if s == 1.0 else Scaled(g, s), OWNED if alone else SHARED)
         return results
 
+    def scaled(node, g, g_free, flats, into, wanted, formulas):
+        """The cotangents when every partial is one number ``p`` (``100 * x``, ``x / 2``): ``g``
+        handed on with the scale ``p``, the product left to the next rule."""
+        out = node.out
+        ones = [np.ones(1) if kinds[i] == "formula" else _DUMMY for i in range(len(node.args))]
+        kernels.vjp_kernel(name, "".join(letters[i] + "=" for i in formulas))(
+            *[f if f is not None else _DUMMY for f in flats], out.reshape(-1)[:1], _ONE, *ones,
+            1.0, _DUMMY_MASK)
+        results = [None] * len(node.args)
+        handed = [i for i in wanted if into[i] is True]
+        alone = g_free and len(handed) == 1 and g.flags.writeable
+        for i in wanted:
+            kind = kinds[i]
+            p = ones[i][0] if kind == "formula" else 1.0 if kind == "one" else -1.0
+            target = into[i]
+            if target is not True:
+                add_scaled(target, g, p)
+                results[i] = (target, ADDED)
+            else:
+                results[i] = (g if kind == "one" else Scaled(g, p), OWNED if alone else SHARED)
+        return results
+
+    def uniform(node, g, flats, into, wanted, formulas):
+        """The cotangents when ``g`` and every operand a partial reads are one number for all
+        entries: the kernel runs on that one entry, and its result stands for every entry as a
+        read-only broadcast (added into a running cotangent where the walk owns one)."""
+        out = node.out
+        results = [None] * len(node.args)
+        if formulas:
+            outputs = [_DUMMY] * len(node.args)
+            for i in formulas:
+                outputs[i] = np.empty(1)
+            kernels.vjp_kernel(name, "".join(letters[i] + "=" for i in formulas))(
+                *[f if f is not None else _DUMMY for f in flats], out.reshape(-1)[:1],
+                _flat_g(g), *outputs, 1.0, _DUMMY_MASK)
+        for i in wanted:
+            kind = kinds[i]
+            value = outputs[i] if kind == "formula" else g if kind == "one" else None
+            target = into[i]
+            if target is not True:
+                (np.subtract if value is None else np.add)(target, g if value is None else value,
+                                                           out=target)
+                results[i] = (target, ADDED)
+            elif kind == "one":
+                results[i] = (g, SHARED)
+            else:
+                results[i] = (every_entry(-g.flat[0] if value is None else value, out.shape), SHARED)
+        return results
+
+    rule.scaled = True   # takes a Scaled cotangent (declining, without side effects, where it cannot)
     rule.small = False   # arrays below cotangents.POOL_FROM entries keep the rules
     return rule
+
+
+def _reads_numbers(names, flats):
+    """Whether a partial reading operands ``names`` is one number: it reads no ``out`` and only
+    operands that are one number (flat length 1)."""
+    for v in names:
+        if v == "out":
+            return False
+        f = flats["xy".index(v)]
+        if f is None or f.shape[0] != 1:
+            return False
+    return True
 
 
 def _plain_operand(a, g):
@@ -309,27 +391,38 @@ def _plain_operand(a, g):
 
 
 def slicing(node, g, g_free, store, mask):
-    """The cotangent of ``x[index]`` for a basic index: added into the slice of the running one."""
+    """The cotangent of ``x[index]`` for a basic index: added into the slice of the running one
+    (``scale * g`` for a :class:`~duals.cotangents.Scaled` one, the product formed there)."""
     x = node.args[0]
     index = node.params["index"]
     target = node.inputs[0]
+    scale = 1.0
+    if type(g) is Scaled:
+        g, scale = g.g, g.scale
     if (target is None or type(x) is not np.ndarray or x.dtype != _F64 or type(g) is not np.ndarray
-            or g.shape != np.shape(node.out) or not _is_basic(index)):
+            or g.dtype != _F64 or g.shape != np.shape(node.out) or not _is_basic(index)):
         return None
     acc = store.accumulator(id(target), x.shape)
     if acc is not True:
         view = acc[index]
-        if type(view) is np.ndarray:
-            np.add(view, g, out=view)
-        else:          # one entry
-            acc[index] = view + g
+        if type(view) is not np.ndarray:        # one entry
+            acc[index] = view + (g if scale == 1.0 else scale * g)
+        elif scale == 1.0 or not view.flags.c_contiguous:
+            np.add(view, g if scale == 1.0 else np.multiply(scale, g), out=view)
+        else:
+            add_scaled(view, g, scale)
         return [(acc, ADDED)]
     buf = store.alloc(x.shape)
     zero_outside(buf, index)
-    buf[index] = g
+    view = buf[index]
+    if scale == 1.0 or type(view) is not np.ndarray:
+        buf[index] = g if scale == 1.0 else scale * g
+    else:
+        np.multiply(scale, g, out=view)
     return [(buf, OWNED)]
 
 
+slicing.scaled = True
 slicing.small = True
 
 

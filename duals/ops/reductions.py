@@ -9,7 +9,8 @@ import numpy as np
 
 from ..core import Primitive
 from ..index_sets import axis_rule, reduce_rule
-from . import dtype_of, export, innermost, is_complex, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
+from . import (dtype_of, every_entry, export, innermost, is_complex, lead_of, ndim_of as ndim, normalize_axis,
+               shape_of as shape)
 from .shape import broadcast_to, concatenate, getitem, reshape
 
 
@@ -33,6 +34,8 @@ def _expand_back(g, out, x, axis, keepdims):
     """Cotangent of a reduction output broadcast back over the input's shape."""
     lead = lead_of(g, out)
     if type(g) is np.ndarray or type(g) is np.float64:   # plain: NumPy's view, as the primitives make
+        if np.ndim(g) == 0:
+            return every_entry(g, shape(x))
         s = np.shape(g)
         if not keepdims:
             kept = list(shape(x))
