@@ -98,8 +98,10 @@ def add_scaled(acc, g, scale):
 
 
 def _poolable(a):
-    return (type(a) is np.ndarray and a.dtype == _F64 and a.size >= POOL_FROM and a.base is None
-            and a.flags.c_contiguous and a.flags.writeable)
+    if type(a) is not np.ndarray or a.base is not None or a.size < POOL_FROM or a.dtype != _F64:
+        return False
+    flags = a.flags
+    return flags.c_contiguous and flags.writeable
 
 
 def _adds_in_place(acc, term):

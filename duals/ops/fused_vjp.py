@@ -58,7 +58,7 @@ _ONE = np.ones(1)
 def _flat(a, n):
     """A float64 operand as a 1-d array of length ``n`` or 1 (broadcast), or None if it is neither."""
     if type(a) in _SCALARS:
-        return np.full(1, a)
+        return np.array((a,))
     if type(a) is not np.ndarray or a.dtype != _F64:
         return None
     if a.size == n:
@@ -70,7 +70,7 @@ def _flat_g(g):
     if g.flags.c_contiguous:
         return g.reshape(-1)
     if not any(g.strides):          # a broadcast scalar (the cotangent of a sum)
-        return np.full(1, g.flat[0])
+        return np.array((g.flat[0],))
     return np.ascontiguousarray(g).reshape(-1)
 
 
@@ -262,8 +262,11 @@ def elementwise(name, partials):
         if mask is not None and any(kinds[i] != "formula" for i in wanted):
             return None
         for a in args:
-            if getattr(a, "shape", ()) != out.shape and np.size(a) != 1:
-                return None   # a constant broadcast along some axes only
+            if type(a) is np.ndarray:
+                if a.shape != out.shape and a.size != 1:
+                    return None   # a constant broadcast along some axes only
+            elif type(a) not in _NUMBERS and np.size(a) != 1:
+                return None
         formulas = [i for i in wanted if kinds[i] == "formula"]
         flats = None
         if formulas:
@@ -321,7 +324,7 @@ def elementwise(name, partials):
         """The cotangents when every partial is one number ``p`` (``100 * x``, ``x / 2``): ``g``
         handed on with the scale ``p``, the product left to the next rule."""
         out = node.out
-        ones = [np.ones(1) if kinds[i] == "formula" else _DUMMY for i in range(len(node.args))]
+        ones = [np.empty(1) if kinds[i] == "formula" else _DUMMY for i in range(len(node.args))]
         kernels.vjp_kernel(name, "".join(letters[i] + "=" for i in formulas))(
             *[f if f is not None else _DUMMY for f in flats], out.reshape(-1)[:1], _ONE, *ones,
             1.0, _DUMMY_MASK)
