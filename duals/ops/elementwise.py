@@ -14,7 +14,8 @@ from .. import _vocabulary, derivatives, kernels
 from ..float_warnings import RULE_FILE
 from ..core import Primitive, Tracer
 from ..index_sets import elementwise_rule, gather_rule
-from . import NAMESPACE, dtype_of, export, innermost, is_complex, lead_of, ndim_of as ndim, shape_of as shape
+from . import (NAMESPACE, dtype_of, every_entry, export, innermost, is_complex, lead_of, ndim_of as ndim,
+               shape_of as shape)
 from .reductions import unbroadcast
 from .shape import broadcast_to, reshape
 
@@ -56,8 +57,15 @@ def _times(d, t):
         if d == 1.0:
             return t
         if d == -1.0:
-            return -t
+            return every_entry(-t.flat[0], t.shape) if _one_number(t) else -t
+        if _one_number(t):      # a sum's cotangent: the product is one number for all entries too
+            return every_entry(d * t.flat[0], t.shape)
     return d * t
+
+
+def _one_number(t):
+    """Whether ``t`` is a plain array each of whose entries is one number (stride 0, a broadcast)."""
+    return type(t) is np.ndarray and t.ndim > 0 and not any(t.strides)
 
 
 def _zero_like(x):
