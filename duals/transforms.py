@@ -425,7 +425,7 @@ def _value_and_grad(f, argnums=0, has_aux=False, group=None, holomorphic=False):
                             "number (np.abs(y) ** 2, np.real(y)) or use vjp")
         grads = {}
         if type(out) is Var and out._trace is trace:
-            seed = np.ones((), dtype=_dtype(value) if np.dtype(_dtype(value)).kind in "fc" else np.float64)
+            seed = np.array(1, dtype=_dtype(value) if np.dtype(_dtype(value)).kind in "fc" else np.float64)
             grads = backward([(out, seed)], retain_graph=False)
         gs = tuple(_output(in_dtype(grads[id(v)], v._value)) if id(v) in grads
                    else _output(_zeros(_shape(v._value), v._value)) for v in leaves)

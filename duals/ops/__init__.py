@@ -51,7 +51,7 @@ def every_entry(value, shape):
     >>> every_entry(np.float64(2.0), (2, 3)).tolist()
     [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
     """
-    one = np.array(value, ndmin=1)
+    one = np.array((value,))
     out = np.ndarray(shape, one.dtype, one, 0, (0,) * len(shape))
     out.flags.writeable = False
     return out
