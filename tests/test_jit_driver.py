@@ -142,6 +142,30 @@ def test_one_jacfwd_object_reused_across_layouts_returns_fresh_correct_blocks():
         jac(state)
 
 
+def test_blocks_of_several_arguments_through_the_driver_are_independent():
+    """With several ``argnums`` the driver's one block is cut into one Jacobian per argument
+    (views of it, not copies): each must equal the general path's, and writing into one block
+    must change neither another block nor the next call's result."""
+    state, params = np.array([1.0, 1.0, 1.0]), np.array([10.0, 28.0, 8.0 / 3.0])
+    jac = duals.jacfwd(lorenz_final, argnums=(0, 1, 3))
+    general = duals.jacfwd(lorenz_final, argnums=(0, 1, 3))(state, params, 20, 0.01)
+    results = [jac(state, params, 20, 0.01) for _ in range(CALLS)]
+    assert _driver_of(lorenz_final)
+    for blocks in results:
+        for got, want in zip(blocks, general):
+            np.testing.assert_array_equal(got, want)
+    d_state, d_params, d_dt = results[-1]
+    assert d_state.shape == (3, 3) and d_params.shape == (3, 3) and d_dt.shape == (3,)
+    kept = [b.copy() for b in results[-1]]
+    d_state[:] = np.nan
+    np.testing.assert_array_equal(d_params, kept[1])
+    np.testing.assert_array_equal(d_dt, kept[2])
+    for got, want in zip(jac(state, params, 20, 0.01), kept):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(d_dt, central_differences(lorenz_final, [state, params, 20, 0.01], 3),
+                               rtol=1e-6, atol=1e-8)
+
+
 def test_parallel_functions_run_their_promoting_copy_through_the_driver():
     x = np.linspace(-1.0, 1.0, 5)
     results = [duals.jacfwd(parallel_squares)(x) for _ in range(CALLS)]

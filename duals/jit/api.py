@@ -527,7 +527,8 @@ class _JacobianPlan:
 
     def split(self, full, fresh=False):
         """Cut the last axis (all directions) of ``full`` into one block per argument; ``fresh``:
-        ``full`` is the caller's own (a driver's result), so a single array block is not copied."""
+        ``full`` is the caller's own (a driver's result), so the blocks are views of it, not
+        copies (disjoint ones: writing into one leaves the others as they are)."""
         lead = full.shape[:-1]
         if fresh and self.single and len(self.cuts[0]) == 3 and full.shape[-1] == self.total:
             shape = lead + self.cuts[0][2]
@@ -536,9 +537,11 @@ class _JacobianPlan:
         blocks = []
         for cut in self.cuts:
             if len(cut) == 1:
-                blocks.append(_output(full[..., cut[0]].copy()))
+                part = full[..., cut[0]]
+                blocks.append(_output(part) if not part.ndim else part if fresh else part.copy())
             else:
-                part = full[..., cut[0]:cut[1]].copy().reshape(lead + cut[2])
+                part = full[..., cut[0]:cut[1]]
+                part = (part if fresh else part.copy()).reshape(lead + cut[2])
                 blocks.append(part if part.ndim else _output(part))
         return blocks[0] if self.single else tuple(blocks)
 
