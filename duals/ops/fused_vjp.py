@@ -323,17 +323,13 @@ def elementwise(name, partials):
     def scaled(node, g, g_free, flats, into, wanted, formulas):
         """The cotangents when every partial is one number ``p`` (``100 * x``, ``x / 2``): ``g``
         handed on with the scale ``p``, the product left to the next rule."""
-        out = node.out
-        ones = [np.empty(1) if kinds[i] == "formula" else _DUMMY for i in range(len(node.args))]
-        kernels.vjp_kernel(name, "".join(letters[i] + "=" for i in formulas))(
-            *[f if f is not None else _DUMMY for f in flats], out.reshape(-1)[:1], _ONE, *ones,
-            1.0, _DUMMY_MASK)
+        numbers = on_one_entry(node, flats, formulas, _ONE)    # partial * 1: the partials
         results = [None] * len(node.args)
         handed = [i for i in wanted if into[i] is True]
         alone = g_free and len(handed) == 1 and g.flags.writeable
         for i in wanted:
             kind = kinds[i]
-            p = ones[i][0] if kind == "formula" else 1.0 if kind == "one" else -1.0
+            p = numbers[i][0] if kind == "formula" else 1.0 if kind == "one" else -1.0
             target = into[i]
             if target is not True:
                 add_scaled(target, g, p)
@@ -342,19 +338,25 @@ def elementwise(name, partials):
                 results[i] = (g if kind == "one" else Scaled(g, p), OWNED if alone else SHARED)
         return results
 
+    def on_one_entry(node, flats, formulas, g):
+        """The kernel on the first entry only, ``g`` a one-entry array: per argument, its
+        product ``partial * g`` as a one-entry array (a formula's) or a dummy."""
+        outputs = [_DUMMY] * len(node.args)
+        if formulas:
+            for i in formulas:
+                outputs[i] = np.empty(1)
+            kernels.vjp_kernel(name, "".join(letters[i] + "=" for i in formulas))(
+                *[f if f is not None else _DUMMY for f in flats], node.out.reshape(-1)[:1], g,
+                *outputs, 1.0, _DUMMY_MASK)
+        return outputs
+
     def uniform(node, g, flats, into, wanted, formulas):
         """The cotangents when ``g`` and every operand a partial reads are one number for all
         entries: the kernel runs on that one entry, and its result stands for every entry as a
         read-only broadcast (added into a running cotangent where the walk owns one)."""
         out = node.out
         results = [None] * len(node.args)
-        if formulas:
-            outputs = [_DUMMY] * len(node.args)
-            for i in formulas:
-                outputs[i] = np.empty(1)
-            kernels.vjp_kernel(name, "".join(letters[i] + "=" for i in formulas))(
-                *[f if f is not None else _DUMMY for f in flats], out.reshape(-1)[:1],
-                _flat_g(g), *outputs, 1.0, _DUMMY_MASK)
+        outputs = on_one_entry(node, flats, formulas, _flat_g(g))
         for i in wanted:
             kind = kinds[i]
             value = outputs[i] if kind == "formula" else g if kind == "one" else None
