@@ -14,7 +14,7 @@ import numpy as np
 from . import core as _core
 from . import cotangents as _cotangents
 from .cotangents import OWNED, SHARED, Cotangents, Scaled
-from .ops import all_of_copies, innermost, is_complex
+from .ops import all_of_copies, innermost, is_complex, one_number
 from .ops.fused_vjp import RULES, SCALAR_RULES
 from .reverse import Node
 
@@ -125,7 +125,7 @@ def walk(seeds, retain_graph, accumulate):
         g = store.take(key)[0]
         if type(g) is Scaled:
             g = g.product()
-        elif type(g) is np.ndarray and not g.flags.writeable and not any(g.strides) and g.ndim:
+        elif one_number(g) and not g.flags.writeable:
             g = g.copy()    # one number for all entries (a sum's cotangent): an array of its own
         if accumulate and is_complex(leaf._value) and not is_complex(g):
             g = _add()(g, np.zeros((), dtype=leaf._value.dtype))   # .grad of a complex leaf: complex

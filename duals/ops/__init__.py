@@ -57,6 +57,16 @@ def every_entry(value, shape):
     return out
 
 
+def one_number(t):
+    """one_number(t) -> bool: whether ``t`` is a plain array of at least one axis each of whose
+    entries is one number (all strides 0: a broadcast, what :func:`every_entry` makes).
+
+    >>> one_number(every_entry(1.0, (3,))), one_number(np.ones(3))
+    (True, False)
+    """
+    return type(t) is np.ndarray and t.ndim > 0 and not any(t.strides)
+
+
 def shape_of(x):
     """shape_of(x) -> tuple: the shape of a plain or traced value."""
     return x.shape if hasattr(x, "shape") else ()

@@ -15,7 +15,7 @@ from ..float_warnings import RULE_FILE
 from ..core import Primitive, Tracer
 from ..index_sets import elementwise_rule, gather_rule
 from . import (NAMESPACE, dtype_of, every_entry, export, innermost, is_complex, lead_of, ndim_of as ndim,
-               shape_of as shape)
+               one_number, shape_of as shape)
 from .reductions import unbroadcast
 from .shape import broadcast_to, reshape
 
@@ -57,15 +57,10 @@ def _times(d, t):
         if d == 1.0:
             return t
         if d == -1.0:
-            return every_entry(-t.flat[0], t.shape) if _one_number(t) else -t
-        if _one_number(t):      # a sum's cotangent: the product is one number for all entries too
+            return every_entry(-t.flat[0], t.shape) if one_number(t) else -t
+        if one_number(t):      # a sum's cotangent: the product is one number for all entries too
             return every_entry(d * t.flat[0], t.shape)
     return d * t
-
-
-def _one_number(t):
-    """Whether ``t`` is a plain array each of whose entries is one number (stride 0, a broadcast)."""
-    return type(t) is np.ndarray and t.ndim > 0 and not any(t.strides)
 
 
 def _zero_like(x):
@@ -125,8 +120,8 @@ def _operand(a, t, n, out_shape):
     """An operand of a binary kernel: :func:`_flat`, except that an array of one number repeated
     (a sum's cotangent) is passed as that number (which the kernel holds in a register) when its
     tangent ``t`` (lanes first) is absent or repeated too."""
-    if (type(a) is np.ndarray and a.ndim and a.size > 1 and not any(a.strides)
-            and a.dtype.kind == "f" and (t is None or not any(t.strides[1:]))):
+    if (one_number(a) and a.size > 1 and a.dtype.kind == "f"
+            and (t is None or not any(t.strides[1:]))):
         return a[(0,) * a.ndim].reshape(1)
     return _flat(a, n, out_shape)
 
