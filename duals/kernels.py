@@ -200,9 +200,9 @@ def clear_cache():
 
     >>> clear_cache()  # the next call recompiles what it needs
     """
-    global _module, _vjp_module
+    global _module, _vjp_module, _dual_vjp_module
     shutil.rmtree(cache_dir(), ignore_errors=True)
-    _module = _vjp_module = None
+    _module = _vjp_module = _dual_vjp_module = None
 
 
 _module = None
@@ -356,3 +356,87 @@ def vjp_kernel(name, variant):
     if _vjp_module is None:
         _vjp_module = load_generated("duals_vjp_kernels", generate_vjp_source(VJP_NAMES))
     return getattr(_vjp_module, f"{name}_vjp_{vjp_suffix(variant)}")
+
+# ---------------------------------------------------------------- second order
+
+# The reverse rule of a one-argument function run on dual numbers (forward over reverse: hvp,
+# hessian): ``g · f'(x)`` with ``x = xs + txs ε`` and ``g = gs + tgs ε`` is
+# ``g f'(x) + (g · f''(x) tx + f'(x) tg) ε``, where ``f''`` is the table partial differentiated
+# by :func:`duals.symbolic.along`. One pass instead of the partial's kernels, then the product's.
+# ``gs`` of length 1 is one cotangent for all entries (a sum's); ``tgs`` None: ``g`` is plain.
+_DUAL_VJP_TEMPLATE = '''
+@_kernel
+def {name}_dvjp(xs, txs, outs, gs, tgs, gx, tgx):
+    n = xs.shape[0]
+    lanes = txs.shape[0]
+    sg = 1 if gs.shape[0] == n else 0
+    if lanes == 1:
+        for i in range(n):
+            x = xs[i]
+            out = outs[i]
+            g = gs[i * sg]
+            d = {partial}
+            gx[i] = d * g
+            t = g * (({curvature}) * txs[0, i])
+            if tgs is not None:
+                t += d * tgs[0, i]
+            tgx[0, i] = t
+        return
+    ds = np.empty(n, dtype=gx.dtype)
+    es = np.empty(n, dtype=gx.dtype)
+    for i in range(n):
+        x = xs[i]
+        out = outs[i]
+        g = gs[i * sg]
+        d = {partial}
+        gx[i] = d * g
+        ds[i] = d
+        es[i] = {curvature}
+    for lane in range(lanes):
+        row = tgx[lane]
+        tx = txs[lane]
+        for i in range(n):
+            row[i] = gs[i * sg] * (es[i] * tx[i])
+        if tgs is not None:
+            tg = tgs[lane]
+            for i in range(n):
+                row[i] += ds[i] * tg[i]
+'''
+
+
+def curvature(partial):
+    """curvature(partial) -> the derivative of a one-argument partial ``partial(x, out)`` along
+    its function (``out`` moves with ``x`` at the rate ``partial``), or None if the formula
+    cannot be differentiated.
+
+    >>> curvature("0.5 / out")
+    '-(0.5 / (out * out)) * (0.5 / out)'
+    """
+    from .symbolic import along
+    return along(partial, "x", {"x": "1.0", "out": partial})
+
+
+def generate_dual_vjp_source(names):
+    """generate_dual_vjp_source(names) -> str: the second-order reverse kernels of one-argument
+    table entries ``names`` (those whose partial :func:`curvature` differentiates).
+
+    >>> "def sin_dvjp" in generate_dual_vjp_source(["sin"])
+    True
+    """
+    parts = [_HEADER, f"# vocabulary {_vocabulary_digest()}\n"]
+    for name in names:
+        partial, = derivatives.TABLE[name].partials
+        parts.append(_DUAL_VJP_TEMPLATE.format(name=name, partial=partial, curvature=curvature(partial)))
+    return "\n".join(parts)
+
+
+_dual_vjp_module = None
+DUAL_VJP_NAMES = []   # the entries with second-order reverse kernels (filled by duals.ops.dual_vjp)
+
+
+def dual_vjp_kernel(name):
+    """dual_vjp_kernel(name) -> numba dispatcher of one second-order reverse kernel."""
+    global _dual_vjp_module
+    if _dual_vjp_module is None:
+        _dual_vjp_module = load_generated("duals_dual_vjp_kernels", generate_dual_vjp_source(DUAL_VJP_NAMES))
+    return getattr(_dual_vjp_module, f"{name}_dvjp")

@@ -3,7 +3,7 @@
 A fresh interpreter loads the table, adds ``softplus`` to it (a function NumPy does not have,
 so its value comes from the generated kernel too), then imports duals. Without editing anything
 else, the new function must exist in ``duals.numpy``, differentiate in forward, reverse and
-second-order modes, agree with its closed form, run compiled inside ``@numba.njit`` code, and
+second-order modes (its generated second-order kernel included), agree with its closed form, run compiled inside ``@numba.njit`` code, and
 carry its own sampling domain for the test table.
 """
 import os
@@ -39,6 +39,9 @@ SCRIPT = textwrap.dedent("""
     H = np.diag(sigma * (1.0 - sigma))
     assert np.allclose(duals.hessian(total)(x), H)
     assert np.allclose(duals.jacrev(duals.jacrev(total))(x), H)
+    big = np.linspace(-3.0, 3.0, 5000)   # large enough for the generated second-order kernel
+    s = 1.0 / (1.0 + np.exp(-big))
+    assert np.allclose(duals.hvp(total, big, np.cos(big)), s * (1.0 - s) * np.cos(big))
     assert duals.testing.check_grads(total, (x,), order=2)
     assert duals.gradcheck(dnp.softplus, x)
     d = duals.Dual(0.7, 1.0)

@@ -8,6 +8,10 @@ import numpy as np
 
 from ..core import Tracer
 
+# below this many entries NumPy's calls through a primitive's rules cost as little as a generated
+# reverse kernel, and nothing compiles (duals.ops.fused_vjp, duals.ops.dual_vjp)
+FUSED_FROM = 4096
+
 NAMESPACE = {}
 # names whose result is NumPy's plain answer for the values (indices, booleans, piecewise
 # constants): no derivative, in every mode (the support table in the docs reads it)

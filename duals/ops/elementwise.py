@@ -16,6 +16,7 @@ from ..core import Primitive, Tracer
 from ..index_sets import elementwise_rule, gather_rule
 from . import (NAMESPACE, dtype_of, every_entry, export, innermost, is_complex, lead_of, ndim_of as ndim,
                one_number, shape_of as shape)
+from . import dual_vjp
 from .reductions import unbroadcast
 from .shape import broadcast_to, reshape
 
@@ -175,7 +176,15 @@ def _make_unary(name, value, deriv):
         return _real_only(prim)
     d = _partial(deriv, ("x", "out"))
     prim.def_jvp(0, lambda t, out, x: _times(d(x, out), t))
-    prim.def_vjp(0, lambda g, out, x, unreached=None: masked(_times(d(x, out), g), unreached))
+    on_duals = dual_vjp.rule(name)
+
+    def vjp(g, out, x, unreached=None):
+        if on_duals is not None and unreached is None:
+            fused = on_duals(g, out, x)   # forward over reverse on large arrays: one pass
+            if fused is not None:
+                return fused
+        return masked(_times(d(x, out), g), unreached)
+    prim.def_vjp(0, vjp)
     scalar_value = _formula(value, ("x",), SCALAR)
     scalar_deriv = _formula(deriv, ("x", "out"), SCALAR)
 

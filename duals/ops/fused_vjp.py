@@ -32,12 +32,10 @@ import numpy as np
 
 from .. import _vocabulary, derivatives, kernels
 from ..core import Tracer
-from . import every_entry, is_complex, negative_into
+from . import FUSED_FROM, every_entry, is_complex, negative_into  # noqa: F401  (tests set FUSED_FROM here)
 from .. import cotangents
 from ..cotangents import ADDED, OWNED, SHARED, Scaled, add_scaled
 
-# below this many entries NumPy's calls through the rules cost as little, and nothing compiles
-FUSED_FROM = 4096
 RULES = {}           # primitive -> rule on arrays
 SCALAR_RULES = {}    # primitive -> rule on 0-d float64 values
 # primitive -> reads(inputs): the operands ("x", "y", "out") that its reverse rules read when the
