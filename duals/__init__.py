@@ -9,6 +9,7 @@ composable transformations on top of both.
 """
 from ._version import __version__
 from ._memory import tune_allocator
+from .cotangents import release_buffers
 from . import numpy  # noqa: F401  (registers every primitive)
 from . import _operators
 from .forward import Dual
@@ -42,4 +43,4 @@ if "numba" in _sys.modules:  # a Numba user: load compiled mode now (Numba is al
 __all__ = ["Dual", "Var", "no_grad", "stop_gradient", "jvp", "vjp", "grad", "value_and_grad",
            "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "value_grad_hessian", "clear_cache",
            "numpy", "special", "__version__", "gradcheck", "detect_anomaly", "checkpoint",
-           "extend", "testing", "jit", "sensitivity", "tune_allocator", "sparsity"]
+           "extend", "testing", "jit", "sensitivity", "tune_allocator", "release_buffers", "sparsity"]

@@ -7,11 +7,12 @@ page-faulted in again, which measured three to four times slower than the arithm
 itself. Raising the thresholds keeps those blocks in the heap for reuse.
 
 This changes the allocator of the whole process, so duals never does it by itself: call
-:func:`tune_allocator` once if you want it. The backward walk reuses its own buffers
-(:mod:`duals.cotangents`), so a plain gradient no longer depends on it; forward over reverse still
-does. ``python -m benchmarks.alloc_effect`` measures it: on this project's 2-core machine the
-gradient of Rosenbrock at n = 10⁵ takes 1.05 ms either way (3.0 ms by default and 1.4 ms tuned
-before that reuse), a Hessian-vector product there 3.7 ms tuned instead of 4.9 ms.
+:func:`tune_allocator` once if you want it. Reverse mode keeps its own large buffers between
+calls (:mod:`duals.cotangents`, up to 32 MiB per thread): the recording computes into them and the
+walk reuses them, so a gradient no longer depends on it (Rosenbrock's at n = 10⁵ took 2.8-3.6 ms
+or 0.5-0.7 ms by default, depending on what the process had allocated before, and 0.5 ms tuned;
+now 0.5 ms either way). Forward over reverse still allocates a value and a tangent per rule.
+``python -m benchmarks.alloc_effect`` measures it.
 """
 import ctypes
 import sys

@@ -42,7 +42,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "fused_jvp", "nondiff", "elementwise",
-                 "unreached", "sparsity", "holomorphic", "__weakref__")
+                 "unreached", "sparsity", "holomorphic", "ufunc", "__weakref__")
 
     def __init__(self, name, impl, nondiff=(), registry=None):
         if registry is None:
@@ -60,6 +60,9 @@ class Primitive:
         # optional fast path on plain arrays: (primals, tangents) -> (out, tangent), or None to
         # decline (the rules then apply)
         self.fused_jvp = None
+        # NumPy's ufunc that ``impl`` is on float64 arrays of one shape, which the tape's forward
+        # pass may then run into a reused buffer (duals.reverse); None for anything else
+        self.ufunc = None
         # positions of arguments that are never differentiated (masks, conditions)
         self.nondiff = frozenset(nondiff)
         # element k of the output depends on element k of each (broadcast) input only; the

@@ -10,16 +10,18 @@ intermediate value is freed as soon as the user drops it and no rule needs it.
 """
 import contextlib
 import itertools
-import weakref
-
 import math
+import weakref
 
 import numpy as np
 
 from . import core as _core
+from . import cotangents as _cotangents
 from .core import Trace, Tracer, bind
 from .float_warnings import call_at_user_line
 from .ops.fused_vjp import READS
+
+_F64 = np.dtype(np.float64)
 
 # operands from this size on (4 MiB of float64, where NumPy asks for huge pages) may be shells;
 # smaller ones are kept: freeing them early returns memory that the walk then faults back in
@@ -114,7 +116,7 @@ class ReverseTrace(Trace):
         lent = self._lend(primitive, args, values, inputs, nested) if self.borrowed else None
         # plain values go straight to the implementation; traced ones to the next trace
         out = bind(primitive, *values, **params) if nested or _core.ANOMALY is not None \
-            else primitive.impl(*values, **params)
+            else _computed(primitive, values, params)
         if lent:
             out = self._shells_of_lent(primitive, args, values, params, lent, out)
         if self.imperative and _no_grad_depth:
@@ -174,6 +176,26 @@ class ReverseTrace(Trace):
         for k in lent:
             values[k] = _shell(values[k], 0)
         return out
+
+
+def _computed(primitive, values, params):
+    """``primitive.impl(*values)``; a large float64 result of a ufunc in a buffer of the thread's
+    pool (duals.cotangents), where the last walk left the values it freed."""
+    ufunc = primitive.ufunc
+    if ufunc is not None and not params:
+        shape = None
+        for a in values:
+            if type(a) is np.ndarray:
+                if a.dtype != _F64 or (shape is not None and a.shape != shape):
+                    return primitive.impl(*values, **params)
+                shape = a.shape
+            elif type(a) is not float and type(a) is not np.float64:
+                return primitive.impl(*values, **params)
+        if shape and math.prod(shape) >= _cotangents.POOL_FROM:
+            buf = _cotangents.take_buffer(shape)
+            if buf is not None:
+                return ufunc(*values, out=buf)
+    return primitive.impl(*values, **params)
 
 
 def _shares(out, a):

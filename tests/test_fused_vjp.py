@@ -268,6 +268,7 @@ def test_retained_gradients_and_repeated_backward_are_the_rules(forced):
 
 
 def test_only_an_output_nothing_else_refers_to_is_recycled():
+    cotangents.release_buffers()   # the thread's pool, kept between walks: empty for this test
     store = cotangents.Cotangents(None, recycle=True)
 
     class Node:
@@ -283,6 +284,31 @@ def test_only_an_output_nothing_else_refers_to_is_recycled():
     store.free(Node(np.zeros(cotangents.POOL_FROM + 1)))        # nothing else holds it
     assert [a.size for free in store.pool.values() for a in free] == [cotangents.POOL_FROM + 1]
     assert store.alloc((cotangents.POOL_FROM + 1,)).size == cotangents.POOL_FROM + 1
+    assert store.pool.nbytes == 0
+
+
+def test_the_pool_outlives_a_walk_within_its_bound_and_serves_the_next_forward_pass():
+    cotangents.release_buffers()
+    x = np.linspace(0.1, 2.0, 2 * cotangents.POOL_FROM)
+    f = lambda x: np.sum(np.sin(x) * x + x * x)  # noqa: E731
+    expected = np.cos(x) * x + np.sin(x) + 2 * x
+    np.testing.assert_allclose(duals.grad(f)(x), expected, rtol=1e-14)
+    pool = cotangents._thread_pool()
+    kept = {id(a) for free in pool.values() for a in free}
+    assert kept and pool.nbytes <= cotangents.KEEP_BYTES
+    out, pullback = duals.vjp(lambda x: np.sin(x) * x, x)   # recorded into a kept buffer
+    assert id(out) in kept
+    np.testing.assert_array_equal(out, np.sin(x) * x)
+    np.testing.assert_allclose(pullback(np.ones_like(x))[0], np.cos(x) * x + np.sin(x), rtol=1e-14)
+    np.testing.assert_allclose(duals.grad(f)(x), expected, rtol=1e-14)
+    saved = cotangents.KEEP_BYTES
+    cotangents.KEEP_BYTES = 0
+    try:
+        cotangents.release_buffers()
+        duals.grad(f)(x)
+        assert cotangents._thread_pool().nbytes == 0
+    finally:
+        cotangents.KEEP_BYTES = saved
 
 
 def test_large_arrays_take_the_fused_path():
@@ -306,6 +332,7 @@ def test_rules_on_numbers_give_the_rules_numbers(name):
 
 
 def test_a_cotangent_is_reused_only_when_the_walk_alone_holds_it():
+    cotangents.release_buffers()   # the thread's pool, kept between walks: empty for this test
     store = cotangents.Cotangents(None, recycle=True)
     kept = [np.zeros(cotangents.POOL_FROM)]
     g = kept[0]
@@ -331,6 +358,34 @@ _INDEX_PARTS = st.one_of(st.integers(-4, 3), st.builds(slice, st.none() | st.int
                                                         st.none() | st.integers(-5, 5),
                                                         st.sampled_from([None, 1, 1, 2, -1])),
                          st.just(Ellipsis), st.none())
+
+
+@settings(PROFILE)
+@given(programs(), st.integers(0, 2**32 - 1))
+def test_results_stay_as_they_were_after_later_calls_reuse_the_pool(program, seed):
+    """Buffers outlive a walk in the thread's pool; a gradient, an output or a value handed to the
+    caller must never be one of them: later calls on other inputs leave earlier results alone."""
+    inputs, steps = program
+    f = _build(steps)
+    argnums = tuple(range(len(inputs)))
+    loss = lambda *a: np.sum(f(*a) * 1.5)  # noqa: E731
+    rng = np.random.default_rng(seed)
+    moved = [a * (1.0 + 0.1 * rng.standard_normal(np.shape(a))) for a in inputs]
+    saved = fused_vjp.FUSED_FROM, cotangents.POOL_FROM, reverse.SHELL_FROM
+    fused_vjp.FUSED_FROM = cotangents.POOL_FROM = reverse.SHELL_FROM = 1
+    try:
+        grads = duals.grad(loss, argnums)(*inputs)
+        out, pullback = duals.vjp(f, *inputs)
+        copies = [np.copy(g) for g in grads], np.copy(out)
+        pulled = pullback(np.ones_like(out))
+        pulled_copies = [np.copy(g) for g in pulled]
+        for _ in range(2):
+            duals.grad(loss, argnums)(*moved)
+            duals.vjp(f, *moved)[1](np.ones_like(out))
+    finally:
+        fused_vjp.FUSED_FROM, cotangents.POOL_FROM, reverse.SHELL_FROM = saved
+    for got, copy in zip(list(grads) + [out] + list(pulled), copies[0] + [copies[1]] + pulled_copies):
+        np.testing.assert_array_equal(got, copy)
 
 
 @settings(max_examples=300, deadline=None)

@@ -168,6 +168,7 @@ def _make_unary(name, value, deriv):
     else:
         impl = _scalar_first(numpy_impl, _formula(value, ("x",), SCALAR))
     prim = Primitive(name, impl)
+    prim.ufunc = numpy_impl
     prim.elementwise = True
     prim.def_sparsity(elementwise_rule(deriv != "0.0"))
     if deriv == "0.0":
@@ -271,6 +272,7 @@ def _scalar_first(numpy_impl, scalar_value):
 def _make_binary(name, value, dx, dy):
     numpy_impl = _numpy_impl(name)
     prim = Primitive(name, _scalar_first(numpy_impl, _formula(value, ("x", "y"), SCALAR)))
+    prim.ufunc = numpy_impl
     prim.elementwise = True
     selecting = name in derivatives.SELECTING
     chain = picked if selecting else _times
