@@ -368,7 +368,7 @@ _DUAL_VJP_TEMPLATE = '''
 @_kernel
 def {name}_dvjp(xs, txs, outs, gs, tgs, gx, tgx):
     n = xs.shape[0]
-    lanes = txs.shape[0]
+    lanes = tgx.shape[0]
     sg = 1 if gs.shape[0] == n else 0
     if lanes == 1:
         for i in range(n):
@@ -377,7 +377,9 @@ def {name}_dvjp(xs, txs, outs, gs, tgs, gx, tgx):
             g = gs[i * sg]
             d = {partial}
             gx[i] = d * g
-            t = g * (({curvature}) * txs[0, i])
+            t = 0.0
+            if txs is not None:
+                t = g * (({curvature}) * txs[0, i])
             if tgs is not None:
                 t += d * tgs[0, i]
             tgx[0, i] = t
@@ -394,13 +396,54 @@ def {name}_dvjp(xs, txs, outs, gs, tgs, gx, tgx):
         es[i] = {curvature}
     for lane in range(lanes):
         row = tgx[lane]
-        tx = txs[lane]
-        for i in range(n):
-            row[i] = gs[i * sg] * (es[i] * tx[i])
+        if txs is not None:
+            tx = txs[lane]
+            for i in range(n):
+                row[i] = gs[i * sg] * (es[i] * tx[i])
+        else:
+            row[:] = 0.0
         if tgs is not None:
             tg = tgs[lane]
             for i in range(n):
                 row[i] += ds[i] * tg[i]
+'''
+
+
+# The same for argument ``{which}`` of a two-argument function: ``g · p(x, y, out)`` over duals,
+# whose tangent is ``g · (p_x tx + p_y ty) + p · tg`` with ``p_x``, ``p_y`` the derivatives of the
+# partial along each argument (``out`` moving with it). A plain operand has no tangent (None) and
+# may be one number (length 1).
+_DUAL_VJP_BINARY_TEMPLATE = '''
+@_kernel
+def {name}_dvjp_{which}(xs, txs, ys, tys, outs, gs, tgs, gi, tgi):
+    n = outs.shape[0]
+    lanes = tgi.shape[0]
+    sx = 1 if xs.shape[0] == n else 0
+    sy = 1 if ys.shape[0] == n else 0
+    sg = 1 if gs.shape[0] == n else 0
+    for i in range(n):
+        x = xs[i * sx]
+        y = ys[i * sy]
+        out = outs[i]
+        g = gs[i * sg]
+        d = {partial}
+        gi[i] = d * g
+        ax = 0.0
+        ay = 0.0
+        if txs is not None:
+            ax = {along_x}
+        if tys is not None:
+            ay = {along_y}
+        for lane in range(lanes):
+            t = 0.0
+            if txs is not None:
+                t += ax * txs[lane, i]
+            if tys is not None:
+                t += ay * tys[lane, i]
+            t = g * t
+            if tgs is not None:
+                t += d * tgs[lane, i]
+            tgi[lane, i] = t
 '''
 
 
@@ -416,17 +459,40 @@ def curvature(partial):
     return along(partial, "x", {"x": "1.0", "out": partial})
 
 
-def generate_dual_vjp_source(names):
-    """generate_dual_vjp_source(names) -> str: the second-order reverse kernels of one-argument
-    table entries ``names`` (those whose partial :func:`curvature` differentiates).
+def curvatures(name, which):
+    """curvatures(name, which) -> ``(along x, along y)``: the derivatives of the partial of table
+    entry ``name`` for argument ``which`` (``"x"`` or ``"y"``) along each argument, or None.
 
-    >>> "def sin_dvjp" in generate_dual_vjp_source(["sin"])
+    >>> curvatures("div", "x")
+    ('0.0', '-(1.0 / (y * y))')
+    """
+    from .symbolic import along
+    dx, dy = derivatives.TABLE[name].partials
+    partial = dx if which == "x" else dy
+    found = (along(partial, "x", {"x": "1.0", "out": dx}), along(partial, "y", {"y": "1.0", "out": dy}))
+    return None if None in found else found
+
+
+def generate_dual_vjp_source(names):
+    """generate_dual_vjp_source(names) -> str: the second-order reverse kernels of the table
+    entries ``names``: ``"sin"`` for a one-argument entry, ``"div:y"`` for argument ``y`` of a
+    two-argument one (those whose partials :func:`curvature` and :func:`curvatures` differentiate).
+
+    >>> src = generate_dual_vjp_source(["sin", "div:y"])
+    >>> "def sin_dvjp(" in src and "def div_dvjp_y(" in src
     True
     """
     parts = [_HEADER, f"# vocabulary {_vocabulary_digest()}\n"]
-    for name in names:
-        partial, = derivatives.TABLE[name].partials
-        parts.append(_DUAL_VJP_TEMPLATE.format(name=name, partial=partial, curvature=curvature(partial)))
+    for key in names:
+        name, _, which = key.partition(":")
+        partials = derivatives.TABLE[name].partials
+        if not which:
+            parts.append(_DUAL_VJP_TEMPLATE.format(name=name, partial=partials[0],
+                                                   curvature=curvature(partials[0])))
+            continue
+        along_x, along_y = curvatures(name, which)
+        parts.append(_DUAL_VJP_BINARY_TEMPLATE.format(
+            name=name, which=which, partial=partials["xy".index(which)], along_x=along_x, along_y=along_y))
     return "\n".join(parts)
 
 
@@ -434,9 +500,11 @@ _dual_vjp_module = None
 DUAL_VJP_NAMES = []   # the entries with second-order reverse kernels (filled by duals.ops.dual_vjp)
 
 
-def dual_vjp_kernel(name):
-    """dual_vjp_kernel(name) -> numba dispatcher of one second-order reverse kernel."""
+def dual_vjp_kernel(key):
+    """dual_vjp_kernel(key) -> numba dispatcher of one second-order reverse kernel (``"sin"``,
+    ``"div:y"``, as :func:`generate_dual_vjp_source`)."""
     global _dual_vjp_module
     if _dual_vjp_module is None:
         _dual_vjp_module = load_generated("duals_dual_vjp_kernels", generate_dual_vjp_source(DUAL_VJP_NAMES))
-    return getattr(_dual_vjp_module, f"{name}_dvjp")
+    name, _, which = key.partition(":")
+    return getattr(_dual_vjp_module, f"{name}_dvjp_{which}" if which else f"{name}_dvjp")

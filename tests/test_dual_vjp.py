@@ -65,6 +65,7 @@ def test_binary_partials_differentiate_along_either_argument(name):
 
 def test_the_calculus_declines_what_it_cannot_differentiate():
     assert symbolic.derivative("x ** y", "y") is None
+    assert "pow:x" not in kernels.DUAL_VJP_NAMES and "pow:y" in kernels.DUAL_VJP_NAMES
     assert symbolic.derivative("gamma(x)", "x") is None   # not a table entry
     assert symbolic.derivative("where(x > 0.0, x * x, -x)", "x") == "where(x > 0.0, x + x, -1.0)"
 
@@ -118,6 +119,29 @@ def test_hessians_by_the_kernels_take_every_lane(name):
     np.testing.assert_allclose(fused, fused.T, rtol=1e-12)
     fd = np.array([_central(lambda s: duals.grad(loss)(p + s * e), 0.0, 1e-5) for e in np.eye(3)])
     np.testing.assert_allclose(fused, fd, rtol=1e-6)
+
+
+BINARY_KERNELS = {"div", "pow", "hypot", "mod"}
+
+
+# "x only" where x has no kernel (x ** y: the exponent of its partial moves; mod: partial 1, g
+# passes on) would run the rules alone
+@pytest.mark.parametrize("name,form", [(name, form) for name in sorted(BINARY_KERNELS)
+                                       for form in ("both", "x only", "y only", "number", "dual cotangent")
+                                       if form != "x only" or f"{name}:x" in kernels.DUAL_VJP_NAMES])
+def test_hvp_of_two_argument_functions_by_the_kernels_gives_the_rules_numbers(name, form):
+    f = PRIMITIVES[name]
+    x, y = _points(name, N, 6), _points(name, N, 7)
+    w = np.cos(np.arange(N))
+    v = np.sin(np.arange(2 * N) + 0.5)
+    loss = {"both": lambda p: np.sum(w * f(p[:N], p[N:])),
+            "x only": lambda p: np.sum(w * f(p[:N], y)),
+            "y only": lambda p: np.sum(w * f(x, p[N:])),
+            "number": lambda p: np.sum(w * f(p[:N], 1.25)) + np.sum(w * f(1.25, p[N:])),
+            "dual cotangent": lambda p: np.sum(p[N:] * f(p[:N], p[N:]))}[form]
+    p = np.concatenate([x, y])
+    fused, rules = _both(lambda: duals.hvp(loss, p, v))
+    _close(fused, rules)
 
 
 def test_two_dimensional_and_transposed_operands():

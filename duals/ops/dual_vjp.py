@@ -1,13 +1,14 @@
-"""Second-order reverse rules of one-argument element-wise functions as one pass over dual arrays.
+"""Second-order reverse rules of element-wise functions as one pass over dual arrays.
 
 Forward over reverse (``hvp``, ``hessian`` of NumPy code) walks the tape with dual numbers: the
-rule ``g · f'(x)`` then evaluates the partial ``f'(x)`` on duals (a kernel per operation of its
-formula) and multiplies by ``g`` (one more), each a pass over the arrays and a temporary. For
-float64 arrays of at least :data:`~duals.ops.FUSED_FROM` entries, when ``x`` is a dual of
-the trace that ``g`` belongs to (or ``g`` is plain), :func:`rule` runs one generated kernel
-(:func:`duals.kernels.dual_vjp_kernel`) instead, whose curvature term is the table's partial
-differentiated by :mod:`duals.symbolic`. Anything else (nested tracers, complex values, marks of
-structural zeros, ``detect_anomaly``) declines, and the primitive's rules run as before.
+rule ``g · ∂f/∂x`` then evaluates the partial on duals (a kernel per operation of its formula) and
+multiplies by ``g`` (one more), each a pass over the arrays and a temporary. For float64 arrays of
+at least :data:`~duals.ops.FUSED_FROM` entries, when the operands are duals of the trace that ``g``
+belongs to or plain values, of the output's shape (a plain one may be a number), the rules made
+here run one generated kernel (:func:`duals.kernels.dual_vjp_kernel`) instead, whose curvature
+terms are the table's partials differentiated by :mod:`duals.symbolic`. Anything else (nested
+tracers, complex values, broadcast operands, marks of structural zeros, ``detect_anomaly``)
+declines, and the primitive's rules run as before.
 
 >>> import numpy as np, duals
 >>> x = np.linspace(0.1, 1.0, 5000)
@@ -22,40 +23,78 @@ from ..forward import Dual
 from . import FUSED_FROM
 
 _F64 = np.dtype(np.float64)
+_NUMBERS = (float, np.float64)
 
 
-def rule(name):
-    """rule(name) -> ``fused(g, out, x)``: the dual of ``g · f'(x)`` for table entry ``name``, or
-    None where the fast path does not apply; None if the entry's partial has no curvature formula."""
-    partial, = derivatives.TABLE[name].partials
-    if partial == "0.0" or kernels.curvature(partial) is None:
+class _Declined(Exception):
+    """The fast path does not apply; the primitive's rules run."""
+
+
+def rule(name, argnum=0):
+    """rule(name, argnum=0) -> ``fused(g, out, *args)``: the dual of ``g · ∂f/∂args[argnum]`` for
+    table entry ``name``, or None where the fast path does not apply; None (no rule) where the
+    partial is a constant or a bare operand (nothing to fuse), selects an argument, or has no
+    curvature formula."""
+    entry = derivatives.TABLE[name]
+    partial = entry.partials[argnum]
+    if partial in ("0.0", "1.0", "-1.0", "x", "y") or name in derivatives.SELECTING:
         return None
-    kernels.DUAL_VJP_NAMES.append(name)
+    if entry.arity == 1:
+        key, ready = name, kernels.curvature(partial) is not None
+    else:
+        key = f"{name}:{'xy'[argnum]}"
+        ready = kernels.curvatures(name, "xy"[argnum]) is not None
+    if not ready:
+        return None
+    kernels.DUAL_VJP_NAMES.append(key)
 
-    def fused(g, out, x):
-        if type(x) is not Dual or type(out) is not Dual or _core.ANOMALY is not None:
+    def fused(g, out, *args):
+        if type(out) is not Dual or _core.ANOMALY is not None:
             return None
-        trace = x._trace
-        xs, txs = x.primal, x._tangent
-        if (out._trace is not trace or type(xs) is not np.ndarray or xs.dtype != _F64
-                or xs.size < FUSED_FROM or type(txs) is not np.ndarray or txs.dtype != _F64
-                or type(out.primal) is not np.ndarray or out.primal.shape != xs.shape):
+        trace = out._trace
+        outs = out.primal
+        if type(outs) is not np.ndarray or outs.dtype != _F64 or outs.size < FUSED_FROM:
             return None
-        gs, tgs = (g.primal, g._tangent) if type(g) is Dual else (g, None)
+        try:
+            operands = [_parts(a, trace, outs.shape, full=k == argnum) for k, a in enumerate(args)]
+            gs, tgs = _parts(g, trace, None, full=True)
+        except _Declined:
+            return None
         # g may lead with axes of one entry (jacrev's rows of a scalar): the result keeps them
-        if (type(gs) is not np.ndarray or gs.dtype != _F64 or gs.size != xs.size
-                or gs.shape[gs.ndim - xs.ndim:] != xs.shape):
+        if gs.size != outs.size or gs.shape[gs.ndim - outs.ndim:] != outs.shape:
             return None
-        n, lanes = xs.size, txs.shape[0]
-        if tgs is not None and (g._trace is not trace or type(tgs) is not np.ndarray
-                                or tgs.dtype != _F64 or tgs.shape != (lanes,) + gs.shape):
+        tangents = [t for _, t in operands] + [tgs]
+        lanes = next((t.shape[0] for t in tangents if t is not None), None)
+        if lanes is None or any(t is not None and t.shape[0] != lanes for t in tangents):
             return None
-        gx, tgx = np.empty(gs.shape), np.empty((lanes,) + gs.shape)
-        kernels.dual_vjp_kernel(name)(
-            xs.reshape(n), txs.reshape(lanes, n), out.primal.reshape(n), _values(gs, n),
-            None if tgs is None else tgs.reshape(lanes, n), gx.reshape(n), tgx.reshape(lanes, n))
-        return Dual._new(gx, tgx, trace)
+        n = outs.size
+        gi, tgi = np.empty(gs.shape), np.empty((lanes,) + gs.shape)
+        flat = [(v.reshape(-1), None if t is None else t.reshape(lanes, n)) for v, t in operands]
+        kernels.dual_vjp_kernel(key)(
+            *[part for pair in flat for part in pair], outs.reshape(n), _values(gs, n),
+            None if tgs is None else tgs.reshape(lanes, n), gi.reshape(n), tgi.reshape(lanes, n))
+        return Dual._new(gi, tgi, trace)
     return fused
+
+
+def _parts(a, trace, shape, full):
+    """``(values, tangent or None)`` of an operand: a dual of ``trace`` over float64 arrays of
+    ``shape``, or a plain float64 array of it (or a number, unless ``full``)."""
+    if type(a) is Dual:
+        if a._trace is not trace:
+            raise _Declined
+        values, tangent = a.primal, a._tangent
+        if (type(tangent) is not np.ndarray or tangent.dtype != _F64
+                or tangent.shape[1:] != np.shape(values)):
+            raise _Declined
+    else:
+        values, tangent = a, None
+        if not full and type(a) in _NUMBERS:
+            return np.array((a,)), None
+    if type(values) is not np.ndarray or values.dtype != _F64 or (
+            shape is not None and values.shape != shape):
+        raise _Declined
+    return values, tangent
 
 
 def _values(g, n):

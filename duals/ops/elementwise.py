@@ -292,7 +292,11 @@ def _make_binary(name, value, dx, dy):
             lead = lead_of(t, a)
             return fill_to(chain(d(x, y, out), align(t, a, out)), shape(t)[:lead], out)
 
-        def vjp(g, out, x, y, d=d, operand=operand, unreached=None):
+        def vjp(g, out, x, y, d=d, operand=operand, unreached=None, on_duals=dual_vjp.rule(name, argnum)):
+            if on_duals is not None and unreached is None:
+                fused = on_duals(g, out, x, y)   # forward over reverse on large arrays: one pass
+                if fused is not None:
+                    return fused
             return unbroadcast(masked(chain(d(x, y, out), g), unreached), out, shape(operand(x, y)))
 
         prim.def_jvp(argnum, jvp)
