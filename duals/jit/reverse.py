@@ -370,11 +370,12 @@ def _drive(state, tape, who, args, cotangent=None):
         tape.start(state.total)
     try:
         if cotangent is None:
-            found = state.run(tape.header, tape.pointer, *args)
+            found = state.run(tape.header, tape.pointer, tape.scratch, *args)
         else:
-            found = state.run(tape.header, tape.pointer, cotangent, *args)
+            found = state.run(tape.header, tape.pointer, tape.scratch, cotangent, *args)
         if found is not None and found[1]:
             tape.check(who)
+        tape.keep_scratch()
     finally:
         _release(tape)
     if found is None:

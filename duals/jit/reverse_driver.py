@@ -5,14 +5,16 @@ for the one-pullback ``vjp`` the adjoint ODE solver calls at every step
 (:func:`duals.jit.reverse.pull_once`): once a layout of arguments has run twice by the general
 path, one ``@njit`` driver makes the adjoint inputs (nodes ``1..n`` of the thread's tape),
 calls the user's function, sweeps the tape from the output's cotangent and returns the
-gradient blocks. Python only starts the tape (so its buffer holds the inputs) and checks it.
+gradient blocks. Python only starts the tape (so its buffer holds the inputs) and checks it. The
+adjoints live in ``scratch`` (the tape's, kept from call to call) where it is large enough: a
+fresh array of one float per node would be page-faulted in on every call.
 
 >>> import numba, numpy as np
 >>> from duals.jit.tape import Tape
 >>> tape = Tape(np.float64)
 >>> drive = grad_driver(numba.njit(lambda x, c: c * np.sum(x * x)), 2, (0,))
 >>> tape.start(3)
->>> value, failed, grads = drive(tape.header, tape.pointer, np.array([1.0, 2.0, 3.0]), 2.0)
+>>> value, failed, grads = drive(tape.header, tape.pointer, tape.scratch, np.array([1.0, 2.0, 3.0]), 2.0)
 >>> value, failed, grads[0].tolist()
 (28.0, 0, [4.0, 8.0, 12.0])
 """
@@ -34,14 +36,14 @@ WORDS = 3   # a node over floats is 24 bytes: two 32-bit parents, then two float
 
 
 def grad_driver(fn, arity, nums):
-    """grad_driver(fn, arity, nums) -> ``driver(header, address, *args)`` returning ``(value,
+    """grad_driver(fn, arity, nums) -> ``driver(header, address, scratch, *args)`` returning ``(value,
     failed, gradients)`` of scalar ``fn`` with respect to the arguments at ``nums``, recorded on
     the tape whose header is ``header`` (at ``address``), started for their entries."""
     return _generate("grad", fn, arity, nums)
 
 
 def pull_driver(fn, arity, nums):
-    """pull_driver(fn, arity, nums) -> ``driver(header, address, cotangent, *args)`` returning
+    """pull_driver(fn, arity, nums) -> ``driver(header, address, scratch, cotangent, *args)`` returning
     ``(value, failed, cotangents of the arguments at nums)`` for ``fn``'s one array result."""
     return _generate("pull", fn, arity, nums)
 
@@ -53,7 +55,7 @@ def _generate(kind, fn, arity, nums):
     if found is not None:
         return found
     names = [f"a{i}" for i in range(arity)]
-    head = "header, address, cotangent" if kind == "pull" else "header, address"
+    head = "header, address, scratch, cotangent" if kind == "pull" else "header, address, scratch"
     lines = [f"def driver({head}, {', '.join(names)}):", "    node = 1"]
     call = list(names)
     for i in nums:
@@ -63,7 +65,7 @@ def _generate(kind, fn, arity, nums):
     seed = "_seed_vector(out, cotangent, adj)" if kind == "pull" else "_seed_scalar(out, adj)"
     lines += ["    if header[FAILED] != 0:",
               "        return _value(out), 1, (" + "".join(f"_zeros(a{i}), " for i in nums) + ")",
-              "    adj = np.zeros(header[COUNT])",
+              "    adj = _zeroed(scratch, header[COUNT])",
               f"    {seed}",
               "    _sweep(header, node, adj)",
               "    offset = 1"]
@@ -72,10 +74,21 @@ def _generate(kind, fn, arity, nums):
     lines.append("    return _value(out), 0, (" + "".join(f"g{i}, " for i in nums) + ")")
     namespace = {"np": np, "fn": fn, "FAILED": FAILED, "COUNT": COUNT, "_adjoints": _adjoints,
                  "_value": _value, "_zeros": _zeros, "_seed_scalar": _seed_scalar,
-                 "_seed_vector": _seed_vector, "_sweep": _sweep, "_gradient": _gradient}
+                 "_seed_vector": _seed_vector, "_sweep": _sweep, "_gradient": _gradient,
+                 "_zeroed": _zeroed}
     exec("\n".join(lines), namespace)
     found = made[key] = numba.njit(namespace["driver"])
     return found
+
+
+@numba.njit(inline="always")
+def _zeroed(scratch, count):
+    """``count`` zero adjoints: the front of ``scratch`` when it is long enough."""
+    if count <= scratch.shape[0]:
+        adj = scratch[:count]
+        adj[:] = 0.0
+        return adj
+    return np.zeros(count)
 
 
 # ---------------------------------------------------------------- inputs

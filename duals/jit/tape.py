@@ -309,14 +309,22 @@ class Tape:
     ``start(inputs)`` empties it for a recording with ``inputs`` input nodes; ``pointer`` is
     what each input's TapeRef holds; ``nodes()`` views the recorded nodes (valid until the next
     recording). The buffer is freed when the tape is garbage-collected (or by ``close``).
+    ``scratch`` is room for one adjoint per node that a compiled driver sweeps in
+    (:mod:`duals.jit.reverse_driver`), kept from call to call.
     """
 
     def __init__(self, base_dtype):
         self.dtype = node_dtype(base_dtype)
         self.header = np.zeros(4, np.int64)
         self.pointer = self.header.ctypes.data
+        self.scratch = _NO_SCRATCH
         self._reserve(FIRST_CAPACITY)
         weakref.finalize(self, _free_buffer, self.header)
+
+    def keep_scratch(self):
+        """Make ``scratch`` hold one adjoint per node of the last recording (for the next call)."""
+        if self.scratch.shape[0] < self.recorded:
+            self.scratch = np.empty(self.recorded)
 
     def _reserve(self, capacity):
         old = int(self.header[BUFFER])
@@ -374,8 +382,12 @@ class Tape:
             (sweep_lanes if adj.ndim == 2 else sweep)(parents, partials, first, adj)
 
     def close(self):
-        """Free the node buffer now (a later ``start`` allocates a new one)."""
+        """Free the node buffer and the scratch now (a later ``start`` allocates a new one)."""
         _free_buffer(self.header)
+        self.scratch = _NO_SCRATCH
+
+
+_NO_SCRATCH = np.zeros(0)
 
 
 def _free_buffer(header, free=_LIBC.free):
