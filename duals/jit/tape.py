@@ -403,17 +403,22 @@ def _free_buffer(header, free=_LIBC.free):
 def sweep(parents, partials, first, adj):
     """sweep(parents, partials, first, adj): ``adj[parent] += partial * adj[node]`` for every
     node from the last down to ``first``, over floats; ``parents`` and ``partials`` are the
-    node buffer seen as uint32 rows (parents in columns 0-1; unsigned, so indexing needs no
-    test for negative indices, ~15% of the sweep) and float64 rows (partials in columns 1-2).
-    Zero adjoints are skipped. Most nodes feed the node recorded just before them: that
-    contribution stays in a register (``carry``) instead of a store the next step reloads."""
+    node buffer seen as uint32 rows (parents in columns 0-1) and float64 rows (partials in
+    columns 1-2). Zero adjoints are skipped. Most nodes feed the node recorded just before them:
+    that contribution stays in a register (``carry``) instead of a store the next step reloads.
+    Every index is unsigned and the rows are read flat (a node over floats is 6 uint32 or 3
+    float64 words), so no access pays a test for negative indices or a multiplication by a
+    stride (about 10 % of the sweep)."""
+    flat_parents, flat_partials = parents.reshape(-1), partials.reshape(-1)
+    count = parents.shape[0]
     carry = 0.0
-    for k in range(parents.shape[0] - 1, first - 1, -1):
+    for j in range(count - first):
+        k = numba.uint64(count - 1 - j)
         a = adj[k] + carry
         carry = 0.0
         if a != 0.0:
-            p1, p2 = parents[k, 0], parents[k, 1]
-            c1, c2 = partials[k, 1] * a, partials[k, 2] * a
+            p1, p2 = flat_parents[6 * k], flat_parents[6 * k + 1]
+            c1, c2 = flat_partials[3 * k + 1] * a, flat_partials[3 * k + 2] * a
             if p1 == k - 1:
                 carry += c1
             else:
@@ -480,13 +485,19 @@ def _zero_lanes(adj, k, width):
 
 @numba.njit(inline="always")
 def _sweep_one_lane(parents, partials, first, adj):
-    for k in range(parents.shape[0] - 1, first - 1, -1):
-        a0, a1 = adj[k, 0], adj[k, 1]
+    # a node is 5 words (two 32-bit parents, two partials of a real part and one lane); flat,
+    # unsigned indices as in sweep
+    flat_parents, flat_partials, flat_adj = parents.reshape(-1), partials.reshape(-1), adj.reshape(-1)
+    count = parents.shape[0]
+    for j in range(count - first):
+        k = numba.uint64(count - 1 - j)
+        a0, a1 = flat_adj[2 * k], flat_adj[2 * k + 1]
         if a0 == 0.0 and a1 == 0.0:
             continue
-        p1, p2 = parents[k, 0], parents[k, 1]
-        d1, e1, d2, e2 = partials[k, 1], partials[k, 2], partials[k, 3], partials[k, 4]
-        adj[p1, 0] += a0 * d1
-        adj[p1, 1] += a0 * e1 + a1 * d1
-        adj[p2, 0] += a0 * d2
-        adj[p2, 1] += a0 * e2 + a1 * d2
+        p1, p2 = flat_parents[10 * k], flat_parents[10 * k + 1]
+        d1, e1 = flat_partials[5 * k + 1], flat_partials[5 * k + 2]
+        d2, e2 = flat_partials[5 * k + 3], flat_partials[5 * k + 4]
+        flat_adj[2 * p1] += a0 * d1
+        flat_adj[2 * p1 + 1] += a0 * e1 + a1 * d1
+        flat_adj[2 * p2] += a0 * d2
+        flat_adj[2 * p2 + 1] += a0 * e2 + a1 * d2
