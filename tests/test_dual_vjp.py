@@ -16,7 +16,8 @@ from duals.ops import dual_vjp
 from duals.ops.elementwise import PLAIN, PRIMITIVES, _formula
 from op_cases import BINARY_DOMAIN, UNARY_AWAY_FROM_ZERO, UNARY_DOMAIN
 
-KERNELS = {"square", "sqrt", "sin", "tanh", "reciprocal", "abs", "log", "erf"}
+# one of each kind of partial: of x, of out, a function call, piecewise, an exp inside
+KERNELS = {"square", "sqrt", "sin", "abs", "erf"}
 N = 10000
 
 
@@ -121,7 +122,7 @@ def test_hessians_by_the_kernels_take_every_lane(name):
     np.testing.assert_allclose(fused, fd, rtol=1e-6)
 
 
-BINARY_KERNELS = {"div", "pow", "hypot", "mod"}
+BINARY_KERNELS = {"div", "pow", "mod"}
 
 
 # "x only" where x has no kernel (x ** y: the exponent of its partial moves; mod: partial 1, g
