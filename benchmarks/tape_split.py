@@ -4,6 +4,8 @@ Records W7's Lorenz-96 misfit (80 inputs, 1000 RK4 steps) once on the compiled t
 single-threaded, best of 20: the plain @njit call, the recording alone (the user's code on
 adjoints), the sweep alone (on the recorded tape, adjoints reset each time) and the whole
 ``duals.grad``. Prints nodes, bytes of tape, and ns per node for the recording and the sweep.
+Then the recording alone inside one compiled call, repeated over shorter horizons (a tape that
+stays in L2 against one that does not): whether it is bound by memory or by its own work.
 """
 import benchmarks._threads  # noqa: F401  (one thread for BLAS and Numba, before NumPy)
 
@@ -12,7 +14,7 @@ import numpy as np  # noqa: E402
 
 import duals  # noqa: E402
 from duals.jit import reverse_driver  # noqa: E402
-from duals.jit.tape import Tape  # noqa: E402
+from duals.jit.tape import COUNT, Tape  # noqa: E402
 
 from benchmarks.bench_checkpoint import best  # noqa: E402
 from benchmarks.workloads.w7_lorenz96_gradient import STEPS, THETA, _compiled  # noqa: E402
@@ -50,6 +52,25 @@ def main():
     print(f"recording      {rec * 1e3:7.3f} ms  {rec / plain:5.1f}x  {rec / nodes * 1e9:.2f} ns/node")
     print(f"sweep          {sweep * 1e3:7.3f} ms  {sweep / plain:5.1f}x  {sweep / nodes * 1e9:.2f} ns/node")
     print(f"duals.grad     {whole * 1e3:7.3f} ms  {whole / plain:5.1f}x")
+    _recording_by_tape_size(misfit, tape)
+
+
+def _recording_by_tape_size(misfit, tape):
+    @numba.njit
+    def record_many(header, address, theta, steps, repeats):
+        for _ in range(repeats):
+            header[COUNT] = theta.size + 1
+            adjoints, _ = reverse_driver._adjoints(theta, 1, address)
+            misfit(adjoints, steps)
+
+    for steps in (10, 50, 200, STEPS):
+        repeats = STEPS // steps
+        tape.start(THETA.size, 1 << 21)
+        record_many(tape.header, tape.pointer, THETA, steps, repeats)
+        nodes = tape.recorded - THETA.size - 1
+        rec = best(lambda: record_many(tape.header, tape.pointer, THETA, steps, repeats), repeats=20)
+        print(f"recording {repeats:4d} x {steps:4d} steps in one call: tape {nodes * tape.dtype.itemsize / 2**20:5.2f} "
+              f"MiB, {rec / (nodes * repeats) * 1e9:.2f} ns/node")
 
 
 if __name__ == "__main__":
