@@ -311,6 +311,46 @@ def test_the_pool_outlives_a_walk_within_its_bound_and_serves_the_next_forward_p
         cotangents.KEEP_BYTES = saved
 
 
+def test_values_a_caller_keeps_are_never_lent_to_a_later_call():
+    """Across calls the thread's pool lends buffers to new recordings: a Var's .grad, the value of
+    an intermediate the caller kept (has_aux, a retained graph) must stay as they were."""
+    n = 2 * cotangents.POOL_FROM
+    x, z = np.linspace(0.1, 2.0, n), np.linspace(-1.0, 1.0, n)
+    f = lambda x: np.sum(np.sin(x) * x + x * x)  # noqa: E731
+    v = duals.Var(x)
+    y = np.sin(v) * v
+    kept = y.value
+    loss = np.sum(y + v * v)
+    loss.backward(retain_graph=True)
+    first = v.grad.copy()
+    (_, aux), _ = duals.value_and_grad(lambda x: (f(x), np.cos(x) * x), has_aux=True)(x)
+    aux_copy, kept_copy = aux.copy(), kept.copy()
+    for _ in range(3):                         # later recordings on other inputs take pooled buffers
+        duals.grad(f)(z)
+        duals.vjp(lambda x: np.cos(x) * x, z)[1](np.ones(n))
+    np.testing.assert_array_equal(aux, aux_copy)
+    np.testing.assert_array_equal(kept, kept_copy)
+    np.testing.assert_array_equal(v.grad, first)
+    loss.backward()                            # the retained graph's saved values are intact
+    np.testing.assert_allclose(v.grad, 2 * first, rtol=1e-15)
+
+
+def test_threads_each_keep_their_own_pool():
+    from concurrent.futures import ThreadPoolExecutor
+    n = 2 * cotangents.POOL_FROM
+    f = lambda x: np.sum(np.sin(x) * x + x * x)  # noqa: E731
+    points = [np.linspace(0.1, 2.0, n) + k for k in range(8)]
+
+    def gradients(k):
+        return [duals.grad(f)(points[(k + j) % 8]) for j in range(8)]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(gradients, range(8)))
+    for k, grads in enumerate(results):
+        for j, g in enumerate(grads):
+            x = points[(k + j) % 8]
+            np.testing.assert_allclose(g, np.cos(x) * x + np.sin(x) + 2 * x, rtol=1e-14)
+
+
 def test_large_arrays_take_the_fused_path():
     x = np.linspace(0.1, 2.0, 2 * fused_vjp.FUSED_FROM)
     f = lambda x: np.sum(np.sqrt(x) * x / (1.0 + x) - x ** 2)  # noqa: E731
