@@ -364,22 +364,31 @@ def vjp_kernel(name, variant):
 # ``g f'(x) + (g · f''(x) tx + f'(x) tg) ε``, where ``f''`` is the table partial differentiated
 # by :func:`duals.symbolic.along`. One pass instead of the partial's kernels, then the product's.
 # ``gs`` of length 1 is one cotangent for all entries (a sum's); ``tgs`` None: ``g`` is plain.
-_DUAL_VJP_TEMPLATE = '''
+_DUAL_VJP_ENTRY = """x = xs[i]
+out = outs[i]
+g = gs[i * sg]
+d = {partial}
+gx[i] = d * g"""
+
+
+def _indented(lines, depth):
+    return "\n".join(" " * depth + line for line in lines.splitlines())
+
+
+# lanes == 1 has a loop of its own: without the loop over lanes inside, LLVM vectorises it (W2's
+# hvp took 1.9 ms instead of 1.2 with one loop for every lane count)
+_DUAL_VJP_TEMPLATE = f'''
 @_kernel
-def {name}_dvjp(xs, txs, outs, gs, tgs, gx, tgx):
+def {{name}}_dvjp(xs, txs, outs, gs, tgs, gx, tgx):
     n = xs.shape[0]
     lanes = tgx.shape[0]
     sg = 1 if gs.shape[0] == n else 0
     if lanes == 1:
         for i in range(n):
-            x = xs[i]
-            out = outs[i]
-            g = gs[i * sg]
-            d = {partial}
-            gx[i] = d * g
+{_indented(_DUAL_VJP_ENTRY, 12)}
             t = 0.0
             if txs is not None:
-                t = g * (({curvature}) * txs[0, i])
+                t = g * (({{curvature}}) * txs[0, i])
             if tgs is not None:
                 t += d * tgs[0, i]
             tgx[0, i] = t
@@ -387,13 +396,9 @@ def {name}_dvjp(xs, txs, outs, gs, tgs, gx, tgx):
     ds = np.empty(n, dtype=gx.dtype)
     es = np.empty(n, dtype=gx.dtype)
     for i in range(n):
-        x = xs[i]
-        out = outs[i]
-        g = gs[i * sg]
-        d = {partial}
-        gx[i] = d * g
+{_indented(_DUAL_VJP_ENTRY, 8)}
         ds[i] = d
-        es[i] = {curvature}
+        es[i] = {{curvature}}
     for lane in range(lanes):
         row = tgx[lane]
         if txs is not None:
@@ -413,37 +418,50 @@ def {name}_dvjp(xs, txs, outs, gs, tgs, gx, tgx):
 # whose tangent is ``g · (p_x tx + p_y ty) + p · tg`` with ``p_x``, ``p_y`` the derivatives of the
 # partial along each argument (``out`` moving with it). A plain operand has no tangent (None) and
 # may be one number (length 1).
-_DUAL_VJP_BINARY_TEMPLATE = '''
+_DUAL_VJP_BINARY_ENTRY = """x = xs[i * sx]
+y = ys[i * sy]
+out = outs[i]
+g = gs[i * sg]
+d = {partial}
+gi[i] = d * g
+ax = 0.0
+ay = 0.0
+if txs is not None:
+    ax = {along_x}
+if tys is not None:
+    ay = {along_y}"""
+
+
+
+def _binary_lane(lane):
+    return f"""t = 0.0
+if txs is not None:
+    t += ax * txs[{lane}, i]
+if tys is not None:
+    t += ay * tys[{lane}, i]
+t = g * t
+if tgs is not None:
+    t += d * tgs[{lane}, i]
+tgi[{lane}, i] = t"""
+
+
+_DUAL_VJP_BINARY_TEMPLATE = f'''
 @_kernel
-def {name}_dvjp_{which}(xs, txs, ys, tys, outs, gs, tgs, gi, tgi):
+def {{name}}_dvjp_{{which}}(xs, txs, ys, tys, outs, gs, tgs, gi, tgi):
     n = outs.shape[0]
     lanes = tgi.shape[0]
     sx = 1 if xs.shape[0] == n else 0
     sy = 1 if ys.shape[0] == n else 0
     sg = 1 if gs.shape[0] == n else 0
+    if lanes == 1:
+        for i in range(n):
+{_indented(_DUAL_VJP_BINARY_ENTRY, 12)}
+{_indented(_binary_lane("0"), 12)}
+        return
     for i in range(n):
-        x = xs[i * sx]
-        y = ys[i * sy]
-        out = outs[i]
-        g = gs[i * sg]
-        d = {partial}
-        gi[i] = d * g
-        ax = 0.0
-        ay = 0.0
-        if txs is not None:
-            ax = {along_x}
-        if tys is not None:
-            ay = {along_y}
+{_indented(_DUAL_VJP_BINARY_ENTRY, 8)}
         for lane in range(lanes):
-            t = 0.0
-            if txs is not None:
-                t += ax * txs[lane, i]
-            if tys is not None:
-                t += ay * tys[lane, i]
-            t = g * t
-            if tgs is not None:
-                t += d * tgs[lane, i]
-            tgi[lane, i] = t
+{_indented(_binary_lane("lane"), 12)}
 '''
 
 

@@ -145,6 +145,18 @@ def test_hvp_of_two_argument_functions_by_the_kernels_gives_the_rules_numbers(na
     _close(fused, rules)
 
 
+def test_hessians_of_two_argument_functions_take_every_lane():
+    a = np.abs(np.cos(np.arange(3 * N).reshape(N, 3))) + 0.5
+    b = np.abs(np.sin(np.arange(3 * N).reshape(N, 3))) + 0.5
+    w = np.cos(np.arange(N))
+    loss = lambda p: np.sum(w * ((a @ p) / (b @ p))) + np.sum(np.mod(a @ p, b @ p + 1.0))  # noqa: E731
+    p = np.array([0.3, 0.2, 0.4])
+    fused, rules = _both(lambda: duals.hessian(loss)(p))
+    _close(fused, rules)
+    fd = np.array([_central(lambda s: duals.grad(loss)(p + s * e), 0.0, 1e-5) for e in np.eye(3)])
+    np.testing.assert_allclose(fused, fd, rtol=1e-5, atol=1e-6 * np.max(np.abs(fd)))
+
+
 def test_two_dimensional_and_transposed_operands():
     x = _points("sin", 5000, 4).reshape(50, 100)
     v = np.cos(x)
