@@ -142,9 +142,11 @@ def _thread_pool():
     return pool
 
 
-def take_buffer(shape):
-    """take_buffer(shape) -> a free float64 buffer of ``shape`` from this thread's pool, or None."""
-    pool = getattr(_THREAD, "pool", None)
+def take_buffer(shape, pool=None):
+    """take_buffer(shape) -> a free float64 buffer of ``shape`` from this thread's pool (or
+    ``pool``), or None."""
+    if pool is None:
+        pool = getattr(_THREAD, "pool", None)
     free = pool.get(shape) if pool is not None else None
     if not free:
         return None
@@ -245,13 +247,8 @@ class Cotangents:
 
     def alloc(self, shape):
         """alloc(shape) -> an uninitialised float64 array, a reused buffer where one fits."""
-        pool = self.pool
-        free = pool.get(shape)
-        if free:
-            a = free.pop()
-            pool.nbytes -= a.nbytes
-            return a
-        return np.empty(shape)
+        a = take_buffer(shape, self.pool)
+        return np.empty(shape) if a is None else a
 
     def release(self, a):
         """Give back a buffer that nothing refers to any more (the caller guarantees it)."""
