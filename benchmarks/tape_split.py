@@ -69,8 +69,9 @@ def _recording_by_tape_size(misfit, tape):
         record_many(tape.header, tape.pointer, THETA, steps, repeats)
         nodes = tape.recorded - THETA.size - 1
         rec = best(lambda: record_many(tape.header, tape.pointer, THETA, steps, repeats), repeats=20)
-        print(f"recording {repeats:4d} x {steps:4d} steps in one call: tape {nodes * tape.dtype.itemsize / 2**20:5.2f} "
-              f"MiB, {rec / (nodes * repeats) * 1e9:.2f} ns/node")
+        mib = nodes * tape.dtype.itemsize / 2**20
+        print(f"recording {repeats:4d} x {steps:4d} steps in one call: tape {mib:5.2f} MiB, "
+              f"{rec / (nodes * repeats) * 1e9:.2f} ns/node")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ rule ``g · ∂f/∂x`` then evaluates the partial on duals (a kernel per operat
 multiplies by ``g`` (one more), each a pass over the arrays and a temporary. For float64 arrays of
 at least :data:`~duals.ops.FUSED_FROM` entries, when the operands are duals of the trace that ``g``
 belongs to or plain values, of the output's shape (a plain one may be a number), the rules made
-here run one generated kernel (:func:`duals.kernels.dual_vjp_kernel`) instead, whose curvature
+here run one generated kernel (:func:`duals.second_order_kernels.dual_vjp_kernel`) instead, whose curvature
 terms are the table's partials differentiated by :mod:`duals.symbolic`. Anything else (nested
 tracers, complex values, broadcast operands, marks of structural zeros, ``detect_anomaly``)
 declines, and the primitive's rules run as before.
@@ -18,7 +18,7 @@ True
 import numpy as np
 
 from .. import core as _core
-from .. import derivatives, kernels
+from .. import derivatives, second_order_kernels
 from ..forward import Dual
 from . import FUSED_FROM
 
@@ -40,13 +40,13 @@ def rule(name, argnum=0):
     if partial in ("0.0", "1.0", "-1.0", "x", "y") or name in derivatives.SELECTING:
         return None
     if entry.arity == 1:
-        key, ready = name, kernels.curvature(partial) is not None
+        key, ready = name, second_order_kernels.curvature(partial) is not None
     else:
         key = f"{name}:{'xy'[argnum]}"
-        ready = kernels.curvatures(name, "xy"[argnum]) is not None
+        ready = second_order_kernels.curvatures(name, "xy"[argnum]) is not None
     if not ready:
         return None
-    kernels.DUAL_VJP_NAMES.append(key)
+    second_order_kernels.DUAL_VJP_NAMES.append(key)
 
     def fused(g, out, *args):
         if type(out) is not Dual or _core.ANOMALY is not None:
@@ -70,7 +70,7 @@ def rule(name, argnum=0):
         n = outs.size
         gi, tgi = np.empty(gs.shape), np.empty((lanes,) + gs.shape)
         flat = [(v.reshape(-1), None if t is None else t.reshape(lanes, n)) for v, t in operands]
-        kernels.dual_vjp_kernel(key)(
+        second_order_kernels.dual_vjp_kernel(key)(
             *[part for pair in flat for part in pair], outs.reshape(n), _values(gs, n),
             None if tgs is None else tgs.reshape(lanes, n), gi.reshape(n), tgi.reshape(lanes, n))
         return Dual._new(gi, tgi, trace)
