@@ -11,6 +11,7 @@ True
 """
 from . import derivatives
 from .kernels import _HEADER, _vocabulary_digest, load_generated
+from .symbolic import along
 
 # The reverse rule of a one-argument function run on dual numbers (forward over reverse: hvp,
 # hessian): ``g · f'(x)`` with ``x = xs + txs ε`` and ``g = gs + tgs ε`` is
@@ -85,7 +86,6 @@ if tys is not None:
     ay = {along_y}"""
 
 
-
 def _binary_lane(lane):
     return f"""t = 0.0
 if txs is not None:
@@ -126,7 +126,6 @@ def curvature(partial):
     >>> curvature("0.5 / out")
     '-(0.5 / (out * out)) * (0.5 / out)'
     """
-    from .symbolic import along
     return along(partial, "x", {"x": "1.0", "out": partial})
 
 
@@ -137,7 +136,6 @@ def curvatures(name, which):
     >>> curvatures("div", "x")
     ('0.0', '-(1.0 / (y * y))')
     """
-    from .symbolic import along
     dx, dy = derivatives.TABLE[name].partials
     partial = dx if which == "x" else dy
     found = (along(partial, "x", {"x": "1.0", "out": dx}), along(partial, "y", {"y": "1.0", "out": dy}))
