@@ -71,6 +71,20 @@ def one_number(t):
     return type(t) is np.ndarray and t.ndim > 0 and not any(t.strides)
 
 
+def flat_cotangent(g):
+    """flat_cotangent(g) -> a 1-d float array for a generated kernel: ``g``'s entries in order, or
+    the one number of a broadcast (a sum's cotangent, what :func:`every_entry` makes) as length 1.
+
+    >>> flat_cotangent(every_entry(2.0, (2, 3))).tolist(), flat_cotangent(np.ones((2, 2))).shape
+    ([2.0], (4,))
+    """
+    if g.flags.c_contiguous:
+        return g.reshape(-1)
+    if not any(g.strides):
+        return np.array((g.flat[0],))
+    return np.ascontiguousarray(g).reshape(-1)
+
+
 def shape_of(x):
     """shape_of(x) -> tuple: the shape of a plain or traced value."""
     return x.shape if hasattr(x, "shape") else ()

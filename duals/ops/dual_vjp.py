@@ -20,7 +20,7 @@ import numpy as np
 from .. import core as _core
 from .. import derivatives, second_order_kernels
 from ..forward import Dual
-from . import FUSED_FROM
+from . import FUSED_FROM, flat_cotangent
 
 _F64 = np.dtype(np.float64)
 _NUMBERS = (float, np.float64)
@@ -71,10 +71,27 @@ def rule(name, argnum=0):
         gi, tgi = np.empty(gs.shape), np.empty((lanes,) + gs.shape)
         flat = [(v.reshape(-1), None if t is None else t.reshape(lanes, n)) for v, t in operands]
         second_order_kernels.dual_vjp_kernel(key)(
-            *[part for pair in flat for part in pair], outs.reshape(n), _values(gs, n),
+            *[part for pair in flat for part in pair], outs.reshape(n), flat_cotangent(gs),
             None if tgs is None else tgs.reshape(lanes, n), gi.reshape(n), tgi.reshape(lanes, n))
         return Dual._new(gi, tgi, trace)
     return fused
+
+
+def preferred(name, argnum, rules):
+    """preferred(name, argnum, rules) -> the VJP rule ``rules`` of argument ``argnum`` of table entry
+    ``name``, asking :func:`rule`'s kernel first where there is one (and no marks of structural
+    zeros: those the rules handle)."""
+    fused = rule(name, argnum)
+    if fused is None:
+        return rules
+
+    def vjp(g, out, *args, unreached=None, **params):
+        if unreached is None:
+            found = fused(g, out, *args)   # forward over reverse on large arrays: one pass
+            if found is not None:
+                return found
+        return rules(g, out, *args, unreached=unreached, **params)
+    return vjp
 
 
 def _parts(a, trace, shape, full):
@@ -95,10 +112,3 @@ def _parts(a, trace, shape, full):
             shape is not None and values.shape != shape):
         raise _Declined
     return values, tangent
-
-
-def _values(g, n):
-    """``g`` flat: length ``n``, or length 1 when every entry is one number (a sum's cotangent)."""
-    if g.ndim and not any(g.strides):
-        return g.reshape(-1)[:1]
-    return g.reshape(n)

@@ -177,15 +177,8 @@ def _make_unary(name, value, deriv):
         return _real_only(prim)
     d = _partial(deriv, ("x", "out"))
     prim.def_jvp(0, lambda t, out, x: _times(d(x, out), t))
-    on_duals = dual_vjp.rule(name)
-
-    def vjp(g, out, x, unreached=None):
-        if on_duals is not None and unreached is None:
-            fused = on_duals(g, out, x)   # forward over reverse on large arrays: one pass
-            if fused is not None:
-                return fused
-        return masked(_times(d(x, out), g), unreached)
-    prim.def_vjp(0, vjp)
+    prim.def_vjp(0, dual_vjp.preferred(name, 0, lambda g, out, x, unreached=None: masked(
+        _times(d(x, out), g), unreached)))
     scalar_value = _formula(value, ("x",), SCALAR)
     scalar_deriv = _formula(deriv, ("x", "out"), SCALAR)
 
@@ -292,15 +285,11 @@ def _make_binary(name, value, dx, dy):
             lead = lead_of(t, a)
             return fill_to(chain(d(x, y, out), align(t, a, out)), shape(t)[:lead], out)
 
-        def vjp(g, out, x, y, d=d, operand=operand, unreached=None, on_duals=dual_vjp.rule(name, argnum)):
-            if on_duals is not None and unreached is None:
-                fused = on_duals(g, out, x, y)   # forward over reverse on large arrays: one pass
-                if fused is not None:
-                    return fused
+        def vjp(g, out, x, y, d=d, operand=operand, unreached=None):
             return unbroadcast(masked(chain(d(x, y, out), g), unreached), out, shape(operand(x, y)))
 
         prim.def_jvp(argnum, jvp)
-        prim.def_vjp(argnum, vjp)
+        prim.def_vjp(argnum, dual_vjp.preferred(name, argnum, vjp))
     if selecting:
         prim.unreached = lambda argnum, mask, out, x, y: np.asarray(
             innermost(partials[argnum](x, y, out))) == 0.0

@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import _vocabulary, derivatives, kernels
 from ..core import Tracer
-from . import FUSED_FROM, every_entry, is_complex, negative_into  # noqa: F401  (tests set FUSED_FROM here)
+from . import FUSED_FROM, every_entry, flat_cotangent, is_complex, negative_into  # noqa: F401  (tests set FUSED_FROM)
 from .. import cotangents
 from ..cotangents import ADDED, OWNED, SHARED, Scaled, add_scaled
 
@@ -62,14 +62,6 @@ def _flat(a, n):
     if a.size == n:
         return a.reshape(-1)
     return a.reshape(1) if a.size == 1 else None
-
-
-def _flat_g(g):
-    if g.flags.c_contiguous:
-        return g.reshape(-1)
-    if not any(g.strides):          # a broadcast scalar (the cotangent of a sum)
-        return np.array((g.flat[0],))
-    return np.ascontiguousarray(g).reshape(-1)
 
 
 _NUMBERS = frozenset((float, np.float64, int))
@@ -284,7 +276,7 @@ def elementwise(name, partials):
         # g's buffer may hold one result when nothing else reads g after the kernel
         reuse = g_free and g.flags.c_contiguous and len(wanted) == len(formulas)
         if formulas:
-            gflat = _flat_g(g)
+            gflat = flat_cotangent(g)
             outputs = [_DUMMY] * len(args)
             variant = ""
             for i in formulas:
@@ -354,7 +346,7 @@ def elementwise(name, partials):
         read-only broadcast (added into a running cotangent where the walk owns one)."""
         out = node.out
         results = [None] * len(node.args)
-        outputs = on_one_entry(node, flats, formulas, _flat_g(g))
+        outputs = on_one_entry(node, flats, formulas, flat_cotangent(g))
         for i in wanted:
             kind = kinds[i]
             value = outputs[i] if kind == "formula" else g if kind == "one" else None
