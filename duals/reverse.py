@@ -102,6 +102,8 @@ class ReverseTrace(Trace):
                 # a cotangent goes to the node that made the value, or to the leaf itself, which
                 # also count the value's in-place changes
                 target = a if a.grad_fn is None else a.grad_fn
+                if target is not a:
+                    target.uses += 1
                 inputs.append(target)
                 changed = changed or target.version != 0
                 if not nested and isinstance(v, Tracer):
@@ -247,7 +249,7 @@ class Node:
     """A recorded primitive application; ``name`` tells the operation (``MulBackward``)."""
 
     __slots__ = ("prim", "args", "params", "out", "inputs", "versions", "version", "freed",
-                 "retained", "seq", "__weakref__")
+                 "retained", "seq", "uses", "__weakref__")
 
     def __init__(self, prim, args, params, inputs, versions, out):
         # the order of recording is a topological order: every input was recorded before its use
@@ -264,6 +266,7 @@ class Node:
         self.version = 0
         self.freed = False
         self.retained = None
+        self.uses = 0               # how many recorded arguments the value is (the walk's fusion)
         if _core.ANOMALY is not None:
             _core.ANOMALY.record(self)
 

@@ -2,7 +2,8 @@
 
 Nodes are visited in reverse order of recording, each after every consumer, from a heap that a
 node enters when it first receives a cotangent; leaves come last. A node's rules are, in order of
-preference, the 0-d rules evaluated with ``math`` and the fused rules on plain arrays
+preference, the 0-d rules evaluated with ``math``, a group of element-wise nodes below it run as
+one kernel (:mod:`duals.ops.fused_groups`), the fused rules on plain arrays
 (:mod:`duals.ops.fused_vjp`), then the primitive's own rules, which pass on the marks of
 structural zeros (branches not taken). Cotangents are summed and buffers reused by
 :class:`duals.cotangents.Cotangents`.
@@ -15,6 +16,7 @@ from . import core as _core
 from . import cotangents as _cotangents
 from .cotangents import OWNED, SHARED, Cotangents, Scaled
 from .ops import all_of_copies, innermost, is_complex, one_number
+from .ops import fused_groups
 from .ops.fused_vjp import RULES, SCALAR_RULES
 from .reverse import Node
 
@@ -91,6 +93,16 @@ def walk(seeds, retain_graph, accumulate):
                 for target, gi in zip(node.inputs, cotangents):
                     if gi is not None:
                         put(target, gi, SHARED, None)
+                every = True
+        if every is None and mask is None and anomaly is None and type(node.out) is np.ndarray \
+                and node.out.size >= pool_from:   # a group of element-wise nodes as one pass
+            grouped = fused_groups.run(node, g, g_free, store, values, not retain_graph)
+            if grouped is not None:
+                read = g.g if type(g) is Scaled else g
+                if g_free and all(r[1] is not read for r in grouped):
+                    store.release(read)
+                for target, r, kind in grouped:
+                    put(target, r, kind, None)
                 every = True
         if rule is not None and every is None and (rule.small or type(node.out) is not np.ndarray
                                                    or node.out.size >= pool_from):
