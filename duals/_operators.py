@@ -9,7 +9,8 @@ Methods that would leave the array world keep the derivative instead of dropping
 ``x.item()`` is the entry as a traced 0-d value and ``x.tolist()`` nested lists of them (so
 ``if x.item() > tol`` and ``sum(x.tolist())`` work and differentiate); only a real conversion to a
 Python number (``float(x)``, ``math.exp(x)``) is refused, with the error that says why. Value-only
-methods (``argmax``, ``argsort``, ``any``, ``nonzero``, ``round``, ...) return plain results, ``f"{x:.3f}"``
+methods (``argmax``, ``argsort``, ``any``, ``nonzero``, ``round``, ...) and ``int(x)`` (a step
+function: derivative 0) return plain results, ``f"{x:.3f}"``
 formats the value, ``x.real``, ``x.imag`` and ``x.conj()`` are ``np.real(x)``, ... (docs/complex.md) and ``x.sort()``, which would
 sort in place, raises: write ``x = np.sort(x)``.
 """
@@ -55,6 +56,12 @@ def _no_float(self):
         "converting a traced value to a Python number would drop its derivative. Keep it "
         "as an array (use dnp.* / np.* functions instead of math.*), or take duals.stop_gradient(x) "
         "explicitly; inside @numba.njit code use duals.jacfwd on the compiled function")
+
+
+def _int(self):
+    """int(x) truncates the value: a step function, whose derivative is 0 wherever it has one
+    (as ``floor``'s), so ``n = int(T / dt)`` works with ``dt`` traced."""
+    return int(_primal(self))
 
 
 def _no_array(self, dtype=None, copy=None):
@@ -330,7 +337,7 @@ def install():
     T.__hash__ = object.__hash__
     T.__bool__ = lambda self: bool(_primal(self))
     T.__float__ = _no_float
-    T.__int__ = _no_float
+    T.__int__ = _int
     T.__complex__ = _no_float
     T.__array__ = _no_array
     T.__getitem__ = getitem

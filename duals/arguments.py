@@ -23,13 +23,25 @@ def argnums(argnums, nargs, who):
     >>> argnums(-1, 3, "grad")
     ((2,), True)
     """
-    single = isinstance(argnums, (int, np.integer))
+    single = _is_index(argnums)
+    if not single and not (isinstance(argnums, (tuple, list)) and all(_is_index(a) for a in argnums)):
+        raise TypeError(f"{who}: argnums={argnums!r} ({type(argnums).__name__}) should be an int or "
+                        f"a tuple of ints, the positions of the arguments to differentiate")
     nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
     for a in nums:
         if not -nargs <= a < nargs:
             raise ValueError(f"{who}: argnums={argnums} refers to argument {a}, but the function "
                              f"was called with {nargs} positional arguments")
-    return tuple(a % nargs for a in nums), single
+    positions = tuple(a % nargs for a in nums)
+    for k, a in enumerate(positions):
+        if a in positions[:k]:
+            raise ValueError(f"{who}: argnums={argnums} names argument {a} twice; name each "
+                             f"argument once (the derivative with respect to it is the same)")
+    return positions, single
+
+
+def _is_index(a):
+    return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
 
 
 def as_input(x, who, what):

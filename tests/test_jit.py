@@ -15,6 +15,7 @@ import duals.numpy as dnp
 from duals import derivatives
 from duals.jit import DualType, fn
 from duals.jit._types import DIGEST
+from finite_differences import central_differences
 
 njit = numba.njit(cache=True)
 
@@ -582,14 +583,45 @@ def test_a_set_or_dict_of_duals_is_refused_saying_to_key_by_the_value():
     assert distinct_levels(x) == 2.0 and memoised_squares(x) == 6.0  # the plain calls are fine
     for f in (distinct_levels, memoised_squares):
         with pytest.raises(TypeError, match=r"^jacfwd: a dual number cannot be a set element or a dict "
-                                            r"key.*x\.primal.*test_jit\.py, line \d+\)$") as info:
+                                            r"key.*duals\.stop_gradient\(x\).*test_jit\.py, line \d+\)$") as info:
             duals.jacfwd(f)(x)
         assert "\n" not in str(info.value)
 
 
 def test_float_of_a_dual_is_refused_because_it_drops_the_derivative():
-    with pytest.raises(TypeError, match=r"float\(\) of a dual number would drop its derivative"):
+    with pytest.raises(TypeError, match=r"float\(\) of a dual number would drop its derivative; "
+                                        r"leave float\(\) out.*duals\.stop_gradient"):
         duals.jvp(converts_to_float, (2.5,), (1.0,))
+
+
+@numba.njit
+def decay_for(k, T, dt):
+    n = int(T / dt)          # the number of steps: a step function of T and dt
+    y = 1.0
+    for _ in range(n):
+        y -= dt * k * y
+    return y
+
+
+@numba.njit
+def value_alone(x):
+    return duals.stop_gradient(x[0]) * x[1] + np.sum(duals.stop_gradient(x) * x)
+
+
+def test_int_of_a_dual_truncates_with_derivative_zero_and_stop_gradient_runs_in_both_calls():
+    args = (0.5, 1.005, 0.01)     # T / dt = 100.5: away from a step, where differences see one
+    for transform in (duals.grad, duals.jacfwd):
+        got = transform(decay_for, argnums=(0, 1, 2))(*args)
+        assert got[1] == 0.0                     # T moves only the step count
+        for i in (0, 2):
+            assert got[i] == pytest.approx(float(central_differences(decay_for, args, i, 1e-7)), rel=1e-6)
+    python_version = duals.grad(decay_for.py_func, argnums=(0, 1, 2))(*args)
+    np.testing.assert_allclose(python_version, duals.grad(decay_for, argnums=(0, 1, 2))(*args), rtol=1e-13)
+    x = np.array([1.0, 2.0, 3.0])
+    assert value_alone(x) == 16.0                # the plain call: stop_gradient is the identity
+    np.testing.assert_array_equal(duals.grad(value_alone)(x), [1.0, 3.0, 3.0])
+    np.testing.assert_array_equal(duals.jacfwd(value_alone)(x), [1.0, 3.0, 3.0])
+    np.testing.assert_array_equal(duals.hessian(value_alone)(x), np.zeros((3, 3)))
 
 
 def test_non_dispatcher_is_refused_with_a_clear_error():

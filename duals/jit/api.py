@@ -247,6 +247,8 @@ def compiled_jvp(f, primals, tangents):
     """
     if type(f) is not CPUDispatcher:
         f = _check_dispatcher(f, "jvp")
+    if len(primals) > 1:
+        refuse_aliases(primals, [i for i, t in enumerate(tangents) if t is not None], "jvp")
     pattern = _driver_pattern(primals, tangents)
     table = f.__dict__.get("_duals_hot")
     state = table.get(("jvp", len(primals), pattern)) if table is not None and pattern is not None else None
@@ -368,10 +370,30 @@ def _inputs(args, argnums, who, known=None):
         if known is not None:
             known[len(args)] = found
     nums, single = found
+    refuse_aliases(args, nums, who)
     args = list(args)
     for i in nums:
         args[i] = _input(args[i], who, f"argument {i}")
     return args, nums, single
+
+
+def refuse_aliases(args, nums, who):
+    """Refuse a differentiated array argument that shares memory with another array argument
+    (``f(c, c)``): compiled derivatives run the function on copies of the differentiated
+    arguments, so a write through one would not show through the other as in the plain call."""
+    if len(args) < 2:
+        return
+    for i in nums:
+        a = args[i]
+        if type(a) is not _NDARRAY:
+            continue
+        for j, b in enumerate(args):
+            if j != i and type(b) is _NDARRAY and (b is a or np.may_share_memory(a, b)):
+                raise ValueError(
+                    f"{who}: arguments {min(i, j)} and {max(i, j)} share memory (the same array, or "
+                    f"views of one), and argument {i} is differentiated; compiled derivatives run "
+                    f"the function on a copy of it, so writes through one would not show through "
+                    f"the other as in the plain call. Pass separate arrays (x.copy()) for them")
 
 
 def _size(x):
@@ -407,6 +429,7 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
         if driven:   # the driver's layouts first: no per-argument Python work at all
             found = known.get(len(args))
             if found is not None:
+                refuse_aliases(args, found[0], "jacfwd")
                 plan = driven.get((len(args),) + layout_key([args[i] for i in found[0]]))
                 if plan is not None and plan.hot.driver is not None:
                     block = plan.hot.run(*args)

@@ -25,6 +25,7 @@ import numpy as np
 from numba.core import errors, types
 from numba.extending import intrinsic, overload, overload_attribute, overload_method
 
+from ..ops.elementwise import stop_gradient
 from . import extras
 from ._types import DualType
 from .compat import typed_as_hashable
@@ -48,17 +49,46 @@ def _ov_setitem(arr, idx, val):
             f"np.copy(x) holds duals), or differentiate that argument too (argnums).")
 
 
+VALUE_ALONE = ("duals.stop_gradient(x) where the value alone is meant (the plain call runs it "
+               "too, as the identity)")
+
+
 def _conversion_typer(label):
     def ov(x):
         if isinstance(x, DualType):
             raise errors.TypingError(
-                f"{MARK}{label}() of a dual number would drop its derivative; use x.primal "
-                f"if the value alone is meant, or keep computing with the dual")
+                f"{MARK}{label}() of a dual number would drop its derivative; leave {label}() out "
+                f"(the value is a number already), or write {VALUE_ALONE}")
     return ov
 
 
 overload(float)(_conversion_typer("float"))
-overload(int)(_conversion_typer("int"))
+
+
+@overload(int)
+def _ov_int(x):
+    """int() of a dual truncates its value: a step function, whose derivative is 0 wherever it
+    has one (as ``math.floor``'s), so ``n = int(T / dt)`` works with ``dt`` differentiated."""
+    if isinstance(x, DualType):
+        return lambda x: int(extras._real(x))
+
+
+@overload(stop_gradient)
+def _ov_stop_gradient(x):
+    """duals.stop_gradient inside compiled code: the value alone (a float, or an array of floats)
+    of a dual, and a float or float array unchanged, so the plain call runs it too."""
+    if isinstance(x, DualType):
+        return lambda x: extras._real(x)
+    if isinstance(x, types.Array) and isinstance(x.dtype, DualType):
+        def impl(x):
+            out = np.empty(x.shape, np.float64)
+            flat_in, flat_out = x.reshape(-1), out.reshape(-1)
+            for i in range(flat_in.size):
+                flat_out[i] = extras._real(flat_in[i])
+            return out
+        return impl
+    if isinstance(x, (types.Number, types.Array)):
+        return lambda x: x
 
 
 @overload_method(DualType, "__hash__")
@@ -66,7 +96,8 @@ def _dual_hash(x):
     raise errors.TypingError(
         f"{MARK}a dual number cannot be a set element or a dict key: equal values with different "
         f"derivatives would be one entry, and the derivative of the others would be lost. Key by "
-        f"its value (x.primal) and keep the duals in a list or array")
+        f"its value, duals.stop_gradient(x) (the plain call runs it too), and keep the duals in a "
+        f"list or array")
 
 
 typed_as_hashable(DualType)  # so a set or dict of duals reaches the message above
@@ -140,6 +171,16 @@ def _user_line(text):
     return places[-1] if places else None
 
 
+# what a failure on a dual usually means, by the function Numba could not type
+_HINTS = {
+    "range": "A differentiated value reached range(): a loop count is an integer; leave that "
+             "argument out of argnums (an integer argument is differentiated as a float)",
+    ".astype": "A cast of duals is not supported: to the same float type leave it out (x.copy() "
+               "copies the duals); for integers (indices) take int() of each entry, which "
+               "truncates as astype does (derivative 0)",
+}
+
+
 def reraise(exc, who, name=None):
     """reraise(exc, who, name=None): Numba's compile error ``exc`` for the dual specialisation
     of ``name`` as a short TypeError: the duals.jit message it carries, or else the first
@@ -157,9 +198,14 @@ def reraise(exc, who, name=None):
         signature = next((line for line in lines[1:] if line.startswith(">>>")), None)
         if first.startswith("No implementation of function") and signature is not None:
             first = f"no implementation of {signature.lstrip('>').strip()}"
+        hint = _HINTS.get(re.sub(r"^no implementation of (\w+)\(.*", r"\1", first))
+        method = re.search(r"BoundFunction\(array\.(\w+) for array\((?:Dual|Adjoint)", text)
+        if method is not None:
+            first = f"x.{method.group(1)}() on an array of duals"
+            hint = _HINTS.get("." + method.group(1))
         message = (f"Numba could not compile {name or 'the function'} for dual numbers: "
-                   f"{first[:300]}. If the plain call works, this construct is not supported "
-                   f"on duals; see the compiled-mode guide for what is")
+                   f"{first[:300]}. " + (hint or "If the plain call works, this construct is not "
+                                         "supported on duals; see the compiled-mode guide for what is"))
     error = TypeError(f"{who}: {message}{at}")
     error.numba_error = exc
     raise error from None

@@ -31,7 +31,7 @@ from ..forward import Dual
 from ._types import dual_dtype
 from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
 from .api import compiled_hessian, _call, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
-from .api import _resolve_workers, _target
+from .api import _resolve_workers, _target, refuse_aliases
 from .driver import REVERSE_SAVING_S, hot, plain_arguments
 from .reverse_driver import ADJOINT, grad_driver, pull_driver
 from .seeding import layout_key
@@ -248,15 +248,15 @@ def _strip_aux(aux):
     return tree.unflatten(treedef, out)
 
 
-class _NotScalar(TypeError):
+class NotScalarOutput(TypeError):
     """The function did not return one scalar where a gradient needs one."""
 
 
 def _scalar_node(values, nodes, who):
     if len(values) != 1 or np.shape(values[0]) != ():
-        shape = np.shape(values[0]) if len(values) == 1 else f"a tuple of {len(values)}"
-        raise _NotScalar(f"{who} requires a scalar output, got shape {shape}; use jacrev or vjp for "
-                        f"vector outputs (has_aux=True returns (value, aux))")
+        got = f"shape {np.shape(values[0])}" if len(values) == 1 else f"a tuple of {len(values)} values"
+        raise NotScalarOutput(f"{who} requires a scalar output, got {got}; use jacrev or vjp for "
+                              f"vector outputs (has_aux=True returns (value, aux))")
     return int(nodes[0]), output(values[0])
 
 
@@ -336,6 +336,7 @@ def compiled_vjp(f, *primals, has_aux=False):
     f = _check_dispatcher(f, "vjp")
     args = list(primals)
     nums = [i for i, a in enumerate(args) if not _is_integer(a)]
+    refuse_aliases(args, nums, "vjp")
     for i in nums:
         args[i] = _input(args[i], "vjp", f"primal {i}")
     tape = Tape(np.float64)
@@ -575,7 +576,7 @@ def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
                 known["reverse"] = True
         try:
             return reverse(*args)
-        except _NotScalar:
+        except NotScalarOutput:
             return forward(*args)
         except TypeError as exc:   # complex intermediates: forward over forward only
             from .complex_rules import FORWARD_ONLY

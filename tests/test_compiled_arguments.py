@@ -1,0 +1,117 @@
+"""How the entry points take a compiled function's arguments: ``argnums`` checked (no repeats,
+ints only), keyword arguments bound to their positions, arguments sharing memory refused, and
+the messages for constructs that do not compile for duals say what to do."""
+import numba
+import numpy as np
+import pytest
+
+import duals
+from finite_differences import central_differences
+
+
+@numba.njit
+def energy(x, k=1.0, p=2):
+    return 0.5 * k * np.sum(x ** p)
+
+
+@numba.njit
+def smooth(x, out):
+    for i in range(1, x.shape[0] - 1):
+        out[i] = 0.25 * x[i - 1] + 0.5 * x[i] + 0.25 * x[i + 1]
+    return np.sum(out ** 2)
+
+
+@numba.njit
+def sum_of_squares_up_to(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x[i % x.shape[0]] ** 2
+    return s
+
+
+TRANSFORMS = [duals.grad, duals.value_and_grad, duals.jacfwd, duals.jacrev, duals.hessian]
+X = np.array([1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("transform", TRANSFORMS, ids=lambda t: t.__name__)
+@pytest.mark.parametrize("compiled", [True, False], ids=["dispatcher", "python"])
+def test_an_argument_named_twice_in_argnums_is_refused(transform, compiled):
+    f = energy if compiled else energy.py_func
+    for argnums in ((0, 0), (1, -2)):
+        with pytest.raises(ValueError, match=r"names argument \d twice"):
+            transform(f, argnums=argnums)(X, 2.0, 2)
+
+
+@pytest.mark.parametrize("argnums", [1.0, "0", True, (0, 1.0)])
+def test_argnums_that_are_not_ints_are_refused(argnums):
+    with pytest.raises(TypeError, match="should be an int or a tuple of ints"):
+        duals.grad(energy, argnums=argnums)(X, 2.0)
+
+
+@pytest.mark.parametrize("transform", TRANSFORMS, ids=lambda t: t.__name__)
+def test_keyword_arguments_of_a_dispatcher_are_bound_to_their_positions(transform):
+    by_keyword = _leaves(transform(energy, argnums=(0, 1))(X, p=2, k=3.0))
+    by_position = _leaves(transform(energy, argnums=(0, 1))(X, 3.0, 2))
+    assert len(by_keyword) == len(by_position) >= 2
+    for a, b in zip(by_keyword, by_position):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'q' \(energy\(x, k=1.0, p=2\)\)"):
+        transform(energy)(X, q=1.0)
+
+
+def _leaves(result):
+    if isinstance(result, tuple):
+        return [leaf for part in result for leaf in _leaves(part)]
+    return [np.asarray(result)]
+
+
+def test_a_differentiated_keyword_argument_matches_central_differences():
+    got = duals.grad(energy, argnums=1)(X, k=3.0)
+    expected = central_differences(energy, (X, 3.0, 2), 1)
+    assert got == pytest.approx(float(expected), rel=1e-8)
+
+
+ALIASING_CALLS = {
+    "grad": lambda c: duals.grad(smooth)(c, c),
+    "value_and_grad": lambda c: duals.value_and_grad(smooth)(c, c),
+    "jvp": lambda c: duals.jvp(smooth, (c, c), (np.ones(5), None)),
+    "vjp": lambda c: duals.vjp(smooth, c, c),
+    "jacfwd": lambda c: duals.jacfwd(smooth)(c, c),
+    "jacrev": lambda c: duals.jacrev(smooth)(c, c),
+    "hessian": lambda c: duals.hessian(smooth)(c, c),
+    "a view": lambda c: duals.grad(smooth)(c, c[:]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALIASING_CALLS))
+def test_a_differentiated_argument_sharing_memory_with_another_is_refused(name):
+    """``smooth(c, c)`` writes through ``out`` what it reads through ``x``: on the copies that
+    compiled derivatives run on the value would differ from the plain call's."""
+    c = np.array([1.0, 2.0, 4.0, 3.0, 1.0])
+    with pytest.raises(ValueError, match=r"arguments 0 and 1 share memory.*Pass separate arrays"):
+        ALIASING_CALLS[name](c)
+
+
+def test_separate_arrays_are_differentiated_as_usual():
+    c = np.array([1.0, 2.0, 4.0, 3.0, 1.0])
+    out = np.zeros(5)
+    expected = central_differences(lambda x: smooth(x, np.zeros(5)), (c,), 0)
+    np.testing.assert_allclose(duals.grad(smooth)(c, out), expected, rtol=1e-7)
+    assert not out.any()     # the call ran on a copy of ``out`` (writes stay inside the call)
+
+
+def test_a_differentiated_loop_count_says_to_leave_it_out_of_argnums():
+    with pytest.raises(TypeError, match=r"range\(\).*loop count is an integer; leave that argument out of argnums"):
+        duals.grad(sum_of_squares_up_to, argnums=1)(X, 5)
+    assert duals.grad(sum_of_squares_up_to)(X, 5).tolist() == [4.0, 8.0, 6.0]
+
+
+@numba.njit
+def cast_then_sum(x):
+    return x.astype(np.float64).sum()
+
+
+def test_astype_of_duals_says_what_to_write_instead():
+    assert cast_then_sum(X) == 6.0
+    with pytest.raises(TypeError, match=r"x\.astype\(\) on an array of duals.*leave it out.*int\(\) of each entry"):
+        duals.grad(cast_then_sum)(X)
