@@ -249,7 +249,7 @@ class Node:
     """A recorded primitive application; ``name`` tells the operation (``MulBackward``)."""
 
     __slots__ = ("prim", "args", "params", "out", "inputs", "versions", "version", "freed",
-                 "retained", "seq", "uses", "__weakref__")
+                 "retained", "seq", "uses", "counted", "__weakref__")
 
     def __init__(self, prim, args, params, inputs, versions, out):
         # the order of recording is a topological order: every input was recorded before its use
@@ -267,6 +267,7 @@ class Node:
         self.freed = False
         self.retained = None
         self.uses = 0               # how many recorded arguments the value is (the walk's fusion)
+        self.counted = False        # in a group the walk counted, whose kernel is not compiled yet
         if _core.ANOMALY is not None:
             _core.ANOMALY.record(self)
 
