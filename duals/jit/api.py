@@ -248,7 +248,7 @@ def compiled_jvp(f, primals, tangents):
     if type(f) is not CPUDispatcher:
         f = _check_dispatcher(f, "jvp")
     if len(primals) > 1:
-        refuse_aliases(primals, [i for i, t in enumerate(tangents) if t is not None], "jvp")
+        check_aliases(f, primals, [i for i, t in enumerate(tangents) if t is not None], "jvp")
     pattern = _driver_pattern(primals, tangents)
     table = f.__dict__.get("_duals_hot")
     state = table.get(("jvp", len(primals), pattern)) if table is not None and pattern is not None else None
@@ -361,39 +361,58 @@ def _checked_pair(p, t, i):
     return p, t
 
 
-def _inputs(args, argnums, who, known=None):
-    """(args as a list with the differentiated ones checked, their indices, single?);
-    ``known`` caches the normalised argnums per argument count."""
+def _inputs(f, args, argnums, who, known=None):
+    """(args as a list with the differentiated ones checked, their indices, single?) for a call
+    of ``f``; ``known`` caches the normalised argnums per argument count."""
     found = None if known is None else known.get(len(args))
     if found is None:
         found = _argnums(argnums, len(args), who)
         if known is not None:
             known[len(args)] = found
     nums, single = found
-    refuse_aliases(args, nums, who)
+    check_aliases(f, args, nums, who)
     args = list(args)
     for i in nums:
         args[i] = _input(args[i], who, f"argument {i}")
     return args, nums, single
 
 
-def refuse_aliases(args, nums, who):
+def check_aliases(f, args, nums, who):
     """Refuse a differentiated array argument that shares memory with another array argument
-    (``f(c, c)``): compiled derivatives run the function on copies of the differentiated
-    arguments, so a write through one would not show through the other as in the plain call."""
+    (``f(c, c)``, or ``c`` and a view of it) when the function writes into one of them.
+
+    Compiled derivatives run the function on a copy of each differentiated argument, so a write
+    through one would not show through the other as it does in the plain call. Where such
+    arguments are found (rarely), ``f`` runs once plainly on separate copies of them: if it
+    leaves them unchanged it cannot tell them apart, and the derivative is the plain call's."""
     if len(args) < 2:
         return
+    shared = set()
     for i in nums:
         a = args[i]
         if type(a) is not _NDARRAY:
             continue
         for j, b in enumerate(args):
             if j != i and type(b) is _NDARRAY and (b is a or np.may_share_memory(a, b)):
-                raise ValueError(
-                    f"{who}: arguments {min(i, j)} and {max(i, j)} share memory (the same array, or "
-                    f"views of one), and argument {i} is differentiated; compiled derivatives run "
-                    f"the function on a copy of it, so writes through one would not show through "
-                    f"the other as in the plain call. Pass separate arrays (x.copy()) for them")
+                shared.update((i, j))
+    if not shared:
+        return
+    copies = list(args)
+    for k in shared:
+        copies[k] = args[k].copy()
+    try:
+        f(*copies)
+    except Exception:   # noqa: BLE001  (the derivative's own call raises it again, with its message)
+        return
+    written = sorted(k for k in shared if not np.array_equal(copies[k], args[k], equal_nan=True))
+    if written:
+        pair = sorted(shared)
+        raise ValueError(
+            f"{who}: arguments {', '.join(map(str, pair))} share memory (the same array, or views of "
+            f"one), the function writes into argument {written[0]}, and a differentiated argument "
+            f"is among them; compiled derivatives run the function on a copy of it, so the write "
+            f"would not show through the other as in the plain call. Pass separate arrays "
+            f"(x.copy()) for them")
 
 
 def _size(x):
@@ -429,13 +448,13 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
         if driven:   # the driver's layouts first: no per-argument Python work at all
             found = known.get(len(args))
             if found is not None:
-                refuse_aliases(args, found[0], "jacfwd")
+                check_aliases(f, args, found[0], "jacfwd")
                 plan = driven.get((len(args),) + layout_key([args[i] for i in found[0]]))
                 if plan is not None and plan.hot.driver is not None:
                     block = plan.hot.run(*args)
                     if block is not None:   # the driver's own array: no copy
                         return block if plan.as_is else plan.split(block, fresh=True)
-        args, nums, single = _inputs(args, argnums, "jacfwd", known)
+        args, nums, single = _inputs(f, args, argnums, "jacfwd", known)
         key = (threading.get_ident(), len(args)) + layout_key([args[i] for i in nums])
         plan = plans.get(key)
         if plan is None:
@@ -595,7 +614,7 @@ def compiled_hessian(f, argnums=0, chunk_size=None, workers=None):
     pool = _resolve_workers(workers, "hessian")
 
     def hess(*args):
-        args, nums, single = _inputs(args, argnums, "hessian")
+        args, nums, single = _inputs(f, args, argnums, "hessian")
         from .reverse import refuse_complex
         refuse_complex(args, nums, "hessian")
         sizes = [_size(args[i]) for i in nums]

@@ -50,12 +50,12 @@ def holomorphic_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     >>> holomorphic_jacfwd(numba.njit(lambda z: np.exp(z)))(np.zeros(2, complex)).tolist()
     [[(1+0j), 0j], [0j, (1+0j)]]
     """
-    from .api import _call, _check_dispatcher, _leaves, _parts, _rebuild, _strip, dual_array, refuse_aliases
+    from .api import _call, _check_dispatcher, _leaves, _parts, _rebuild, _strip, dual_array, check_aliases
     f = _check_dispatcher(f, "jacfwd")
 
     def jacobian(*args):
         nums, single = _argnums(argnums, len(args), "jacfwd")
-        refuse_aliases(args, nums, "jacfwd")
+        check_aliases(f, args, nums, "jacfwd")
         args = list(args)
         for i in nums:
             args[i] = as_input(args[i], "jacfwd", f"argument {i}")

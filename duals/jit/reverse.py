@@ -31,7 +31,7 @@ from ..forward import Dual
 from ._types import dual_dtype
 from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
 from .api import compiled_hessian, _call, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
-from .api import _resolve_workers, _target, refuse_aliases
+from .api import _resolve_workers, _target, check_aliases
 from .driver import REVERSE_SAVING_S, hot, plain_arguments
 from .reverse_driver import ADJOINT, grad_driver, pull_driver
 from .seeding import layout_key
@@ -275,7 +275,7 @@ def compiled_value_and_grad(f, argnums=0, has_aux=False):
     known = {}
 
     def value_and_gradient(*args):
-        args, nums, single = _inputs(args, argnums, "grad", known)
+        args, nums, single = _inputs(f, args, argnums, "grad", known)
         tape = _thread_tape(np.float64)
         state = None
         if not has_aux:
@@ -336,7 +336,7 @@ def compiled_vjp(f, *primals, has_aux=False):
     f = _check_dispatcher(f, "vjp")
     args = list(primals)
     nums = [i for i, a in enumerate(args) if not _is_integer(a)]
-    refuse_aliases(args, nums, "vjp")
+    check_aliases(f, args, nums, "vjp")
     for i in nums:
         args[i] = _input(args[i], "vjp", f"primal {i}")
     tape = Tape(np.float64)
@@ -405,7 +405,7 @@ def compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None, workers=None):
     known = {}
 
     def jacobian(*args):
-        args, nums, single = _inputs(args, argnums, "jacrev", known)
+        args, nums, single = _inputs(f, args, argnums, "jacrev", known)
         if pool is not None:
             from .worker_tasks import jacrev_rows
             return jacrev_rows(pool, f, args, nums, single, has_aux, chunk_size)
@@ -511,7 +511,7 @@ def compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None):
     known = {}
 
     def hess(*args):
-        args, nums, single = _inputs(args, argnums, "hessian", known)
+        args, nums, single = _inputs(f, args, argnums, "hessian", known)
         total = sum(_size(args[i]) for i in nums)
         lanes = chunk_lanes(chunk_size, total, "hessian", most=REVERSE_HESSIAN_LANES)
         starts = range(0, max(total, 1), lanes)
@@ -565,7 +565,7 @@ def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
     known = {}
 
     def hess(*args):
-        args, nums, _ = _inputs(args, argnums, "hessian", known)
+        args, nums, _ = _inputs(f, args, argnums, "hessian", known)
         small = sum(_size(args[i]) for i in nums) <= COMPILED_HESSIAN_LANES
         if known.get("forward") or (small and not known.get("reverse")):
             try:
