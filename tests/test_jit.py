@@ -608,6 +608,11 @@ def value_alone(x):
     return duals.stop_gradient(x[0]) * x[1] + np.sum(duals.stop_gradient(x) * x)
 
 
+@numba.njit
+def value_alone_of_a_view(a):
+    return np.sum(duals.stop_gradient(a.T[1:, :]) * a.T[1:, :])
+
+
 def test_int_of_a_dual_truncates_with_derivative_zero_and_stop_gradient_runs_in_both_calls():
     args = (0.5, 1.005, 0.01)     # T / dt = 100.5: away from a step, where differences see one
     for transform in (duals.grad, duals.jacfwd):
@@ -622,6 +627,10 @@ def test_int_of_a_dual_truncates_with_derivative_zero_and_stop_gradient_runs_in_
     np.testing.assert_array_equal(duals.grad(value_alone)(x), [1.0, 3.0, 3.0])
     np.testing.assert_array_equal(duals.jacfwd(value_alone)(x), [1.0, 3.0, 3.0])
     np.testing.assert_array_equal(duals.hessian(value_alone)(x), np.zeros((3, 3)))
+    a = np.arange(6.0).reshape(2, 3)
+    expected = np.where(np.arange(3) > 0, a, 0.0)        # the stopped values, where they multiply
+    np.testing.assert_array_equal(duals.grad(value_alone_of_a_view)(a), expected)
+    np.testing.assert_array_equal(duals.jacfwd(value_alone_of_a_view)(a), expected)
 
 
 def test_non_dispatcher_is_refused_with_a_clear_error():

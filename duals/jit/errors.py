@@ -82,9 +82,8 @@ def _ov_stop_gradient(x):
     if isinstance(x, types.Array) and isinstance(x.dtype, DualType):
         def impl(x):
             out = np.empty(x.shape, np.float64)
-            flat_in, flat_out = x.reshape(-1), out.reshape(-1)
-            for i in range(flat_in.size):
-                flat_out[i] = extras._real(flat_in[i])
+            for index in np.ndindex(x.shape):   # (any layout: a transposed or sliced view too)
+                out[index] = extras._real(x[index])
             return out
         return impl
     if isinstance(x, (types.Number, types.Array)):
