@@ -67,33 +67,6 @@ def _compiled(entry, holomorphic, who):
     return {"holomorphic": True}
 
 
-def _keywords_bound(f, fn, who):
-    """``fn`` (a compiled entry's function) also taking ``f``'s keyword arguments, bound to their
-    positions: the compiled entries pass arguments by position (their ``argnums`` may name one
-    given by keyword)."""
-    def call(*args, **kwargs):
-        return fn(*_positional(f, args, kwargs, who)) if kwargs else fn(*args)
-    call.__doc__ = fn.__doc__
-    return call
-
-
-def _positional(f, args, kwargs, who):
-    import inspect
-    signature = inspect.signature(getattr(f, "py_func", f))
-    try:
-        bound = signature.bind(*args, **kwargs)
-    except TypeError as exc:
-        raise TypeError(f"{who}: {exc} ({getattr(f, '__name__', 'f')}{signature})") from None
-    bound.apply_defaults()
-    positional = []
-    for name, value in bound.arguments.items():
-        kind = signature.parameters[name].kind
-        if kind is inspect.Parameter.VAR_KEYWORD:
-            raise TypeError(f"{who}: a Numba function takes no **{name}")
-        positional.extend(value if kind is inspect.Parameter.VAR_POSITIONAL else (value,))
-    return tuple(positional)
-
-
 def _check_leaf(y, who):
     if not (isinstance(y, (Tracer, np.ndarray, float, int, np.number))):
         raise TypeError(f"{who}: the function returned a {type(y).__name__}; return floats, "
@@ -199,8 +172,8 @@ def jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=
                                                       mode="fwd", workers=workers), argnums, "jacfwd")
     if _is_compiled(f):
         entry = _jit().compiled_jacfwd
-        return _keywords_bound(f, entry(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size,
-                                        workers=workers, **_compiled(entry, holomorphic, "jacfwd")), "jacfwd")
+        return entry(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers,
+                     **_compiled(entry, holomorphic, "jacfwd"))
     return _on_containers(_jacfwd, f, argnums, "jacfwd", has_aux=has_aux, chunk_size=chunk_size,
                           workers=workers, holomorphic=holomorphic)
 
@@ -423,7 +396,7 @@ def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
     """
     if _is_compiled(f):
         entry = _jit().compiled_value_and_grad
-        return _keywords_bound(f, entry(f, argnums, has_aux, **_compiled(entry, holomorphic, "grad")), "grad")
+        return entry(f, argnums, has_aux, **_compiled(entry, holomorphic, "grad"))
     return _on_containers(_value_and_grad, f, argnums, "grad", has_aux=has_aux, holomorphic=holomorphic)
 
 
@@ -518,8 +491,8 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=
                             argnums, "jacrev")
     if _is_compiled(f):
         entry = _jit().compiled_jacrev
-        return _keywords_bound(f, entry(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size,
-                                        workers=workers, **_compiled(entry, holomorphic, "jacrev")), "jacrev")
+        return entry(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size, workers=workers,
+                     **_compiled(entry, holomorphic, "jacrev"))
     return _on_containers(_jacrev, f, argnums, "jacrev", has_aux=has_aux, chunk_size=chunk_size,
                           workers=workers, holomorphic=holomorphic)
 
@@ -746,8 +719,8 @@ def hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None, holomorp
         return _sparse().sparse_hessian(f, argnums, sparsity, workers=workers)
     if _is_compiled(f):
         entry = _jit().compiled_hessian_auto
-        return _keywords_bound(f, entry(f, argnums=argnums, chunk_size=chunk_size, workers=workers,
-                                        **_compiled(entry, holomorphic, "hessian")), "hessian")
+        return entry(f, argnums=argnums, chunk_size=chunk_size, workers=workers,
+                     **_compiled(entry, holomorphic, "hessian"))
     if holomorphic:
         return jacfwd(jacrev(f, argnums, holomorphic=True), argnums, chunk_size=chunk_size,
                       workers=workers, holomorphic=True)

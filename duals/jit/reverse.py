@@ -31,7 +31,7 @@ from ..forward import Dual
 from ._types import dual_dtype
 from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
 from .api import compiled_hessian, _call, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
-from .api import _resolve_workers, _target, check_aliases
+from .api import _resolve_workers, _target, check_aliases, positional
 from .driver import REVERSE_SAVING_S, hot, plain_arguments
 from .reverse_driver import ADJOINT, grad_driver, pull_driver
 from .seeding import layout_key
@@ -274,7 +274,9 @@ def compiled_value_and_grad(f, argnums=0, has_aux=False):
     f = _check_dispatcher(f, "grad")
     known = {}
 
-    def value_and_gradient(*args):
+    def value_and_gradient(*args, **kwargs):
+        if kwargs:
+            args = positional(f, args, kwargs, "grad")
         args, nums, single = _inputs(f, args, argnums, "grad", known)
         tape = _thread_tape(np.float64)
         state = None
@@ -314,8 +316,8 @@ def compiled_grad(f, argnums=0, has_aux=False):
     """
     vg = compiled_value_and_grad(f, argnums, has_aux)
 
-    def gradient(*args):
-        res, g = vg(*args)
+    def gradient(*args, **kwargs):
+        res, g = vg(*args, **kwargs)
         return (g, res[1]) if has_aux else g
 
     return gradient
@@ -404,7 +406,9 @@ def compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None, workers=None):
     pool = _resolve_workers(workers, "jacrev")
     known = {}
 
-    def jacobian(*args):
+    def jacobian(*args, **kwargs):
+        if kwargs:
+            args = positional(f, args, kwargs, "jacrev")
         args, nums, single = _inputs(f, args, argnums, "jacrev", known)
         if pool is not None:
             from .worker_tasks import jacrev_rows
@@ -510,7 +514,9 @@ def compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None):
     pool = _resolve_workers(workers, "hessian")
     known = {}
 
-    def hess(*args):
+    def hess(*args, **kwargs):
+        if kwargs:
+            args = positional(f, args, kwargs, "hessian")
         args, nums, single = _inputs(f, args, argnums, "hessian", known)
         total = sum(_size(args[i]) for i in nums)
         lanes = chunk_lanes(chunk_size, total, "hessian", most=REVERSE_HESSIAN_LANES)
@@ -564,7 +570,9 @@ def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
     reverse = compiled_hessian_rev(f, argnums=argnums, chunk_size=chunk_size, workers=workers)
     known = {}
 
-    def hess(*args):
+    def hess(*args, **kwargs):
+        if kwargs:
+            args = positional(f, args, kwargs, "hessian")
         args, nums, _ = _inputs(f, args, argnums, "hessian", known)
         small = sum(_size(args[i]) for i in nums) <= COMPILED_HESSIAN_LANES
         if known.get("forward") or (small and not known.get("reverse")):
