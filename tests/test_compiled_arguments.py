@@ -104,11 +104,11 @@ def test_an_argument_passed_twice_and_only_read_is_differentiated_slot_by_slot(t
     """``f(x, x)`` that writes into neither cannot tell the two apart: its derivative along one
     argument is the plain call's, exactly as with two separate arrays."""
     x = np.array([0.5, -1.0, 2.0])
-    for argnums in (0, 1, (0, 1)):
-        same = _leaves(transform(weighted_norm, argnums=argnums)(x, x))
-        separate = _leaves(transform(weighted_norm, argnums=argnums)(x, x.copy()))
-        for a, b in zip(same, separate):
-            np.testing.assert_array_equal(a, b)
+    same = _leaves(transform(weighted_norm, argnums=(0, 1))(x, x))
+    separate = _leaves(transform(weighted_norm, argnums=(0, 1))(x, x.copy()))
+    assert len(same) == len(separate) >= 2
+    for a, b in zip(same, separate):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_separate_arrays_are_differentiated_as_usual():
