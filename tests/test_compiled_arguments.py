@@ -134,3 +134,22 @@ def test_astype_of_duals_says_what_to_write_instead():
     assert cast_then_sum(X) == 6.0
     with pytest.raises(TypeError, match=r"x\.astype\(\) on an array of duals.*leave it out.*int\(\) of each entry"):
         duals.grad(cast_then_sum)(X)
+
+
+@numba.njit
+def cast_to_float64(x):
+    return np.float64(x[0]) * x[1]
+
+
+@numba.njit
+def cast_to_int64(x):
+    return np.int64(x[0]) * x[1]
+
+
+@pytest.mark.parametrize("transform", [duals.grad, duals.jacfwd], ids=lambda t: t.__name__)
+def test_numpy_scalar_casts_of_duals_say_what_to_write(transform):
+    with pytest.raises(TypeError, match=r"np\.float64\(x\) of a dual number\. It would drop the "
+                                        r"derivative: leave the cast out.*duals\.stop_gradient"):
+        transform(cast_to_float64)(X)
+    with pytest.raises(TypeError, match=r"np\.int64\(x\) of a dual number\. Write int\(x\)"):
+        transform(cast_to_int64)(X)

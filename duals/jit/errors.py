@@ -198,6 +198,13 @@ def reraise(exc, who, name=None):
         if first.startswith("No implementation of function") and signature is not None:
             first = f"no implementation of {signature.lstrip('>').strip()}"
         hint = _HINTS.get(re.sub(r"^no implementation of (\w+)\(.*", r"\1", first))
+        cast = re.search(r"resolving callee type: class\((float\d+|int\d+)\)", text)
+        if cast is not None and re.search(r"<unknown function>\((?:Dual|Adjoint)", first):
+            first = f"np.{cast.group(1)}(x) of a dual number"
+            hint = ("Write int(x), which truncates a dual (a step function: derivative 0)"
+                    if cast.group(1).startswith("int") else
+                    f"It would drop the derivative: leave the cast out (the value is a number "
+                    f"already), or write {VALUE_ALONE}")
         method = re.search(r"BoundFunction\(array\.(\w+) for array\((?:Dual|Adjoint)", text)
         if method is not None:
             first = f"x.{method.group(1)}() on an array of duals"
