@@ -288,6 +288,12 @@ class Node:
         self.freed = True
 
 
+def takes_marks(target):
+    """Whether the producer of a value (a node, or a leaf) uses marks of structural zeros on its
+    cotangent (the walk passes them on; a group's placement into a slice does not)."""
+    return type(target) is Node and (target.prim.elementwise or target.prim.unreached is not None)
+
+
 class _VersionedArray(np.ndarray):
     """A view of a ``Var``'s value whose in-place writes bump the ``Var``'s version counter."""
 

@@ -18,7 +18,7 @@ from .cotangents import OWNED, SHARED, Cotangents, Scaled
 from .ops import all_of_copies, innermost, is_complex, one_number
 from .ops import fused_groups
 from .ops.fused_vjp import RULES, SCALAR_RULES
-from .reverse import Node
+from .reverse import Node, takes_marks as _takes_marks
 
 
 def walk(seeds, retain_graph, accumulate):
@@ -254,11 +254,6 @@ def _add():
 
 
 _add_p = None
-
-
-def _takes_marks(target):
-    """Whether the producer of a value uses marks of structural zeros on its cotangent."""
-    return type(target) is Node and (target.prim.elementwise or target.prim.unreached is not None)
 
 
 def _union(a, b):

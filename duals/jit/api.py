@@ -474,9 +474,9 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
         if driven:   # the driver's layouts first: no per-argument Python work at all
             found = known.get(len(args))
             if found is not None:
-                check_aliases(f, args, found[0], "jacfwd")
                 plan = driven.get((len(args),) + layout_key([args[i] for i in found[0]]))
                 if plan is not None and plan.hot.driver is not None:
+                    check_aliases(f, args, found[0], "jacfwd")   # (else _inputs checks below)
                     block = plan.hot.run(*args)
                     if block is not None:   # the driver's own array: no copy
                         return block if plan.as_is else plan.split(block, fresh=True)

@@ -53,16 +53,12 @@ VALUE_ALONE = ("duals.stop_gradient(x) where the value alone is meant (the plain
                "too, as the identity)")
 
 
-def _conversion_typer(label):
-    def ov(x):
-        if isinstance(x, DualType):
-            raise errors.TypingError(
-                f"{MARK}{label}() of a dual number would drop its derivative; leave {label}() out "
-                f"(the value is a number already), or write {VALUE_ALONE}")
-    return ov
-
-
-overload(float)(_conversion_typer("float"))
+@overload(float)
+def _ov_float(x):
+    if isinstance(x, DualType):
+        raise errors.TypingError(
+            f"{MARK}float() of a dual number would drop its derivative; leave float() out "
+            f"(the value is a number already), or write {VALUE_ALONE}")
 
 
 @overload(int)

@@ -53,13 +53,13 @@ _SEEN = {}           # structure -> how often met, then its compiled kernel
 _COMPILING = threading.Lock()
 
 
-def _node_type():
-    global Node
-    from ..reverse import Node
-    return Node
+def _import_reverse():
+    global Node, takes_marks
+    from ..reverse import Node, takes_marks
 
 
-Node = None   # duals.reverse.Node (set on first use: reverse imports the walk, which imports this)
+# duals.reverse.Node and takes_marks, set on first use (reverse imports the walk, which imports this)
+Node = takes_marks = None
 
 
 def run(root, g, g_free, store, values, recycle):
@@ -79,7 +79,7 @@ def run(root, g, g_free, store, values, recycle):
             or out.size < FUSED_FROM or g.dtype != _F64 or g.shape != out.shape or not _joins(root, out.shape)):
         return None
     if Node is None:
-        _node_type()
+        _import_reverse()
     members, uses = _group(root, out.shape, values)
     if len(members) < 2:
         return None
@@ -262,16 +262,10 @@ def _slice_of(target, uses, values):
     index = target.params["index"]
     if (sliced is None or sliced.version or type(source) is not np.ndarray or source.ndim != 1
             or source.dtype != _F64 or len(index) != 1 or type(index[0]) is not slice
-            or index[0].step not in (None, 1) or _takes_marks(sliced)):
+            or index[0].step not in (None, 1) or takes_marks(sliced)):
         return None
     start, stop, _ = index[0].indices(source.shape[0])
     return ("slice", id(sliced), start, stop)
-
-
-def _takes_marks(target):
-    """Whether the producer of a value passes marks of structural zeros on (the walk's slicing
-    rule would mark the entries outside the slice, which a placement does not)."""
-    return type(target) is Node and (target.prim.elementwise or target.prim.unreached is not None)
 
 
 def _kernel_for(key, size):
