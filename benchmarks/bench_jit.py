@@ -140,7 +140,10 @@ def first_calls(n):
 
 
 def jax_jacfwd(n):
-    """JAX's ``jit(jacfwd)`` over ``lax.fori_loop``, the same RK4; None when JAX is missing."""
+    """JAX's ``jit(jacfwd)`` over ``lax.fori_loop``, the same RK4; None when JAX is missing (or
+    left out by ``python -m benchmarks.run --no-peers``)."""
+    if os.environ.get("DUALS_BENCH_NO_PEERS") == "1":
+        return None
     try:
         import jax
         import jax.numpy as jnp

@@ -1,4 +1,4 @@
-"""python -m benchmarks.run [--quick] [--only W1,W3] [--json out.json]: every workload, every system.
+"""python -m benchmarks.run [--quick] [--only W1,W3] [--no-peers] [--json out.json]: every workload, every system.
 
 Prints a markdown table of median times and ratios to the plain function, the targets of
 the issues with what was measured, and writes the raw results as JSON.
@@ -7,11 +7,12 @@ from . import _threads  # noqa: F401  (single-threaded: must come before NumPy, 
 
 import argparse
 import json
+import os
 import sys
 import time
 import traceback
 
-from . import external, report
+from . import external, report, systems
 from .timing import QUICK, Settings, run_case
 
 
@@ -72,7 +73,11 @@ def main(argv=None):
     parser.add_argument("--tune-allocator", action="store_true",
                         help="call duals.tune_allocator() first (process-wide glibc setting; "
                              "python -m benchmarks.alloc_effect measures what it buys)")
+    parser.add_argument("--no-peers", action="store_true",
+                        help="leave JAX, PyTorch and autograd out even when installed (the test suite's smoke run)")
     args = parser.parse_args(argv)
+    if args.no_peers:
+        os.environ[systems.NO_PEERS] = "1"
     if args.tune_allocator:
         import duals
         duals.tune_allocator()

@@ -7,13 +7,25 @@ all of them. Peers are imported on first use; a missing one raises :class:`Unava
 """
 import functools
 import importlib
+import os
 
 import numpy as np
 
 from .timing import Unavailable
 
 
+PEERS = ("jax", "torch", "autograd")
+NO_PEERS = "DUALS_BENCH_NO_PEERS"   # set by ``--no-peers``; inherited by the scripts run in subprocesses
+
+
+def peers_skipped():
+    """peers_skipped() -> whether this run leaves JAX, PyTorch and autograd out (``--no-peers``)."""
+    return os.environ.get(NO_PEERS) == "1"
+
+
 def _import(name):
+    if peers_skipped() and name.partition(".")[0] in PEERS:
+        raise Unavailable(f"{name} left out (--no-peers)")
     try:
         return importlib.import_module(name)
     except Exception as exc:

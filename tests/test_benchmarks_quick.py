@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench") / "quick.json"
-    done = subprocess.run([sys.executable, "-m", "benchmarks.run", "--quick", "--json", str(out)],
+    done = subprocess.run([sys.executable, "-m", "benchmarks.run", "--quick", "--no-peers", "--json", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     results = json.loads(out.read_text()) if out.exists() else None
     return done, results
