@@ -12,7 +12,11 @@ copies of user functions hold a file lock beside the index: an exclusive one whi
 (read index, pick a name, write index, write data), a shared one while loading (so a reader
 never sees an index entry whose data file is still being written).
 
-The user's own dispatchers keep Numba's cache unchanged.
+These caches live in duals' cache directory (:func:`duals.kernels.cache_dir`, moved by
+``DUALS_CACHE_DIR``) beside the generated kernels, not where ``NUMBA_CACHE_DIR`` puts Numba's, so
+``duals.clear_cache()`` empties them all and processes that keep separate Numba caches (a test
+runner's workers) still share duals' compilations. The user's own dispatchers keep Numba's cache
+unchanged.
 
 >>> import numpy as np
 >>> twice = cached_njit()(lambda x: 2 * x)   # no source file: compiled in memory, as njit does
@@ -23,6 +27,7 @@ import contextlib
 import os
 
 import numba
+from numba.core import caching
 from numba.core.caching import FunctionCache
 
 try:
@@ -53,9 +58,30 @@ def _locked(path, exclusive):
         os.close(fd)  # closing the descriptor releases the lock
 
 
+class _DualsCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+    """Where a locked cache lives: under duals' cache directory, in a folder per source folder
+    (named as Numba names its own), with Numba's test of the source file's freshness."""
+
+    def __init__(self, py_func, py_file):
+        from .kernels import cache_dir
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(cache_dir(), "numba", self.get_suitable_cache_subpath(py_file))
+
+    def get_cache_path(self):
+        return self._cache_path
+
+
+class _DualsCacheImpl(caching.CompileResultCacheImpl):
+    _locator_classes = [_DualsCacheLocator] + list(caching.CompileResultCacheImpl._locator_classes)
+
+
 class LockedFunctionCache(FunctionCache):
     """LockedFunctionCache(py_func): Numba's ``FunctionCache`` whose saves and loads hold a file
-    lock beside the function's index (see the module docstring)."""
+    lock beside the function's index (see the module docstring), in duals' cache directory (or
+    where Numba would put it, when that one cannot be written)."""
+
+    _impl_class = _DualsCacheImpl
 
     def _lock_path(self):
         return self._cache_file._index_path + ".lock"

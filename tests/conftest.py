@@ -17,10 +17,13 @@ if "NUMBA_OPT" not in os.environ:
 
 # The suite runs in two processes (pytest-xdist, ``-n 2`` in pyproject.toml). Numba's on-disk cache
 # is not safe for two processes compiling the same function at once (an index entry can end up
-# naming the other process's code), so each worker compiles into caches of its own.
+# naming the other process's code), so each worker keeps the tests' own ``cache=True`` functions in
+# a Numba cache of its own. duals' compiled functions hold a lock around their cache
+# (duals/_numba_cache.py) and live in DUALS_CACHE_DIR, which the workers share: what one worker
+# compiled, the other loads.
 WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 if WORKER:
     CACHES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".pytest_cache")
-    for variable, default in (("DUALS_CACHE_DIR", os.path.join(CACHES, "duals")),
-                              ("NUMBA_CACHE_DIR", os.path.join(CACHES, "numba"))):
-        os.environ[variable] = os.path.join(os.environ.get(variable, default), WORKER)
+    os.environ.setdefault("DUALS_CACHE_DIR", os.path.join(CACHES, "duals"))
+    os.environ["NUMBA_CACHE_DIR"] = os.path.join(os.environ.get("NUMBA_CACHE_DIR", os.path.join(CACHES, "numba")),
+                                                 WORKER)

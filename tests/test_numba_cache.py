@@ -65,7 +65,7 @@ print(json.dumps({{"float": float(a), "ints": b.tolist(),
 
 
 def _env(cache):
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=ROOT)
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, DUALS_CACHE_DIR=cache, PYTHONPATH=ROOT)
     return env
 
 
@@ -95,6 +95,15 @@ def test_two_processes_saving_two_signatures_keep_both(tmp_path):
     found = json.loads(check.stdout.strip().splitlines()[-1])
     assert found["float"] == 3.5 and found["ints"] == [1, 3, 5]
     assert found["hits"] == 2 and found["misses"] == 0   # both loaded from the cache
+
+    # the cache is duals' (DUALS_CACHE_DIR), not Numba's: a process with a Numba cache of its own
+    # (a test runner's other worker) loads both as well
+    other = dict(_env(cache), NUMBA_CACHE_DIR=str(tmp_path / "another-numba-cache"))
+    check = subprocess.run([sys.executable, "-c", CHECKER.format(here=here)], env=other,
+                           capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0, check.stderr
+    found = json.loads(check.stdout.strip().splitlines()[-1])
+    assert found["hits"] == 2 and found["misses"] == 0
 
 
 def test_a_function_without_a_source_file_compiles_in_memory():
