@@ -34,7 +34,7 @@ import numpy as np
 from .. import derivatives, kernels
 from ..cotangents import ADDED, OWNED, Scaled
 from . import FUSED_FROM, flat_cotangent
-from .fused_vjp import _OPERANDS
+from .fused_vjp import operands_read
 
 # A structure's kernel is compiled (~0.4 s, then cached on disk) once the walk has met it
 # FUSE_AFTER times and carried FUSE_ENTRIES entries through it: a gradient taken a few times
@@ -340,7 +340,7 @@ def _install():
         prim = PRIMITIVES.get(name)
         if prim is not None:
             _PARTIALS[prim] = derivatives.TABLE[name].partials
-            _READS[prim] = tuple(frozenset(_OPERANDS.findall(p)) for p in _PARTIALS[prim])
+            _READS[prim] = operands_read(_PARTIALS[prim])
 
 
 _install()

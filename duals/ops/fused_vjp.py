@@ -421,9 +421,17 @@ slicing.scaled = True
 slicing.small = True
 
 
+def operands_read(partials):
+    """operands_read(partials) -> per partial formula of the table, the operands it reads.
+
+    >>> operands_read(("y", "1.0"))
+    (frozenset({'y'}), frozenset())
+    """
+    return tuple(frozenset(_OPERANDS.findall(p)) for p in partials)
+
+
 def _reads(partials):
-    names = [frozenset() if p in ("0.0", "1.0", "-1.0") else frozenset(_OPERANDS.findall(p))
-             for p in partials]
+    names = operands_read(partials)
 
     def reads(inputs):
         if len(inputs) == 1:
