@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import duals  # noqa: E402
 from duals.jit import dual_array  # noqa: E402
 from benchmarks._steady import drivers_at_once  # noqa: E402
+from benchmarks.systems import peers_skipped  # noqa: E402
 
 drivers_at_once()   # the timed repetitions stand for a long loop
 
@@ -142,7 +143,7 @@ def first_calls(n):
 def jax_jacfwd(n):
     """JAX's ``jit(jacfwd)`` over ``lax.fori_loop``, the same RK4; None when JAX is missing (or
     left out by ``python -m benchmarks.run --no-peers``)."""
-    if os.environ.get("DUALS_BENCH_NO_PEERS") == "1":
+    if peers_skipped():
         return None
     try:
         import jax
