@@ -196,10 +196,15 @@ def cache_dir():
 
 
 def clear_cache():
-    """clear_cache() -> None: delete every compiled specialisation of this library version.
+    """clear_cache() -> None: delete every compiled specialisation of this library version from
+    disk, the folder :func:`cache_dir` names. Later processes compile what they need again; this
+    one keeps what it has loaded.
 
-    >>> clear_cache()  # the next call recompiles what it needs
+    >>> os.path.basename(cache_dir()) == f"v{__version__}"   # what clear_cache() deletes
+    True
     """
+    # (the example does not call it: in the test suite that would empty the cache the other test
+    # process is loading from; tests/test_numba_cache.py calls it in a process of its own)
     global _module, _vjp_module
     from . import second_order_kernels
     shutil.rmtree(cache_dir(), ignore_errors=True)

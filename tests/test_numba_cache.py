@@ -117,3 +117,35 @@ def test_a_function_without_a_source_file_compiles_in_memory():
     """), namespace)
     triple = cached_njit()(namespace["triple"])
     assert triple(np.float64(2.0)) == 6.0
+
+
+CLEARER = '''
+import json, os, sys, numpy as np, duals
+from duals.kernels import cache_dir
+
+def kernel_files():
+    return sum(name.endswith(".nbc") for _, _, names in os.walk(cache_dir()) for name in names)
+
+x = np.linspace(0.1, 1.0, 5)
+tangent = duals.jvp(np.sin, (x,), (np.ones(5),))[1]
+found = {"files": kernel_files(), "tangent": tangent.tolist()}
+if sys.argv[1] == "clear":
+    duals.clear_cache()
+    found["emptied"] = not os.path.exists(cache_dir())
+    found["after clearing"] = duals.jvp(np.sin, (x,), (np.ones(5),))[1].tolist()
+print(json.dumps(found))
+'''
+
+
+def test_clear_cache_empties_the_directory_and_later_processes_compile_again(tmp_path):
+    env = _env(str(tmp_path / "cache"))
+    found = []
+    for how in ("clear", "again"):
+        done = subprocess.run([sys.executable, "-c", CLEARER, how], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        found.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    cleared, again = found
+    assert cleared["files"] >= 1 and cleared["emptied"]
+    assert cleared["after clearing"] == cleared["tangent"]   # this process keeps what it loaded
+    assert again["files"] >= 1 and again["tangent"] == cleared["tangent"]   # compiled and saved again
