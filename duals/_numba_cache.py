@@ -27,7 +27,8 @@ import contextlib
 import os
 
 import numba
-from numba.core import caching
+import numpy as np
+from numba.core import caching, types
 from numba.core.caching import FunctionCache
 
 try:
@@ -36,7 +37,8 @@ except ImportError:  # Windows
     fcntl = None
     import msvcrt
 
-__all__ = ["cached_njit", "use_locked_cache", "LockedFunctionCache"]
+__all__ = ["cached_njit", "cached_kernel", "by_contiguity", "use_locked_cache",
+           "LockedFunctionCache"]
 
 
 @contextlib.contextmanager
@@ -120,3 +122,47 @@ def cached_njit(**options):
         except RuntimeError:  # no cache locator for this source
             return dispatcher
     return decorate
+
+
+def cached_kernel(**options):
+    """cached_kernel(**options) -> decorator: :func:`cached_njit` whose dispatcher compiles one
+    specialisation per pattern of contiguous arrays (:func:`by_contiguity`): what duals' generated
+    kernels use."""
+    def decorate(py_func):
+        return by_contiguity(cached_njit(**options)(py_func))
+    return decorate
+
+
+def by_contiguity(dispatcher):
+    """by_contiguity(dispatcher) -> dispatcher: arrays are specialised on whether they are
+    C-contiguous (layout ``'C'``) or not (``'A'``, any strides), not on their exact layout
+    (``'F'``, ``'A'``) and whether they are read-only.
+
+    Numba compiles one specialisation per mix of argument types. A kernel over flat operands,
+    their tangents and outputs met them in dozens of mixes (one test run compiled ``mul``'s
+    forward kernel in 91 signatures, ~1.1 s each). A new mix now runs the specialisation of its
+    pattern (compiled if it is the first), and is entered in the dispatcher's table of
+    signatures, so that its next call is resolved in C at Numba's own speed. For functions that
+    write only into arrays passed writeable: a read-only input runs typed as writeable.
+
+    >>> import numpy as np
+    >>> total = by_contiguity(numba.njit(lambda a, b: a.sum() + b.sum()))
+    >>> x = np.ones((3, 4))
+    >>> float(total(x.T, x[:, ::2])), float(total(x[::2], x.T)), len(total.signatures)
+    (18.0, 20.0, 1)
+    """
+    compile_exact = dispatcher._compile_for_args
+
+    def compile_for_args(*args, **kws):
+        if kws or all(type(a) is not np.ndarray or (a.flags.writeable and (
+                a.flags.c_contiguous or not a.flags.f_contiguous)) for a in args):
+            return compile_exact(*args, **kws)   # already of its pattern
+        general = tuple(dispatcher.typeof_pyval(a).copy(
+            layout="C" if a.flags.c_contiguous else "A", readonly=False)
+            if type(a) is np.ndarray else dispatcher.typeof_pyval(a) for a in args)
+        entry = dispatcher.compile(general)
+        dispatcher._insert([dispatcher.typeof_pyval(a)._code for a in args], entry)
+        return entry
+
+    dispatcher._compile_for_args = compile_for_args
+    return dispatcher

@@ -119,6 +119,38 @@ def test_a_function_without_a_source_file_compiles_in_memory():
     assert triple(np.float64(2.0)) == 6.0
 
 
+def test_by_contiguity_compiles_one_specialisation_per_pattern_of_contiguous_arrays():
+    import numba
+    import numpy as np
+
+    from duals._numba_cache import by_contiguity
+
+    def scaled_sum(x, y, out):
+        for i in range(out.shape[0]):
+            for j in range(out.shape[1]):
+                out[i, j] = x[i, j] + 2.0 * y[i, j]
+
+    kernel = by_contiguity(numba.njit(scaled_sum))
+    a = np.arange(12.0).reshape(3, 4)
+    read_only = a.copy()
+    read_only.setflags(write=False)
+    layouts = {"C": a.copy(), "F": np.asfortranarray(a), "strided": np.arange(24.0).reshape(3, 8)[:, ::2],
+               "transposed": np.ascontiguousarray(a.T).T, "read-only": read_only,
+               "broadcast": np.broadcast_to(a[:1], a.shape)}
+    assert not layouts["strided"].flags.c_contiguous and not layouts["strided"].flags.f_contiguous
+    for x in layouts.values():
+        for y in layouts.values():
+            out = np.empty((3, 4))
+            kernel(x, y, out)
+            assert np.array_equal(out, x + 2.0 * y)
+    patterns = {(x.flags.c_contiguous, y.flags.c_contiguous)
+                for x in layouts.values() for y in layouts.values()}
+    assert len(kernel.signatures) == len(patterns) == 4
+    for x in layouts.values():   # a mix met before runs without a new compilation
+        kernel(x, layouts["F"], np.empty((3, 4)))
+    assert len(kernel.signatures) == 4
+
+
 CLEARER = '''
 import json, os, sys, numpy as np, duals
 from duals.kernels import cache_dir

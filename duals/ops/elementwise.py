@@ -148,6 +148,12 @@ def _flat_tangent(t, a, out_shape, n):
     return t.reshape(lanes, n)
 
 
+def _as(a, dtype):
+    """``a`` in ``dtype``: a kernel's arrays share one float type, so that mixes of float32 and
+    float64 operands and tangents do not each compile a specialisation of their own."""
+    return a if a.dtype == dtype else a.astype(dtype)
+
+
 def _result(out):
     return out if out.ndim else out[()]
 
@@ -202,7 +208,8 @@ def _make_unary(name, value, deriv):
         lanes = t.shape[0]
         out = np.empty(x.shape, dtype)
         tout = np.empty((lanes,) + x.shape, dtype)
-        kernels.kernel(name, "jvp")(_flat(x, n), t.reshape(lanes, n), out.reshape(n), tout.reshape(lanes, n))
+        kernels.kernel(name, "jvp")(_flat(x, n), _as(t.reshape(lanes, n), dtype), out.reshape(n),
+                                    tout.reshape(lanes, n))
         return _result(out), tout
 
     prim.fused_jvp = fused_jvp
@@ -341,9 +348,9 @@ def _make_binary(name, value, dx, dy):
         out = np.empty(out_shape, dtype)
         tout = np.empty((lanes,) + out_shape, dtype)
         kernels.kernel(name, "jvp")(
-            _operand(x, tx, n, out_shape), _operand(y, ty, n, out_shape),
-            None if tx is None else _flat_tangent(tx, x, out_shape, n),
-            None if ty is None else _flat_tangent(ty, y, out_shape, n),
+            _as(_operand(x, tx, n, out_shape), dtype), _as(_operand(y, ty, n, out_shape), dtype),
+            None if tx is None else _as(_flat_tangent(tx, x, out_shape, n), dtype),
+            None if ty is None else _as(_flat_tangent(ty, y, out_shape, n), dtype),
             out.reshape(n), tout.reshape(lanes, n))
         return _result(out), tout
 
