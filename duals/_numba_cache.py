@@ -30,6 +30,7 @@ import numba
 import numpy as np
 from numba.core import caching, types
 from numba.core.caching import FunctionCache
+from numba.core.compiler_lock import global_compiler_lock
 
 try:
     import fcntl
@@ -160,8 +161,9 @@ def by_contiguity(dispatcher):
         general = tuple(dispatcher.typeof_pyval(a).copy(
             layout="C" if a.flags.c_contiguous else "A", readonly=False)
             if type(a) is np.ndarray else dispatcher.typeof_pyval(a) for a in args)
-        entry = dispatcher.compile(general)
-        dispatcher._insert([dispatcher.typeof_pyval(a)._code for a in args], entry)
+        with global_compiler_lock:   # as Numba's own add_overload: other threads may call it
+            entry = dispatcher.compile(general)
+            dispatcher._insert([dispatcher.typeof_pyval(a)._code for a in args], entry)
         return entry
 
     dispatcher._compile_for_args = compile_for_args
