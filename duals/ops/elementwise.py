@@ -201,11 +201,12 @@ def _make_unary(name, value, deriv):
         if x.dtype.kind == "c":
             return None   # the kernels are float64: complex values take the rules
         n = x.size
-        if numpy_impl is not None and kernels.prefer_numpy(name, n):
+        lanes = t.shape[0]
+        if numpy_impl is not None and (kernels.prefer_numpy(name, n)
+                                       or not kernels.fuse_now(name, n * lanes)):
             out = numpy_impl(x)
             return out, _times(d(x, out), t)
         dtype = x.dtype if x.dtype.kind == "f" else np.float64
-        lanes = t.shape[0]
         out = np.empty(x.shape, dtype)
         tout = np.empty((lanes,) + x.shape, dtype)
         kernels.kernel(name, "jvp")(_flat(x, n), _as(t.reshape(lanes, n), dtype), out.reshape(n),
@@ -340,6 +341,8 @@ def _make_binary(name, value, dx, dy):
                     return out, (t if sign > 0 else -t)
         n = math.prod(out_shape)
         lanes = (tx if tx is not None else ty).shape[0]
+        if numpy_impl is not None and not kernels.fuse_now(name, n * lanes):
+            return None   # the rules, until the kernel would have paid for its compilation
         dtype = np.result_type(x, y)
         if dtype.kind != "f":
             if dtype.kind == "c":
