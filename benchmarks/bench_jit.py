@@ -22,10 +22,10 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import duals  # noqa: E402
 from duals.jit import dual_array  # noqa: E402
-from benchmarks._steady import compile_at_once  # noqa: E402
+from benchmarks._steady import drivers_at_once  # noqa: E402
 from benchmarks.systems import peers_skipped  # noqa: E402
 
-compile_at_once()   # the timed repetitions stand for a long loop
+drivers_at_once()   # the timed repetitions stand for a long loop
 
 
 @numba.njit(cache=True)

@@ -31,10 +31,10 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 import duals  # noqa: E402
-from benchmarks._steady import compile_at_once  # noqa: E402
+from benchmarks._steady import drivers_at_once  # noqa: E402
 from benchmarks.bench_jit import SIGMA, RHO, BETA, DT, X0, best, lorenz_rk4  # noqa: E402
 
-compile_at_once()   # the timed repetitions stand for a long loop
+drivers_at_once()   # the timed repetitions stand for a long loop
 
 
 @numba.njit(cache=True)

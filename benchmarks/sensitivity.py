@@ -37,9 +37,9 @@ import duals.numpy as dnp  # noqa: E402
 from benchmarks.report import format_time, machine  # noqa: E402
 from benchmarks.timing import QUICK, Case, Entry, Settings, run_case  # noqa: E402
 from duals import sensitivity  # noqa: E402
-from benchmarks._steady import compile_at_once  # noqa: E402
+from benchmarks._steady import drivers_at_once  # noqa: E402
 
-compile_at_once()   # the timed repetitions stand for a long loop
+drivers_at_once()   # the timed repetitions stand for a long loop
 
 # ---------------------------------------------------------------- models
 

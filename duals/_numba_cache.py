@@ -28,7 +28,7 @@ import os
 
 import numba
 import numpy as np
-from numba.core import caching, types
+from numba.core import caching
 from numba.core.caching import FunctionCache
 from numba.core.compiler_lock import global_compiler_lock
 

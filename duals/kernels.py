@@ -36,43 +36,6 @@ def prefer_numpy(name, size):
     return size >= NUMPY_FROM.get(name, 1 << 62)
 
 
-# Ski rental for the forward kernels: a kernel's specialisation costs about a second to compile
-# (0.6-1.2 s measured for the binary ones; a Rosenbrock Hessian of 10 variables compiled five of
-# them, 6.5 s on its first call) and saves each call NumPy's second pass: about 4 us per call and
-# 5 ns per entry and lane (benchmarks K1/K2: sin(x) * y + x at 10, 10^3 and 10^5 entries). Until
-# the savings that calls would have made reach the compilation's cost, an operation takes the
-# NumPy rules; from then on its kernel (so the total is at most about twice the better choice).
-# A kernel that an earlier process compiled into duals' cache loads in milliseconds: it runs at once.
-KERNEL_COMPILE_S = 1.0     # set to 0 to run every kernel from its first call
-CALL_SAVING_S = 4e-6
-ENTRY_SAVING_S = 5e-9
-_saved = {}                # kernel name -> the savings its calls would have made so far
-
-
-def fuse_now(name, entries):
-    """fuse_now(name, entries) -> bool: whether the forward kernel of table entry ``name`` runs for
-    a call over ``entries`` values and tangent entries, or NumPy's rules (see KERNEL_COMPILE_S).
-
-    >>> fuse_now("sin", 10 ** 9)   # a call this large pays for the compilation by itself
-    True
-    """
-    saved = _saved.get(name)
-    if saved is None:
-        saved = _saved[name] = KERNEL_COMPILE_S if _on_disk(f"{name}_jvp") else 0.0
-    if saved >= KERNEL_COMPILE_S:
-        return True
-    saved += CALL_SAVING_S + ENTRY_SAVING_S * entries
-    _saved[name] = saved
-    return saved >= KERNEL_COMPILE_S
-
-
-def _on_disk(kernel_name):
-    """Whether an earlier process saved a specialisation of this kernel in duals' cache."""
-    cache = getattr(getattr(kernels(), kernel_name), "_cache", None)
-    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-    return index is not None and os.path.exists(index)
-
-
 _UNARY_TEMPLATE = '''
 @_kernel
 def {name}_value(xs, outs):

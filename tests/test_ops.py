@@ -5,6 +5,7 @@ import pytest
 
 import duals
 from duals.core import REGISTRY
+from duals.ops import elementwise
 from duals.testing import assert_close, check_grads, numerical_jacobian
 from op_cases import CASES, EXEMPT
 
@@ -36,11 +37,11 @@ PARAMS_BY_DTYPE = [pytest.param(c, i, d, id=f"{c.id}-arg{i}-{'f64' if d is np.fl
                    if d is np.float64 or c.float32]
 
 
+@pytest.mark.parametrize("path", ["kernels", "rules"])
 @pytest.mark.parametrize("case,argnum,dtype", PARAMS_BY_DTYPE)
-def test_forward_mode_matches_finite_differences(case, argnum, dtype, monkeypatch):
-    # the fused kernels from the first call (by default small arrays take the rules until a
-    # kernel would have paid for its compilation; every other test here runs that default)
-    monkeypatch.setattr(duals.kernels, "KERNEL_COMPILE_S", 0.0)
+def test_forward_mode_matches_finite_differences(case, argnum, dtype, path, monkeypatch):
+    # element-wise operations run their fused kernels from FUSED_FROM entries, the rules below
+    monkeypatch.setattr(elementwise, "FUSED_FROM", 0 if path == "kernels" else 1 << 62)
     args = case.inputs(dtype)
     expected = numerical_jacobian(case.fn, case.inputs(np.float64), argnum)
     got = duals.jacfwd(case.fn, argnums=argnum)(*args)

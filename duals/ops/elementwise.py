@@ -4,7 +4,10 @@ For each line of :mod:`duals.derivatives` this module makes a primitive whose
 
 * ``impl`` is NumPy's ufunc of the same name (or the generated value kernel),
 * JVP and VJP rules evaluate the table's formula with the library's own primitives,
-* ``fused_jvp`` runs the generated Numba kernel when everything is a plain array.
+* ``fused_jvp`` runs the generated Numba kernel when everything is a plain array of at least
+  :data:`~duals.ops.FUSED_FROM` values and tangent entries (below, NumPy's calls through the rules
+  are a few microseconds slower a call, and nothing compiles: a kernel's specialisation costs
+  about a second, and a 10-variable Hessian's first call compiled nine).
 """
 import math
 
@@ -14,8 +17,8 @@ from .. import _vocabulary, derivatives, kernels
 from ..float_warnings import RULE_FILE
 from ..core import Primitive, Tracer
 from ..index_sets import elementwise_rule, gather_rule
-from . import (NAMESPACE, dtype_of, every_entry, export, innermost, is_complex, lead_of, ndim_of as ndim,
-               one_number, shape_of as shape)
+from . import (FUSED_FROM, NAMESPACE, dtype_of, every_entry, export, innermost, is_complex, lead_of,
+               ndim_of as ndim, one_number, shape_of as shape)
 from . import dual_vjp
 from .reductions import unbroadcast
 from .shape import broadcast_to, reshape
@@ -202,8 +205,7 @@ def _make_unary(name, value, deriv):
             return None   # the kernels are float64: complex values take the rules
         n = x.size
         lanes = t.shape[0]
-        if numpy_impl is not None and (kernels.prefer_numpy(name, n)
-                                       or not kernels.fuse_now(name, n * lanes)):
+        if numpy_impl is not None and (kernels.prefer_numpy(name, n) or n * (1 + lanes) < FUSED_FROM):
             out = numpy_impl(x)
             return out, _times(d(x, out), t)
         dtype = x.dtype if x.dtype.kind == "f" else np.float64
@@ -308,6 +310,7 @@ def _make_binary(name, value, dx, dy):
         for i, d in enumerate((dx, dy)))))
 
     sign = {"1.0": 1, "-1.0": -1}
+    constant = dx == "0.0" and dy == "0.0"
     passes = (sign.get(dx, 0), sign.get(dy, 0)) if numpy_impl is not None else None
     scalar_value = _formula(value, ("x", "y"), SCALAR)
     scalar_dx = _formula(dx, ("x", "y", "out"), SCALAR)
@@ -341,13 +344,15 @@ def _make_binary(name, value, dx, dy):
                     return out, (t if sign > 0 else -t)
         n = math.prod(out_shape)
         lanes = (tx if tx is not None else ty).shape[0]
-        if numpy_impl is not None and not kernels.fuse_now(name, n * lanes):
-            return None   # the rules, until the kernel would have paid for its compilation
         dtype = np.result_type(x, y)
         if dtype.kind != "f":
             if dtype.kind == "c":
                 return None   # the kernels are float64: complex values take the rules
             dtype = np.dtype(np.float64)
+        if numpy_impl is not None and n * (1 + lanes) < FUSED_FROM:
+            if constant:   # (floor_divide) a zero tangent, as the kernel gives, not the rules' none
+                return _result(np.asarray(numpy_impl(x, y), dtype)), np.zeros((lanes,) + out_shape, dtype)
+            return None    # the rules (NumPy): a few µs slower a call here, and nothing compiles
         out = np.empty(out_shape, dtype)
         tout = np.empty((lanes,) + out_shape, dtype)
         kernels.kernel(name, "jvp")(
