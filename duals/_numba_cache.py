@@ -158,12 +158,12 @@ def by_contiguity(dispatcher):
         if kws or all(type(a) is not np.ndarray or (a.flags.writeable and (
                 a.flags.c_contiguous or not a.flags.f_contiguous)) for a in args):
             return compile_exact(*args, **kws)   # already of its pattern
-        general = tuple(dispatcher.typeof_pyval(a).copy(
-            layout="C" if a.flags.c_contiguous else "A", readonly=False)
-            if type(a) is np.ndarray else dispatcher.typeof_pyval(a) for a in args)
+        given = [dispatcher.typeof_pyval(a) for a in args]
+        general = tuple(t.copy(layout="C" if a.flags.c_contiguous else "A", readonly=False)
+                        if type(a) is np.ndarray else t for a, t in zip(args, given))
         with global_compiler_lock:   # as Numba's own add_overload: other threads may call it
             entry = dispatcher.compile(general)
-            dispatcher._insert([dispatcher.typeof_pyval(a)._code for a in args], entry)
+            dispatcher._insert([t._code for t in given], entry)
         return entry
 
     dispatcher._compile_for_args = compile_for_args

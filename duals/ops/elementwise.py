@@ -157,6 +157,12 @@ def _as(a, dtype):
     return a if a.dtype == dtype else a.astype(dtype)
 
 
+def _fused(n, lanes):
+    """Whether the fused kernel runs for ``n`` values with ``lanes`` tangent lanes (the module's
+    docstring says why not below ``FUSED_FROM`` values and tangent entries)."""
+    return n * (1 + lanes) >= FUSED_FROM
+
+
 def _result(out):
     return out if out.ndim else out[()]
 
@@ -205,7 +211,7 @@ def _make_unary(name, value, deriv):
             return None   # the kernels are float64: complex values take the rules
         n = x.size
         lanes = t.shape[0]
-        if numpy_impl is not None and (kernels.prefer_numpy(name, n) or n * (1 + lanes) < FUSED_FROM):
+        if numpy_impl is not None and (kernels.prefer_numpy(name, n) or not _fused(n, lanes)):
             out = numpy_impl(x)
             return out, _times(d(x, out), t)
         dtype = x.dtype if x.dtype.kind == "f" else np.float64
@@ -349,7 +355,7 @@ def _make_binary(name, value, dx, dy):
             if dtype.kind == "c":
                 return None   # the kernels are float64: complex values take the rules
             dtype = np.dtype(np.float64)
-        if numpy_impl is not None and n * (1 + lanes) < FUSED_FROM:
+        if numpy_impl is not None and not _fused(n, lanes):
             if constant:   # (floor_divide) a zero tangent, as the kernel gives, not the rules' none
                 return _result(np.asarray(numpy_impl(x, y), dtype)), np.zeros((lanes,) + out_shape, dtype)
             return None    # the rules (NumPy): a few µs slower a call here, and nothing compiles
