@@ -151,15 +151,32 @@ def run_case(case, settings):
     return records
 
 
+WARMUP_CALLS = (3, 6)   # untimed calls before the turns: at least, at most (see _loops)
+WARMUP_BUDGET_S = 3.0
+
+
 def _loops(fn, first, settings):
-    """-> (loops per turn, the calibration call's time if it counts as the first turn)."""
+    """-> (loops per turn, the last calibration call's time if it counts as the first turn).
+
+    The turns time the steady state of a long loop, so the calibration calls ``fn`` until its
+    time has settled (the last two calls agree within 1.5x, the last within 1.5x of the
+    fastest): the second and third calls of a derivative may still compile (a compiled driver,
+    groups of fused rules) and must neither set the loop count (a 40 ms compilation would make
+    every turn a single, cache-cold call) nor count as a turn."""
     if settings.min_time <= 0:
         return 1, None
-    start = time.perf_counter()
-    fn()  # a second call: the first may have compiled
-    once = max(time.perf_counter() - start, 1e-7)
+    least, most = WARMUP_CALLS
+    calls = []
+    while len(calls) < most:
+        start = time.perf_counter()
+        fn()
+        calls.append(max(time.perf_counter() - start, 1e-7))
+        settled = calls[-1] <= 1.5 * min(calls) and len(calls) >= 2 and calls[-2] <= 1.5 * calls[-1]
+        if len(calls) >= least and settled or sum(calls) > WARMUP_BUDGET_S:
+            break
+    once = min(calls[-2:])
     loops = max(1, int(settings.min_time / once))
-    return loops, (once if loops == 1 else None)
+    return loops, (calls[-1] if loops == 1 else None)
 
 
 def _exhausted(record, spent, settings):
