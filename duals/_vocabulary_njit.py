@@ -6,8 +6,8 @@ plain Python, in :mod:`duals._vocabulary`; this module compiles each of them wit
 """
 import numba
 import numpy as np
-from numba.extending import register_jitable
 
+from ._overloads import register_jitable
 from . import _vocabulary
 from ._numba_cache import cached_njit
 from ._vocabulary import MATH_SPELLINGS

@@ -25,9 +25,10 @@ from numba.core import cgutils, types
 from numba.core.typeconv import Conversion
 from numba.core.imputils import lower_constant
 from numba.extending import (NativeValue, box, intrinsic, lower_cast, make_attribute_wrapper,
-                             models, overload, overload_attribute, register_model, typeof_impl, unbox)
+                             models, register_model, typeof_impl, unbox)
 from numba.np import numpy_support
 
+from .._overloads import overload, overload_attribute
 from .. import derivatives
 from .compat import install_dtype_hooks, void_data_offset
 from .lanes import LaneVector, as_lanes, lane, lanes_tuple, lanes_type

@@ -19,8 +19,8 @@ import operator
 
 import numpy as np
 from numba.core import errors, types
-from numba.extending import overload, register_jitable
 
+from .._overloads import overload, register_jitable
 from ._types import DualType
 from .extras import _real
 from .linalg import norm_of_order

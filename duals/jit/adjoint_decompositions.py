@@ -36,8 +36,8 @@ the singular values and of ``lstsq``'s ``s`` needs them distinct.
 """
 import numpy as np
 from numba.core import errors, types
-from numba.extending import overload, register_jitable
 
+from .._overloads import overload, register_jitable
 from ._types import DualType
 from .adjoint_arrays import _level
 from .decompositions import (_DEPENDENT_COLUMNS, _EXTRA_COLUMNS, _RANK_DEFICIENT, _RANK_DEFICIENT_PINV,

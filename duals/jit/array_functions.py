@@ -25,8 +25,8 @@ NumPy functions that compiled code cannot differentiate yet (``np.percentile``, 
 """
 import numpy as np
 from numba.core import errors, types
-from numba.extending import overload, register_jitable
 
+from .._overloads import overload, register_jitable
 from . import extras, reductions, rules, sorting
 from ._types import DualType
 from .arrays import _at, _binary_impl, _register, _unary_impl

@@ -27,8 +27,8 @@ from numba.core import types, utils
 from numba.core.imputils import lower_builtin
 from numba.core.typing.templates import (AbstractTemplate, AttributeTemplate, infer_getattr,
                                          infer_global, signature)
-from numba.extending import overload, register_jitable
 
+from .._overloads import overload, register_jitable
 from .. import derivatives
 from ._types import DualType
 from .compat import array_methods, compile_numpy_subroutine, keep_out_of_fused_loops

@@ -35,8 +35,9 @@ duals: lanes are a tuple of duals) they are unrolled tuple expressions:
 from llvmlite import ir
 from numba.core import types
 from numba.core.datamodel import models
-from numba.extending import intrinsic, overload, register_model
+from numba.extending import intrinsic, register_model
 
+from .._overloads import overload
 from .lanes import LaneVector, as_lanes, ladd, lanes_tuple, laxpy, lneg, lscale, lsub, lzero  # noqa: F401 (as_lanes: doctest)
 
 __all__ = ["ComplexLanes", "lre", "lim", "lre_scale", "lconj", "lcomplex", "lto_complex", "as_zlanes"]

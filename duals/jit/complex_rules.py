@@ -30,8 +30,8 @@ import math
 import numpy as np
 from numba.core import errors, types
 from numba.core.typing.templates import AttributeTemplate, infer_getattr
-from numba.extending import overload, overload_attribute, overload_method, register_jitable
 
+from .._overloads import overload, overload_attribute, overload_method, register_jitable
 from .. import derivatives, kernels
 from ._types import DualType, make
 from ..forward import Dual

@@ -16,8 +16,9 @@ ComplexDual1[complex128, 2 lanes]
 from numba.core import cgutils, errors, types
 from numba.core.datamodel import models
 from numba.core.typeconv import Conversion
-from numba.extending import intrinsic, overload, register_model
+from numba.extending import intrinsic, register_model
 
+from .._overloads import overload
 from ._types import DIGEST, DualType
 from .complex_lanes import ComplexLanes, lto_complex
 from .lanes import lanes_type

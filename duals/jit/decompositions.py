@@ -28,8 +28,8 @@ what to do. ``np.linalg.eig`` (complex in general) stays refused.
 [[0.0, 0.0], [0.0, 1.0]]
 """
 import numpy as np
-from numba.extending import overload, register_jitable
 
+from .._overloads import overload, register_jitable
 from .extras import _real
 from .linalg import _ours, _refuse, _square
 from .parts import (add_into, join, lanes_left, lanes_right, minus, negated, plus, split,

@@ -17,8 +17,8 @@ second order comes out of the same code.
 [[-0.25, -0.125], [-0.125, -0.0625]]
 """
 import numpy as np
-from numba.extending import overload, register_jitable
 
+from .._overloads import overload, register_jitable
 from ._types import make
 from .adjoint_arrays import _level
 from .lanes import laxpy, lscale

@@ -31,8 +31,8 @@ import numba
 import numpy as np
 from numba.core import errors, types
 from numba.core.dispatcher import Dispatcher
-from numba.extending import overload
 
+from .._overloads import overload
 from .parts import _base_dtype, join_scalar
 
 __all__ = ["jvp_driver", "jacfwd_driver", "Hot", "hot", "drivable", "plain_arguments"]

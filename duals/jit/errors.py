@@ -23,8 +23,9 @@ import sys
 import numba
 import numpy as np
 from numba.core import errors, types
-from numba.extending import intrinsic, overload, overload_attribute, overload_method
+from numba.extending import intrinsic
 
+from .._overloads import overload, overload_attribute, overload_method
 from ..ops.elementwise import stop_gradient
 from . import extras
 from ._types import DualType

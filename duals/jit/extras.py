@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 from numba.core import types
-from numba.extending import overload
 
+from .._overloads import overload
 from ._types import DualType
 
 VALUE_ONLY = (math.floor, math.ceil, math.trunc, np.floor, np.ceil, np.trunc, np.rint, np.signbit)

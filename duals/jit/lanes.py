@@ -15,7 +15,8 @@ that use the inner dual's own arithmetic (they also accept tuples of floats).
 from llvmlite import ir
 from numba.core import types
 from numba.core.datamodel import models
-from numba.extending import intrinsic, overload, register_model
+from numba.extending import intrinsic, register_model
+from .._overloads import overload
 
 __all__ = ["LaneVector", "lscale", "laxpy", "ladd", "lsub", "lneg", "lzero", "as_lanes", "lanes_tuple"]
 

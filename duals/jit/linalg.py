@@ -36,8 +36,8 @@ import operator
 
 import numpy as np
 from numba.core import errors, types
-from numba.extending import overload, register_jitable
 
+from .._overloads import overload, register_jitable
 from .errors import MARK
 from .parts import (at_level, is_dual_array, join, join_scalar, lanes_left, lanes_right,
                     level_of, minus, negated, plus, split, transposed_lanes)

@@ -21,8 +21,9 @@ dual layer (what sorting and searching compare).
 """
 import numpy as np
 from numba.core import errors, types
-from numba.extending import intrinsic, overload, register_jitable
+from numba.extending import intrinsic
 
+from .._overloads import overload, register_jitable
 from ._types import DualType
 from .rules import binary_choice
 

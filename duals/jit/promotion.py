@@ -44,9 +44,9 @@ import numba
 import numpy as np
 from numba.core import errors, types
 from numba.core.dispatcher import Dispatcher
-from numba.extending import overload
 from numba.np import numpy_support
 
+from .._overloads import overload
 from .._numba_cache import use_locked_cache
 from ._types import DualType, _is_complex, _typeof_dual, dtype_of_type as _dtype_of, type_of_dtype
 from .arrays import _is_none

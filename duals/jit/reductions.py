@@ -24,8 +24,9 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba.core import errors, types
-from numba.extending import intrinsic, overload, register_jitable
+from numba.extending import intrinsic
 
+from .._overloads import overload, register_jitable
 from .arrays import _sum, dual_array_method
 from .compat import array_method
 from .errors import MARK

@@ -22,8 +22,9 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
 
+from .._overloads import overload
 from ._types import make
 from .adjoint import AdjointType
 from .tape import BUFFER, COUNT, FAILED, TapeRef, sweep

@@ -22,8 +22,8 @@ import types as _pytypes
 
 import numpy as np
 from numba.core import errors, types
-from numba.extending import overload
 
+from .._overloads import overload
 from .. import derivatives, kernels
 from ._types import DualType, _is_complex
 

@@ -20,8 +20,8 @@ constant, since it decides what is returned.
 """
 import numpy as np
 from numba.core import errors, types
-from numba.extending import overload
 
+from .._overloads import overload
 from .adjoint_arrays import is_adjoint
 from .decompositions import _checked, _eps
 from .errors import MARK

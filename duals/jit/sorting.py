@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 from numba.core import errors, types
-from numba.extending import overload, register_jitable
 
+from .._overloads import overload, register_jitable
 from .arrays import dual_array_method
 from .errors import MARK
 from .parts import is_dual_array, real_values

@@ -34,8 +34,9 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.datamodel import models
-from numba.extending import intrinsic, make_attribute_wrapper, overload, register_model
+from numba.extending import intrinsic, make_attribute_wrapper, register_model
 
+from .._overloads import overload
 from .._numba_cache import cached_njit
 from .lanes import ladd, laxpy, lneg, lscale, lsub, lzero
 

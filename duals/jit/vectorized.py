@@ -29,10 +29,10 @@ import numba
 import numpy as np
 from numba.core import errors, types
 from numba.core.registry import cpu_target
-from numba.extending import overload, register_jitable
 from numba.np.ufunc.dufunc import DUFunc
 from numba.np.ufunc.gufunc import GUFunc
 
+from .._overloads import overload, register_jitable
 from .compat import gufunc_argument_types, install_new_overloads
 from .errors import MARK
 

@@ -31,8 +31,9 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, errors, types
 from numba.core.datamodel import models
-from numba.extending import box, intrinsic, overload, register_model, unbox
+from numba.extending import box, intrinsic, register_model, unbox
 
+from .._overloads import overload
 from ..jit import _types as dual_types
 from ..jit.lanes import ladd, laxpy, lneg, lscale, lsub, lzero
 from .patterns import Sparsity

@@ -34,9 +34,9 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, errors, types
 from numba.core.datamodel import models
-from numba.extending import (box, intrinsic, make_attribute_wrapper, overload, register_jitable,
-                             register_model, unbox)
+from numba.extending import box, intrinsic, make_attribute_wrapper, register_model, unbox
 
+from .._overloads import overload, register_jitable
 from ..jit import _types as dual_types
 from ..jit.lanes import ladd, laxpy, lneg, lscale, lsub, lzero
 from .index_lanes import (DIGEST as lanes_digest, WORDS, IndexBits, IndexDualType, _empty, _lowest,

@@ -1,0 +1,49 @@
+"""Numba's ``overload`` family for implementations that only compiled code calls.
+
+With every overload implementation Numba also compiles a C-callable wrapper (a ``cfunc``),
+which nothing calls when the implementation is only ever reached from compiled code, as all of
+duals' are. Leaving it out takes about a sixth off the first call of a compiled derivative
+(W4's ``jacfwd``, cold caches: 1.33-1.41 s with the wrappers, 0.98-1.09 s without; see
+docs/performance.md). These are ``numba.extending``'s functions with that one option set.
+
+>>> import numba
+>>> def twice(x):
+...     return 2 * x
+>>> _ = register_jitable(twice)
+>>> numba.njit(lambda x: twice(x))(1.5)
+3.0
+"""
+from numba import extending
+
+__all__ = ["overload", "overload_method", "overload_attribute", "register_jitable"]
+
+_OPTIONS = {"no_cfunc_wrapper": True}
+
+
+def _options(given):
+    return {**_OPTIONS, **(given or {})}
+
+
+def overload(func, jit_options=None, **kwargs):
+    """overload(func, jit_options=None, **kwargs): ``numba.extending.overload`` without the
+    C-callable wrapper."""
+    return extending.overload(func, jit_options=_options(jit_options), **kwargs)
+
+
+def overload_method(typ, attr, jit_options=None, **kwargs):
+    """overload_method(typ, attr, jit_options=None, **kwargs): ``numba.extending.overload_method``
+    without the C-callable wrapper."""
+    return extending.overload_method(typ, attr, jit_options=_options(jit_options), **kwargs)
+
+
+def overload_attribute(typ, attr, jit_options=None, **kwargs):
+    """overload_attribute(typ, attr, jit_options=None, **kwargs):
+    ``numba.extending.overload_attribute`` without the C-callable wrapper."""
+    return extending.overload_attribute(typ, attr, jit_options=_options(jit_options), **kwargs)
+
+
+def register_jitable(fn=None, **options):
+    """register_jitable(fn) or register_jitable(**options)(fn): ``numba.extending.register_jitable``
+    without the C-callable wrapper."""
+    wrap = extending.register_jitable(**_options(options))
+    return wrap if fn is None else wrap(fn)
