@@ -588,10 +588,22 @@ def test_a_set_or_dict_of_duals_is_refused_saying_to_key_by_the_value():
         assert "\n" not in str(info.value)
 
 
-def test_float_of_a_dual_is_refused_because_it_drops_the_derivative():
-    with pytest.raises(TypeError, match=r"float\(\) of a dual number would drop its derivative; "
-                                        r"leave float\(\) out.*duals\.stop_gradient"):
-        duals.jvp(converts_to_float, (2.5,), (1.0,))
+def test_float_of_a_dual_is_the_identity_with_its_derivative_in_every_mode():
+    x = 2.5
+    assert float(central_differences(converts_to_float, (x,), 0)) == pytest.approx(2.0, rel=1e-8)
+    assert duals.jvp(converts_to_float, (x,), (1.0,))[1] == 2.0
+    assert duals.grad(converts_to_float)(x) == 2.0
+    assert duals.hessian(converts_to_float)(x) == 0.0
+    p = np.array([0.3, 1.7])
+    assert np.array_equal(duals.grad(scaled_first_entry)(p), [2.0 * p[1], 2.0 * p[0]])
+    assert np.allclose(central_differences(scaled_first_entry, (p,), 0), [2.0 * p[1], 2.0 * p[0]])
+    assert np.array_equal(duals.jacfwd(scaled_first_entry)(p), duals.grad(scaled_first_entry)(p))
+
+
+@njit
+def scaled_first_entry(p):
+    a = float(p[0])           # how Numba code often takes a number out of an array
+    return float(2.0 * a * p[1])
 
 
 @numba.njit

@@ -56,10 +56,17 @@ VALUE_ALONE = ("duals.stop_gradient(x) where the value alone is meant (the plain
 
 @overload(float)
 def _ov_float(x):
+    """float() of a dual of float64 is the dual itself: on a float, float() is the identity, so
+    its derivative is 1 (``return float(total)``, ``a = float(p[0])`` keep their derivatives)."""
     if isinstance(x, DualType):
+        real = x
+        while isinstance(real, DualType):
+            real = real.base
+        if real == types.float64:
+            return lambda x: x
         raise errors.TypingError(
-            f"{MARK}float() of a dual number would drop its derivative; leave float() out "
-            f"(the value is a number already), or write {VALUE_ALONE}")
+            f"{MARK}float() of a dual number of {real} would change its precision; leave "
+            f"float() out, or differentiate at float64")
 
 
 @overload(int)
