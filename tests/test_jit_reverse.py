@@ -455,7 +455,31 @@ def test_ten_million_recorded_operations_fit_well_under_a_gibibyte():
     tape = _thread_tape(np.float64)
     assert tape.recorded >= 10_000_000
     assert tape.recorded * tape.dtype.itemsize < 2 ** 28  # 240 MiB of nodes for 10⁷ operations
-    assert tape.nbytes == 0  # a tape above 64 MiB is freed after the call
+    assert tape.nbytes == 0  # a tape above 64 MiB is freed after a single call
+
+
+def test_a_large_tape_is_kept_only_while_consecutive_calls_need_it(monkeypatch):
+    from duals.jit import reverse
+    from duals.jit.tape import BUFFER
+    monkeypatch.setattr(reverse, "KEEP_TAPE_BYTES", 1 << 16)   # "large": above 2,730 nodes
+    tape = reverse._thread_tape(np.float64)
+    gradient = duals.grad(long_sum_of_squares)
+    want = gradient(0.5, 10_000)
+    gradient(0.5, 10)                  # a small recording: whatever large was kept is freed
+    assert tape.nbytes < 1 << 16
+    assert gradient(0.5, 10_000) == want
+    assert tape.nbytes == 0            # one large recording does not hold its memory
+    assert gradient(0.5, 10_000) == want
+    kept = int(tape.header[BUFFER])
+    assert tape.nbytes > 0             # the second in a row keeps it for the next
+    assert gradient(0.5, 10_000) == want
+    assert int(tape.header[BUFFER]) == kept and tape.nbytes > 0
+    assert gradient(0.5, 10) == gradient(0.5, 10)
+    assert tape.nbytes < 1 << 16       # a small one after them frees it
+    monkeypatch.setattr(reverse, "KEEP_LOOP_BYTES", 1 << 17)   # and never above the loop's cap
+    for _ in range(3):
+        assert gradient(0.5, 10_000) == want
+        assert tape.nbytes == 0
 
 
 def test_the_tape_reports_its_size_and_frees_its_memory():

@@ -42,7 +42,8 @@ __all__ = ["compiled_vjp", "compiled_grad", "compiled_value_and_grad", "compiled
            "compiled_hvp", "compiled_hessian_rev", "compiled_hessian_auto", "REVERSE_HESSIAN_LANES"]
 
 REVERSE_HESSIAN_LANES = 8  # directions per forward-over-reverse pass of hessian
-KEEP_TAPE_BYTES = 1 << 26  # a thread keeps its tape's memory between calls up to this size
+KEEP_TAPE_BYTES = 1 << 26  # a thread keeps its tape's memory between calls up to this size,
+KEEP_LOOP_BYTES = 1 << 30  # and up to this one while consecutive calls need that much (see _release)
 
 _TAPES = threading.local()
 
@@ -56,12 +57,22 @@ def _thread_tape(base):
     if tape is None:
         tape = tapes[base] = Tape(base)
         tape.layouts = {}  # the input arrays per layout of arguments (see _Inputs)
+        tape.large_before = False   # whether the last recording was larger than KEEP_TAPE_BYTES
     return tape
 
 
 def _release(tape):
-    if tape.nbytes > KEEP_TAPE_BYTES:
+    """After a call: free the tape's memory unless the next call is likely to want it. Up to
+    ``KEEP_TAPE_BYTES`` it is always kept. A larger tape is freed after a single large recording
+    (one gradient of a long simulation does not hold its memory) but kept from the second in a
+    row, up to ``KEEP_LOOP_BYTES``: a loop of such gradients would otherwise fault the whole tape
+    in afresh at every call (about 3x the call, measured on a 70 MB tape). A smaller recording
+    after them frees it."""
+    large = tape.recorded * tape.dtype.itemsize > KEEP_TAPE_BYTES
+    looping = large and tape.large_before and tape.nbytes <= KEEP_LOOP_BYTES
+    if tape.nbytes > KEEP_TAPE_BYTES and not looping:
         tape.close()
+    tape.large_before = large
 
 
 def refuse_complex(args, nums, who):
