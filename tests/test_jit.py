@@ -645,6 +645,21 @@ def test_int_of_a_dual_truncates_with_derivative_zero_and_stop_gradient_runs_in_
     np.testing.assert_array_equal(duals.jacfwd(value_alone_of_a_view)(a), expected)
 
 
+@njit
+def sum_of_squares_of(x):
+    return np.sum(x ** 2)
+
+
+def test_a_0d_array_argument_that_meets_an_array_function_is_told_to_reshape():
+    x = np.array(2.0)
+    assert sum_of_squares_of(x) == 4.0   # the plain call takes it
+    for transform in (duals.grad, duals.jacfwd):
+        with pytest.raises(TypeError, match=r"sum\(.*0-d array argument \(np.array\(2.0\)\).*"
+                                            r"x\.reshape\(1\)"):
+            transform(sum_of_squares_of)(x)
+    assert duals.grad(sum_of_squares_of)(x.reshape(1)).tolist() == [4.0]
+
+
 def test_non_dispatcher_is_refused_with_a_clear_error():
     from duals.jit import compiled_hessian, compiled_jacfwd, compiled_jvp
     with pytest.raises(TypeError, match="numba.njit"):

@@ -184,6 +184,17 @@ _HINTS = {
 }
 
 
+def _scalar_given_to_array_code(first):
+    """Whether Numba's first line says that a NumPy array function (not a ufunc) or an array
+    attribute got a scalar dual, not an array of them."""
+    call = re.match(r"no implementation of (\w+)\((?:[^()]*, )?(?:Dual|Adjoint)\d*\[", first)
+    if call is not None:
+        found = getattr(np, call.group(1), None)
+        return callable(found) and not isinstance(found, np.ufunc)
+    attribute = re.match(r"Unknown attribute '(\w+)' of type (?:Dual|Adjoint)\d*\[", first)
+    return attribute is not None and hasattr(np.ndarray, attribute.group(1))
+
+
 def reraise(exc, who, name=None):
     """reraise(exc, who, name=None): Numba's compile error ``exc`` for the dual specialisation
     of ``name`` as a short TypeError: the duals.jit message it carries, or else the first
@@ -209,6 +220,10 @@ def reraise(exc, who, name=None):
                     if cast.group(1).startswith("int") else
                     f"It would drop the derivative: leave the cast out (the value is a number "
                     f"already), or write {VALUE_ALONE}")
+        if hint is None and _scalar_given_to_array_code(first):
+            hint = ("An array operation got a single dual number. If that value is a 0-d array "
+                    "argument (np.array(2.0)): compiled derivatives pass a differentiated 0-d array "
+                    "as a number, so pass a 1-element array (x.reshape(1)) instead")
         method = re.search(r"BoundFunction\(array\.(\w+) for array\((?:Dual|Adjoint)", text)
         if method is not None:
             first = f"x.{method.group(1)}() on an array of duals"
