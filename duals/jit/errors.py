@@ -27,7 +27,7 @@ from numba.extending import intrinsic
 
 from .._overloads import overload, overload_attribute, overload_method
 from ..ops.elementwise import stop_gradient
-from . import extras
+from . import extras, gamma
 from ._types import DualType
 from .compat import typed_as_hashable
 from .rules import spellings
@@ -144,7 +144,7 @@ def _install():
         covered.update(id(f) for f in spellings(name))
     covered.update(id(getattr(math, n)) for n in ("isnan", "isinf", "isfinite"))
     covered.update(id(getattr(np, n)) for n in ("isnan", "isinf", "isfinite"))
-    covered.update(id(f) for f in extras.VALUE_ONLY + extras.COMPOSED)
+    covered.update(id(f) for f in extras.VALUE_ONLY + extras.COMPOSED + gamma.FUNCTIONS)
     for name in sorted(dir(math)):
         f = getattr(math, name)
         if callable(f) and id(f) not in covered and not name.startswith("_"):
