@@ -371,3 +371,38 @@ def test_a_note_only_ever_chooses_the_exact_promoting_path():
         api._PROMOTING.pop(plain_square_sum, None)
     np.testing.assert_array_equal(jac, 2 * x)
     np.testing.assert_array_equal(expected, 2 * x)
+
+
+@numba.njit
+def binned_energy(x, state, bins):
+    """astype as Numba code uses it: a float cast that changes nothing, bins from values, and a
+    buffer cast from a plain argument that then holds duals."""
+    y = x.astype(np.float64)
+    index = (y * bins).astype(np.int64)
+    s = state.astype(np.float64)
+    for i in range(y.size):
+        s[index[i] % bins] += y[i] ** 2
+    return np.sum(s * np.arange(1.0, bins + 1.0))
+
+
+def test_astype_to_the_float_type_keeps_derivatives_and_to_integers_takes_values():
+    x, state, bins = np.array([0.37, 1.61, -0.42]), np.array([1.0, 2.0, 0.5, 0.25]), 4
+    index = (x * bins).astype(np.int64)
+    want = 2.0 * x * (index % bins + 1.0)
+    for transform in (duals.grad, duals.jacfwd):
+        np.testing.assert_allclose(transform(binned_energy)(x, state, bins), want, rtol=1e-15)
+    np.testing.assert_allclose(central_differences(binned_energy, (x, state, bins), 0), want, rtol=1e-7)
+    H = duals.hessian(binned_energy)(x, state, bins)
+    np.testing.assert_allclose(H, np.diag(2.0 * (index % bins + 1.0)), rtol=1e-15)
+
+
+@numba.njit
+def cast_to_single(x):
+    return np.sum(x.astype(np.float32))
+
+
+def test_astype_of_duals_to_another_float_type_is_refused_saying_what_to_write():
+    for transform in (duals.grad, duals.jacfwd):
+        with pytest.raises(TypeError, match=r"x\.astype\(float32\) of an array of duals over float64.*"
+                                            r"x\.copy\(\)"):
+            transform(cast_to_single)(np.ones(3))

@@ -178,9 +178,9 @@ def _user_line(text):
 _HINTS = {
     "range": "A differentiated value reached range(): a loop count is an integer; leave that "
              "argument out of argnums (an integer argument is differentiated as a float)",
-    ".astype": "A cast of duals is not supported: to the same float type leave it out (x.copy() "
-               "copies the duals); for integers (indices) take int() of each entry, which "
-               "truncates as astype does (derivative 0)",
+    ".astype": "Arrays of duals take astype to their own float type (a copy) and to integer "
+               "or boolean types (the values: derivative 0); other casts are not supported, "
+               "leave them out (x.copy() copies the duals)",
 }
 
 

@@ -8,8 +8,9 @@ specialisation instead: a copy of the user's function compiled by Numba's own pi
 one rewrite before typing, by which
 
 * ``np.empty``, ``np.zeros``, ``np.ones``, ``np.full`` and their ``*_like`` forms, ``np.array``,
-  ``np.asarray`` of sequences, ``np.copy`` and ``x.copy()`` make arrays of duals (zero
-  tangents) wherever they would make float arrays; other dtypes are unchanged;
+  ``np.asarray`` of sequences, ``np.copy``, ``x.copy()`` and ``x.astype`` to the same float
+  type make arrays of duals (zero tangents) wherever they would make float arrays; other dtypes
+  are unchanged, and ``x.astype`` of duals to an integer type takes their values;
 * ``np.concatenate``, ``np.stack``, ``np.hstack``, ``np.vstack`` and ``np.column_stack`` of
   float and dual arrays together promote the float ones;
 * every ``@njit`` function it calls (global, closure variable or argument) is compiled the
@@ -174,6 +175,36 @@ def _copier(element):
     return copy
 
 
+def _cast_target(dtype):
+    """The Numba type an ``astype`` argument names (None when it names none)."""
+    from numba.core.typing.npydecl import parse_dtype
+    try:
+        return parse_dtype(dtype)
+    except errors.TypingError:
+        return None
+
+
+def _innermost(t):
+    while isinstance(t, DualType):
+        t = t.base
+    return t
+
+
+@functools.lru_cache(maxsize=None)
+def _values_as(element):
+    """A jitted ``values(a)``: the real parts of dual array ``a`` cast to ``element`` (as ``int()``
+    of each entry: truncation toward zero, derivative 0)."""
+    from .extras import _real
+
+    @numba.njit
+    def values(a):
+        out = np.empty(a.shape, element)
+        for idx in np.ndindex(a.shape):
+            out[idx] = _real(a[idx])
+        return out
+    return values
+
+
 @functools.lru_cache(maxsize=None)
 def _filler(element):
     """A jitted ``make(shape, value)``: a new array of ``element`` set to ``value``."""
@@ -267,10 +298,11 @@ class Promotion:
         self.compiler = rewriting_compiler(self._rewrite)
         self.functions = {id(numpy_fn): self._make(numpy_fn, typer)
                           for numpy_fn, typer in self._typers().items()}
-        self.copy_method = self._make(np.copy, self._copy_method_typer, name="copy_method")[0]
+        self.methods = {"copy": self._make(np.copy, self._copy_method_typer, name="copy_method")[0],
+                        "astype": self._make(np.copy, self._astype_method_typer, name="astype_method")[0]}
 
     def _rewrite(self, calls):
-        return calls.replace(self.replacement, lambda name: self.copy_method if name == "copy" else None)
+        return calls.replace(self.replacement, self.methods.get)
 
     def replacement(self, obj):
         found = self.functions.get(id(obj))
@@ -401,6 +433,27 @@ class Promotion:
             copy = _copier(_over(self.dual, a.dtype))
             return lambda a: copy(a)
         return lambda a: a.copy()
+
+    def _astype_method_typer(self, a, dtype):
+        """``x.astype(dtype)``: to ``x``'s own float type it copies as ``x.copy()`` does (duals
+        kept, a float array promoted); to an integer or boolean type the values of duals (a step
+        function: derivative 0, as ``int(x)``); any other cast of duals is refused."""
+        keep = lambda a, dtype: a.astype(dtype)   # noqa: E731  (Numba's own, for plain arrays)
+        if not isinstance(a, types.Array):
+            return keep
+        target = _cast_target(dtype)
+        dual = isinstance(a.dtype, DualType)
+        if isinstance(target, types.Float) and target == _innermost(a.dtype) and (dual or _is_float_array(a)):
+            copy = _copier(a.dtype if dual else _over(self.dual, a.dtype))
+            return lambda a, dtype: copy(a)
+        if not dual:
+            return keep
+        if isinstance(target, (types.Integer, types.Boolean)):
+            values = _values_as(target)
+            return lambda a, dtype: values(a)
+        raise errors.TypingError(
+            f"{MARK}x.astype({target}) of an array of duals over {_innermost(a.dtype)}: a cast to "
+            f"another float type is not supported; leave it out (x.copy() copies the duals)")
 
     def _array_typer(self, numpy_fn):
         def typer(obj, dtype=None):
