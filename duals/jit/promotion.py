@@ -443,7 +443,8 @@ class Promotion:
             return keep
         target = _cast_target(dtype)
         dual = isinstance(a.dtype, DualType)
-        if isinstance(target, types.Float) and target == _innermost(a.dtype) and (dual or _is_float_array(a)):
+        same_float = isinstance(target, types.Float) and target == _innermost(a.dtype)
+        if same_float and (dual or _is_float_array(a)):
             copy = _copier(a.dtype if dual else _over(self.dual, a.dtype))
             return lambda a, dtype: copy(a)
         if not dual:
@@ -452,8 +453,9 @@ class Promotion:
             values = _values_as(target)
             return lambda a, dtype: values(a)
         raise errors.TypingError(
-            f"{MARK}x.astype({target}) of an array of duals over {_innermost(a.dtype)}: a cast to "
-            f"another float type is not supported; leave it out (x.copy() copies the duals)")
+            f"{MARK}x.astype({target}) of an array of duals over {_innermost(a.dtype)}: only casts "
+            f"to {_innermost(a.dtype)} itself (a copy) and to integer or boolean types (the values) "
+            f"are supported; leave this one out (x.copy() copies the duals)")
 
     def _array_typer(self, numpy_fn):
         def typer(obj, dtype=None):
