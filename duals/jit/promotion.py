@@ -194,15 +194,9 @@ def _innermost(t):
 def _values_as(element):
     """A jitted ``values(a)``: the real parts of dual array ``a`` cast to ``element`` (as ``int()``
     of each entry: truncation toward zero, derivative 0)."""
+    from .arrays import _unary_impl
     from .extras import _real
-
-    @numba.njit
-    def values(a):
-        out = np.empty(a.shape, element)
-        for idx in np.ndindex(a.shape):
-            out[idx] = _real(a[idx])
-        return out
-    return values
+    return numba.njit(_unary_impl(_real, element))
 
 
 @functools.lru_cache(maxsize=None)
