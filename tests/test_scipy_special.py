@@ -7,6 +7,7 @@ import scipy.special as sp
 from scipy import stats
 
 import duals
+import duals.numpy as dnp
 
 
 def black_scholes_call(S, K, T, r, sigma):
@@ -55,3 +56,37 @@ def test_xlogy_at_zero_is_zero_with_derivative_zero_as_scipy_defines_it():
 def test_an_unsupported_scipy_ufunc_is_named_as_scipys():
     with pytest.raises(TypeError, match=r"scipy\.special\.j0 has no derivative rule in duals"):
         duals.grad(sp.j0)(1.0)
+
+
+@pytest.mark.parametrize("kwargs", [dict(axis=1), dict(axis=None), dict(axis=0, keepdims=True),
+                                    dict(axis=1, return_sign=True)])
+def test_logsumexp_takes_scipys_weights_and_their_derivatives(kwargs):
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(3, 4)), rng.uniform(0.5, 2.0, size=(3, 4))
+    if kwargs.get("return_sign"):
+        b[:, 0] = -4.0    # negative sums: SciPy returns log|sum| and the sign
+    got, want = dnp.special.logsumexp(a, b=b, **kwargs), sp.logsumexp(a, b=b, **kwargs)
+    if kwargs.get("return_sign"):
+        np.testing.assert_array_equal(got[1], want[1])
+        got, want = got[0], want[0]
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+
+    def loss(a, b):
+        out = dnp.special.logsumexp(a, b=b, **kwargs)
+        return dnp.sum(np.sin(out[0] if kwargs.get("return_sign") else out))
+
+    def plain(a, b):
+        out = sp.logsumexp(a, b=b, **kwargs)
+        return np.sum(np.sin(out[0] if kwargs.get("return_sign") else out))
+
+    for argnum, x in ((0, a), (1, b)):
+        fd = np.zeros(x.size)
+        for k in range(x.size):
+            step = np.zeros(x.size)
+            step[k] = 1e-6
+            args_up, args_down = [a, b], [a, b]
+            args_up[argnum], args_down[argnum] = x + step.reshape(x.shape), x - step.reshape(x.shape)
+            fd[k] = (plain(*args_up) - plain(*args_down)) / 2e-6
+        reverse = duals.grad(loss, argnums=argnum)(a, b)
+        np.testing.assert_allclose(reverse.ravel(), fd, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(duals.jacfwd(loss, argnums=argnum)(a, b), reverse, rtol=1e-13, atol=1e-15)

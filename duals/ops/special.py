@@ -15,24 +15,36 @@ from .shape import reshape
 
 
 @export("special.logsumexp")
-def logsumexp(a, axis=None, keepdims=False):
-    """logsumexp(a, axis=None, keepdims=False): ``log(sum(exp(a)))`` without overflow.
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False): ``log(sum(b * exp(a)))``
+    without overflow, with SciPy's arguments (``b`` weights, which may be traced too;
+    ``return_sign`` also returns the sign of the sum and takes the log of its magnitude).
 
-    Its gradient is the softmax of ``a``.
+    Its gradient is the softmax of ``a`` (weighted by ``b``).
 
     >>> round(float(logsumexp(np.array([1000.0, 1000.0]))), 6)
     1000.693147
+    >>> round(float(logsumexp(np.array([0.0, 0.0]), b=np.array([3.0, 1.0]))), 6)   # log 4
+    1.386294
     """
     m = stop_gradient(amax(a, axis=axis, keepdims=True))
     m = where(np.isfinite(np.asarray(innermost(m))), m, 0.0)
-    s = asum(PRIMITIVES["exp"](a - m), axis=axis, keepdims=True)
+    terms = PRIMITIVES["exp"](a - m)
+    if b is not None:
+        terms = b * terms
+    s = asum(terms, axis=axis, keepdims=True)
+    sign = None
+    if return_sign:
+        sign = np.sign(np.asarray(innermost(s)))
+        s = PRIMITIVES["abs"](s)
     out = PRIMITIVES["log"](s) + m
     if not keepdims:
         shape = out.shape if hasattr(out, "shape") else ()
         axes = range(len(shape)) if axis is None else [ax % len(shape) for ax in np.atleast_1d(axis)]
-        out = reshape(out, tuple(n for i, n in enumerate(shape) if i not in axes))
-    return out
-
+        kept = tuple(n for i, n in enumerate(shape) if i not in axes)
+        out = reshape(out, kept)
+        sign = None if sign is None else sign.reshape(kept)
+    return out if sign is None else (out, sign)
 
 
 # ---------------------------------------------------------------- SciPy's special functions
