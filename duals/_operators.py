@@ -64,14 +64,60 @@ def _int(self):
     return int(_primal(self))
 
 
+_GENERIC_ARRAY_HINT = (
+    "build arrays with dnp.stack / dnp.array or dnp.where instead (and dnp.r_[...] / dnp.c_[...] "
+    "for np.r_ / np.c_). SciPy functions written in Python (scipy.special.logsumexp, softmax) "
+    "convert their input: use duals.numpy.special.logsumexp instead")
+
+
 def _no_array(self, dtype=None, copy=None):
-    raise TypeError(
-        "a traced value cannot become a plain NumPy array without losing its derivative. "
-        "This usually means a NumPy function without a duals rule was called, or a traced "
-        "value was stored into a float array; build arrays with dnp.stack / dnp.array or "
-        "dnp.where instead (and dnp.r_[...] / dnp.c_[...] for np.r_ / np.c_). SciPy functions "
-        "written in Python (scipy.special.logsumexp, softmax) convert their input: use "
-        "duals.numpy.special.logsumexp instead")
+    raise TypeError("a traced value cannot become a plain NumPy array without losing its "
+                    "derivative: " + _conversion_cause())
+
+
+_DECORATOR_FRAMES = ("wrapper", "wrapped", "inner", "decorated")   # not the function the user called
+
+
+def _conversion_cause():
+    """What turned a traced value into a plain array, read from the stack: a NumPy or SciPy
+    function written in Python (named), ``np.array``/``np.asarray`` or an item assignment on the
+    user's line, or else the usual causes."""
+    import linecache
+    import sys
+    frame, library = sys._getframe(2), None
+    package = os.path.dirname(__file__) + os.sep
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if path.startswith(package):
+            frame = frame.f_back
+            continue
+        module = frame.f_globals.get("__name__", "")
+        if module.split(".")[0] not in ("numpy", "scipy"):
+            break
+        name = frame.f_code.co_name
+        if name in _DECORATOR_FRAMES:   # the function it wraps, from its closure
+            wrapped = [v for v in frame.f_locals.values() if callable(v) and getattr(
+                v, "__module__", "").split(".")[0] in ("numpy", "scipy") and hasattr(v, "__name__")]
+            if wrapped:
+                module, name = wrapped[0].__module__, wrapped[0].__name__
+        if not name.startswith(("_", "<")) and name not in _DECORATOR_FRAMES:
+            public = ".".join(part for part in module.split(".") if not part.startswith("_"))
+            library = f"{public}.{name}"
+        frame = frame.f_back
+    if library is not None:
+        return (f"{library} converts its argument to a plain array. Use its duals.numpy "
+                f"counterpart if there is one (docs/supported.md lists them), or pass a plain "
+                f"value (duals.stop_gradient(x)) if no derivative through it is wanted")
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno) if frame is not None else ""
+    if "array(" in line:
+        return ("np.array / np.asarray of traced values makes a plain NumPy array; write "
+                "dnp.array([...]) or dnp.stack([...]) (import duals.numpy as dnp), which keep them")
+    if "]" in line and "=" in line.split("]", 1)[1][:3]:
+        return ("storing a traced value into a plain NumPy array (a[i] = value) would drop it; "
+                "build the array with dnp.stack / dnp.where / dnp.concatenate, or write the loop "
+                "in a @numba.njit function (compiled mode allows assignment)")
+    return ("this usually means a NumPy function without a duals rule was called, or a traced "
+            "value was stored into a float array; " + _GENERIC_ARRAY_HINT)
 
 
 def _setitem(self, index, value):
@@ -149,7 +195,14 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         target = _CALLS.get(ufunc)
         if target is not None:
             return target(*inputs)
-    if kwargs.get("out") is not None:
+    out = kwargs.get("out")
+    if out is not None:
+        if any(o is i for o in (out if isinstance(out, tuple) else (out,)) for i in inputs):
+            raise TypeError(
+                f"an in-place operator on a plain NumPy array (a += v, a[i] += v: numpy."
+                f"{ufunc.__name__} into its own input) cannot store a traced value into it; write "
+                f"a = a + v, build the array with dnp functions (dnp.where, dnp.stack), or write "
+                f"the loop in a @numba.njit function (compiled mode allows it)")
         raise TypeError(f"numpy.{ufunc.__name__}(..., out=...) cannot write a traced value into an "
                         f"array; drop out= and use the returned value")
     kwargs.pop("out", None)

@@ -464,3 +464,41 @@ def test_unsupported_options_say_what_and_how(call, match):
     d = Dual(np.array([0.0, 1.0, 2.0]), np.ones(3))
     with pytest.raises((TypeError, NotImplementedError), match=match):
         call(d)
+
+
+def robertson_rhs(t, y):
+    """An ODE right-hand side as it is usually written: np.array of the three rates."""
+    y1, y2, y3 = y
+    return np.array([-0.04 * y1 + 1e4 * y2 * y3, 0.04 * y1 - 1e4 * y2 * y3 - 3e7 * y2 ** 2,
+                     3e7 * y2 ** 2])
+
+
+def triangular_misfit(theta):
+    L = np.linalg.cholesky(np.eye(3) * np.exp(theta[0]) + 0.1)
+    import scipy.linalg
+    return np.sum(scipy.linalg.solve_triangular(L, np.ones(3), lower=True))
+
+
+def filled_buffer(x):
+    a = np.zeros(5)
+    a[1:4] = x
+    return np.sum(a)
+
+
+def scattered_buffer(x):
+    a = np.zeros(5)
+    a[np.array([0, 2, 2])] += x
+    return np.sum(a)
+
+
+@pytest.mark.parametrize("f, x, says", [
+    (lambda y: robertson_rhs(0.0, y), np.array([0.9, 1e-5, 0.1]),
+     r"np\.array / np\.asarray of traced values.*dnp\.array\(\[\.\.\.\]\)"),
+    (triangular_misfit, np.array([0.2]), r"scipy\.linalg\.solve_triangular converts its argument"),
+    (filled_buffer, np.ones(3), r"storing a traced value into a plain NumPy array \(a\[i\] = value\)"),
+    (scattered_buffer, np.ones(3), r"in-place operator on a plain NumPy array \(a \+= v, a\[i\] \+= v"),
+])
+def test_a_traced_value_made_plain_names_the_call_that_did_it(f, x, says):
+    for transform in (duals.jacfwd, duals.jacrev):
+        with pytest.raises(TypeError, match=says):
+            transform(f)(x)
