@@ -153,3 +153,13 @@ def test_numpy_scalar_casts_of_duals_say_what_to_write(transform):
         transform(cast_to_float64)(X)
     with pytest.raises(TypeError, match=r"np\.int64\(x\) of a dual number\. Write int\(x\)"):
         transform(cast_to_int64)(X)
+
+
+def test_a_call_with_too_few_or_too_many_arguments_says_so_with_the_signature():
+    for transform in (duals.grad, duals.jacfwd, duals.jacrev):
+        who = transform.__name__
+        with pytest.raises(TypeError, match=rf"^{who}: not enough arguments: expected 2, got 1 "
+                                            r"\(sum_of_squares_up_to\(x, n\)\)$"):
+            transform(sum_of_squares_up_to)(X)
+        with pytest.raises(TypeError, match=rf"^{who}: too many arguments: expected 2, got 3"):
+            transform(sum_of_squares_up_to)(X, 5, 1.0)

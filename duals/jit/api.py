@@ -178,8 +178,9 @@ def _call(f, args, who):
                     del _PROMOTING[f]
         try:
             out = f(*args)
-        except (nb_errors.NumbaError, TypeError):  # did not compile (older Numba raise TypeError
-            pass                                   # for some): the promoting copy is tried
+        except (nb_errors.NumbaError, TypeError) as exc:  # did not compile (older Numba raise
+            _refuse_wrong_arity(f, exc, who)              # TypeError for some): the promoting
+                                                          # copy is tried
         else:
             if mode is None:
                 _PROMOTING[f] = False
@@ -188,6 +189,15 @@ def _call(f, args, who):
         promotion_notes.remember(f, _dual_positions(args), _PROMOTING[f])
         return out
     return _promoting_call(f, args, who)
+
+
+def _refuse_wrong_arity(f, exc, who):
+    """Raise Numba's "not enough / too many arguments" as the entry point's own error, naming the
+    signature (rather than compiling the promoting copy only to fail the same way)."""
+    if isinstance(exc, TypeError) and str(exc).startswith(("not enough arguments", "too many arguments")):
+        import inspect
+        signature = inspect.signature(f.py_func)
+        raise TypeError(f"{who}: {exc} ({getattr(f, '__name__', 'f')}{signature})") from None
 
 
 def _dual_positions(args):
