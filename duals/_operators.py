@@ -83,6 +83,7 @@ def _conversion_cause():
     function written in Python (named), ``np.array``/``np.asarray`` or an item assignment on the
     user's line, or else the usual causes."""
     import linecache
+    import re
     import sys
     frame, library = sys._getframe(2), None
     package = os.path.dirname(__file__) + os.sep
@@ -112,7 +113,7 @@ def _conversion_cause():
     if "array(" in line:
         return ("np.array / np.asarray of traced values makes a plain NumPy array; write "
                 "dnp.array([...]) or dnp.stack([...]) (import duals.numpy as dnp), which keep them")
-    if "]" in line and "=" in line.split("]", 1)[1][:3]:
+    if re.search(r"\]\s*=(?!=)", line):   # a[...] = value, not a comparison
         return ("storing a traced value into a plain NumPy array (a[i] = value) would drop it; "
                 "build the array with dnp.stack / dnp.where / dnp.concatenate, or write the loop "
                 "in a @numba.njit function (compiled mode allows assignment)")

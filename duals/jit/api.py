@@ -179,8 +179,7 @@ def _call(f, args, who):
         try:
             out = f(*args)
         except (nb_errors.NumbaError, TypeError) as exc:  # did not compile (older Numba raise
-            _refuse_wrong_arity(f, exc, who)              # TypeError for some): the promoting
-                                                          # copy is tried
+            _refuse_wrong_arity(f, exc, who)  # TypeError for some): the promoting copy is tried
         else:
             if mode is None:
                 _PROMOTING[f] = False
@@ -194,7 +193,8 @@ def _call(f, args, who):
 def _refuse_wrong_arity(f, exc, who):
     """Raise Numba's "not enough / too many arguments" as the entry point's own error, naming the
     signature (rather than compiling the promoting copy only to fail the same way)."""
-    if isinstance(exc, TypeError) and str(exc).startswith(("not enough arguments", "too many arguments")):
+    wrong = ("not enough arguments", "too many arguments")
+    if isinstance(exc, TypeError) and str(exc).startswith(wrong):
         import inspect
         signature = inspect.signature(f.py_func)
         raise TypeError(f"{who}: {exc} ({getattr(f, '__name__', 'f')}{signature})") from None
