@@ -142,15 +142,26 @@ def cast_to_float64(x):
 
 
 @numba.njit
+def cast_with_float(x):
+    return float(x[0]) * x[1]
+
+
+@numba.njit
+def without_cast(x):
+    return x[0] * x[1]
+
+
+@numba.njit
 def cast_to_int64(x):
     return np.int64(x[0]) * x[1]
 
 
 @pytest.mark.parametrize("transform", [duals.grad, duals.jacfwd], ids=lambda t: t.__name__)
 def test_numpy_scalar_casts_of_duals_say_what_to_write(transform):
-    with pytest.raises(TypeError, match=r"np\.float64\(x\) of a dual number\. It would drop the "
-                                        r"derivative: leave the cast out.*duals\.stop_gradient"):
+    with pytest.raises(TypeError, match=r"np\.float64\(x\) of a dual number\. Write float\(x\), which "
+                                        r"keeps the derivative.*duals\.stop_gradient"):
         transform(cast_to_float64)(X)
+    assert transform(cast_with_float)(X).tolist() == transform(without_cast)(X).tolist()
     with pytest.raises(TypeError, match=r"np\.int64\(x\) of a dual number\. Write int\(x\)"):
         transform(cast_to_int64)(X)
 

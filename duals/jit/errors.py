@@ -218,8 +218,8 @@ def reraise(exc, who, name=None):
             first = f"np.{cast.group(1)}(x) of a dual number"
             hint = ("Write int(x), which truncates a dual (a step function: derivative 0)"
                     if cast.group(1).startswith("int") else
-                    f"It would drop the derivative: leave the cast out (the value is a number "
-                    f"already), or write {VALUE_ALONE}")
+                    f"Write float(x), which keeps the derivative (the dual itself), or leave "
+                    f"the cast out; write {VALUE_ALONE}")
         if hint is None and _scalar_given_to_array_code(first):
             hint = ("An array operation got a single dual number. If that value is a 0-d array "
                     "argument (np.array(2.0)): compiled derivatives pass a differentiated 0-d array "
