@@ -17,8 +17,8 @@ At the poles (0, -1, -2, ...) the value is ``inf`` and every derivative NaN.
 import math
 
 from .._overloads import overload, register_jitable
-from ._types import DualType, make
-from .extras import _real
+from ._types import make
+from .extras import _is_dual, _real
 from .lanes import lscale
 
 FUNCTIONS = (math.lgamma, math.gamma)
@@ -50,19 +50,15 @@ def digamma(x):
     return result + math.log(x) - 0.5 / x - series
 
 
-def _has_dual(x):
-    return isinstance(x, DualType)
-
-
 @overload(math.lgamma)
 def _ov_lgamma(x):
-    if _has_dual(x):
+    if _is_dual(x):
         return lambda x: make(math.lgamma(x._re), lscale(x._du, digamma(x._re)))
 
 
 @overload(math.gamma)
 def _ov_gamma(x):
-    if _has_dual(x):
+    if _is_dual(x):
         def impl(x):
             value = math.gamma(x._re)
             return make(value, lscale(x._du, value * digamma(x._re)))

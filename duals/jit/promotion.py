@@ -184,12 +184,6 @@ def _cast_target(dtype):
         return None
 
 
-def _innermost(t):
-    while isinstance(t, DualType):
-        t = t.base
-    return t
-
-
 @functools.lru_cache(maxsize=None)
 def _values_as(element):
     """A jitted ``values(a)``: the real parts of dual array ``a`` cast to ``element`` (as ``int()``
@@ -437,7 +431,8 @@ class Promotion:
             return keep
         target = _cast_target(dtype)
         dual = isinstance(a.dtype, DualType)
-        same_float = isinstance(target, types.Float) and target == _innermost(a.dtype)
+        number = a.dtype.float if dual else a.dtype   # the innermost number of a dual
+        same_float = isinstance(target, types.Float) and target == number
         if same_float and (dual or _is_float_array(a)):
             copy = _copier(a.dtype if dual else _over(self.dual, a.dtype))
             return lambda a, dtype: copy(a)
@@ -447,8 +442,8 @@ class Promotion:
             values = _values_as(target)
             return lambda a, dtype: values(a)
         raise errors.TypingError(
-            f"{MARK}x.astype({target}) of an array of duals over {_innermost(a.dtype)}: only casts "
-            f"to {_innermost(a.dtype)} itself (a copy) and to integer or boolean types (the values) "
+            f"{MARK}x.astype({target}) of an array of duals over {number}: only casts "
+            f"to {number} itself (a copy) and to integer or boolean types (the values) "
             f"are supported; leave this one out (x.copy() copies the duals)")
 
     def _array_typer(self, numpy_fn):
