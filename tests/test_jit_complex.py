@@ -393,3 +393,9 @@ def test_jacobian_auto_of_many_inputs_with_complex_intermediates_falls_back_to_f
         np.testing.assert_array_equal(jac(p, w), duals.jacfwd(summed_power)(p, w))
     with pytest.raises(TypeError, match="compiled forward mode only"):
         duals.jacobian(summed_power, mode="rev")(p, w)
+
+
+def test_float_of_a_complex_dual_says_it_would_drop_the_imaginary_part():
+    doubled = numba.njit(lambda z: float(z * 2.0))
+    with pytest.raises(TypeError, match=r"float\(\) of a complex dual number would drop its imaginary part"):
+        duals.jvp(doubled, (1.0 + 2.0j,), (1.0 + 0.0j,))

@@ -59,13 +59,13 @@ def _ov_float(x):
     """float() of a dual of float64 is the dual itself: on a float, float() is the identity, so
     its derivative is 1 (``return float(total)``, ``a = float(p[0])`` keep their derivatives)."""
     if isinstance(x, DualType):
-        real = x
-        while isinstance(real, DualType):
-            real = real.base
-        if real == types.float64:
+        if x.float == types.float64:
             return lambda x: x
+        if isinstance(x.float, types.Complex):
+            raise errors.TypingError(f"{MARK}float() of a complex dual number would drop its "
+                                     f"imaginary part; take x.real or abs(x) explicitly")
         raise errors.TypingError(
-            f"{MARK}float() of a dual number of {real} would change its precision; leave "
+            f"{MARK}float() of a dual number of {x.float} would change its precision; leave "
             f"float() out, or differentiate at float64")
 
 
