@@ -64,18 +64,37 @@ def _int(self):
     return int(_primal(self))
 
 
-_GENERIC_ARRAY_HINT = (
-    "build arrays with dnp.stack / dnp.array or dnp.where instead (and dnp.r_[...] / dnp.c_[...] "
-    "for np.r_ / np.c_). SciPy functions written in Python (scipy.special.logsumexp, softmax) "
-    "convert their input: use duals.numpy.special.logsumexp instead")
-
-
 def _no_array(self, dtype=None, copy=None):
     raise TypeError("a traced value cannot become a plain NumPy array without losing its "
                     "derivative: " + _conversion_cause())
 
 
 _DECORATOR_FRAMES = ("wrapper", "wrapped", "inner", "decorated")   # not the function the user called
+
+
+def _library_caller(frame, libraries=("numpy", "scipy")):
+    """(the public name of the outermost function of ``libraries`` written in Python that called
+    down to ``frame``, or None; the first frame above them, the caller's) -- duals' own frames
+    skipped. A decorator's frame stands for the function it wraps."""
+    package, called = os.path.dirname(__file__) + os.sep, None
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(package):
+            frame = frame.f_back
+            continue
+        module = frame.f_globals.get("__name__", "")
+        if module.split(".")[0] not in libraries:
+            break
+        name = frame.f_code.co_name
+        if name in _DECORATOR_FRAMES:   # the function it wraps, from its closure
+            wrapped = [v for v in frame.f_locals.values() if callable(v) and getattr(
+                v, "__module__", "").split(".")[0] in libraries and hasattr(v, "__name__")]
+            if wrapped:
+                module, name = wrapped[0].__module__, wrapped[0].__name__
+        if not name.startswith(("_", "<")) and name not in _DECORATOR_FRAMES:
+            public = ".".join(part for part in module.split(".") if not part.startswith("_"))
+            called = f"{public}.{name}"
+        frame = frame.f_back
+    return called, frame
 
 
 def _conversion_cause():
@@ -85,26 +104,7 @@ def _conversion_cause():
     import linecache
     import re
     import sys
-    frame, library = sys._getframe(2), None
-    package = os.path.dirname(__file__) + os.sep
-    while frame is not None:
-        path = frame.f_code.co_filename
-        if path.startswith(package):
-            frame = frame.f_back
-            continue
-        module = frame.f_globals.get("__name__", "")
-        if module.split(".")[0] not in ("numpy", "scipy"):
-            break
-        name = frame.f_code.co_name
-        if name in _DECORATOR_FRAMES:   # the function it wraps, from its closure
-            wrapped = [v for v in frame.f_locals.values() if callable(v) and getattr(
-                v, "__module__", "").split(".")[0] in ("numpy", "scipy") and hasattr(v, "__name__")]
-            if wrapped:
-                module, name = wrapped[0].__module__, wrapped[0].__name__
-        if not name.startswith(("_", "<")) and name not in _DECORATOR_FRAMES:
-            public = ".".join(part for part in module.split(".") if not part.startswith("_"))
-            library = f"{public}.{name}"
-        frame = frame.f_back
+    library, frame = _library_caller(sys._getframe(2))
     if library is not None:
         return (f"{library} converts its argument to a plain array. Use its duals.numpy "
                 f"counterpart if there is one (docs/supported.md lists them), or pass a plain "
@@ -118,7 +118,8 @@ def _conversion_cause():
                 "build the array with dnp.stack / dnp.where / dnp.concatenate, or write the loop "
                 "in a @numba.njit function (compiled mode allows assignment)")
     return ("this usually means a NumPy function without a duals rule was called, or a traced "
-            "value was stored into a float array; " + _GENERIC_ARRAY_HINT)
+            "value was stored into a float array; build arrays with dnp.stack / dnp.array or "
+            "dnp.where instead (and dnp.r_[...] / dnp.c_[...] for np.r_ / np.c_)")
 
 
 def _setitem(self, index, value):
@@ -146,10 +147,8 @@ def _numpy_caller():
     """The name of the outermost NumPy function on the stack right above this call, or None when
     the caller is not NumPy's own code."""
     import sys
-    frame, name = sys._getframe(2), None
-    while frame is not None and f"{os.sep}numpy{os.sep}" in frame.f_code.co_filename:
-        name, frame = frame.f_code.co_name, frame.f_back
-    return name
+    called = _library_caller(sys._getframe(2), ("numpy",))[0]
+    return None if called is None else called.rsplit(".", 1)[1]
 
 
 def _transpose(self, *axes):
