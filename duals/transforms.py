@@ -13,7 +13,7 @@ from .arguments import Containers, argnums as _argnums, as_input as _as_input, i
 from .arguments import chunk_lanes as _chunk_lanes, is_compiled as _is_compiled, output as _output, split_aux as _split_aux
 from .core import Tracer, new_level
 from .float_warnings import call_at_user_line, reported_at_user_line
-from .validation import check_numeric_dtype, check_real_tangent
+from .validation import check_float_output, check_numeric_dtype, check_real_tangent
 from .forward import Dual, JVPTrace
 from .holomorphic import HolomorphicJVPTrace, HolomorphicReverseTrace, RealOutputs, complex_like
 from .holomorphic import real_sparse, refuse_complex, require_complex
@@ -417,6 +417,7 @@ def _value_and_grad(f, argnums=0, has_aux=False, group=None, holomorphic=False):
             raise TypeError(f"grad requires a scalar output, got shape {_shape(out)}; "
                             f"use jacrev or vjp for vector outputs")
         value = _value_of(out, trace)
+        check_float_output(value, "grad")
         if holomorphic:
             require_complex([value], "grad", "outputs")
         elif is_complex(value):
@@ -425,7 +426,7 @@ def _value_and_grad(f, argnums=0, has_aux=False, group=None, holomorphic=False):
                             "number (np.abs(y) ** 2, np.real(y)) or use vjp")
         grads = {}
         if type(out) is Var and out._trace is trace:
-            seed = np.array(1, dtype=_dtype(value) if np.dtype(_dtype(value)).kind in "fc" else np.float64)
+            seed = np.array(1, dtype=_dtype(value))
             grads = backward([(out, seed)], retain_graph=False)
         gs = tuple(_output(in_dtype(grads[id(v)], v._value)) if id(v) in grads
                    else _output(_zeros(_shape(v._value), v._value)) for v in leaves)

@@ -4,6 +4,8 @@
 True
 >>> check_numeric_dtype(1j, "z") is None
 True
+>>> check_float_output(2.5, "grad") is None
+True
 """
 import numpy as np
 
@@ -39,6 +41,18 @@ def _refuse(kind, value, what):
                         f"Pass it as a constant (tangent None / outside argnums)")
     raise TypeError(f"{what} has dtype {np.asarray(value).dtype}, which cannot be differentiated; "
                     f"pass a float array (for example np.asarray(x, dtype=float))")
+
+
+def check_float_output(value, who):
+    """check_float_output(value, who): a scalar loss must be a float; integers and booleans get a
+    TypeError naming what was returned (their derivative is zero wherever it exists, and an
+    integer loss is almost always a count, an index or a comparison returned by mistake)."""
+    kind = _kind(value)
+    if kind in "iub":
+        got = "a boolean" if kind == "b" else f"an integer ({np.asarray(value).dtype})"
+        raise TypeError(f"{who} requires a floating-point output, but the function returned {got}: "
+                        f"its derivative is zero wherever it exists. Return the float it should "
+                        f"compute; write float(y) if a zero gradient is what you want")
 
 
 def check_real_tangent(primal, tangent, what):

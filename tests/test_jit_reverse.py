@@ -698,3 +698,24 @@ def test_checkpointed_loop_arguments_are_checked():
         duals.jit.loop_value_and_grad(damped_step, final_misfit, 2.5)
     with pytest.raises(TypeError, match="must be a float array"):
         duals.jit.loop_value_and_grad(damped_step, final_misfit, 3)(np.ones(5), 1.0)
+
+
+@njit
+def count_above(x):
+    count = 0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            count += 1
+    return count
+
+
+def test_an_integer_result_is_refused_by_grad_and_hvp_as_in_python_mode():
+    x = np.array([0.3, 0.9])
+    for call in (lambda: duals.grad(count_above)(x), lambda: duals.value_and_grad(count_above)(x)):
+        with pytest.raises(TypeError, match=r"grad requires a floating-point output, but the function "
+                                            r"returned an integer \(int64\)"):
+            call()
+    with pytest.raises(TypeError, match="hvp requires a floating-point output"):
+        duals.hvp(count_above, x, x)
+    np.testing.assert_array_equal(duals.jacrev(count_above)(x), [0.0, 0.0])
+    np.testing.assert_array_equal(duals.jacfwd(count_above)(x), [0.0, 0.0])

@@ -66,6 +66,31 @@ def test_grad_of_a_non_scalar_output_says_to_use_jacrev():
         duals.grad(np.sin)(np.ones(3))
 
 
+def count_above(x, level=0.5):
+    """How many entries exceed ``level``: an integer, as a scientist's loss should not be."""
+    return int(np.sum(x > level))
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "hvp"])
+def test_an_integer_loss_is_refused_naming_what_it_returned(transform):
+    x = np.array([0.3, 0.9])
+    call = {"grad": lambda: duals.grad(count_above)(x),
+            "value_and_grad": lambda: duals.value_and_grad(count_above)(x),
+            "hvp": lambda: duals.hvp(count_above, x, x)}[transform]
+    with pytest.raises(TypeError, match=r"floating-point output, but the function returned an integer "
+                                        r"\(int64\).*float\(y\)"):
+        call()
+    with pytest.raises(TypeError, match="returned a boolean"):
+        duals.grad(lambda x: bool(x[0] > x[1]))(x)
+
+
+def test_a_float_of_a_count_has_the_zero_gradient_and_jacobians_stay_zero():
+    x = np.array([0.3, 0.9])
+    np.testing.assert_array_equal(duals.grad(lambda x: float(count_above(x)))(x), [0.0, 0.0])
+    for jac in (duals.jacfwd, duals.jacrev):   # a Jacobian of integers is zero, as in jacfwd
+        np.testing.assert_array_equal(jac(count_above)(x), [0.0, 0.0])
+
+
 def test_argnums_tuple_gives_a_tuple_of_gradients():
     f = lambda x, y, z: np.sum(x * y) + z  # noqa: E731
     gx, gz = duals.grad(f, argnums=(0, 2))(np.ones(2), np.array([3.0, 4.0]), 1.0)

@@ -28,6 +28,7 @@ import numpy as np
 from .. import tree
 from ..arguments import COMPILED_HESSIAN_LANES, chunk_lanes, in_dtype, output, split_aux
 from ..forward import Dual
+from ..validation import check_float_output
 from ._types import dual_dtype
 from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
 from .api import compiled_hessian, _call, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
@@ -302,6 +303,7 @@ def compiled_value_and_grad(f, argnums=0, has_aux=False):
             rec = _Recording(f, args, nums, "grad", tape)
             values, nodes, _, aux = rec.outputs("grad", has_aux)
             node, value = _scalar_node(values, nodes, "grad")
+            check_float_output(value, "grad")
             adj = np.zeros(tape.recorded)
             adj[node] = 1.0
             grads = rec.split(rec.sweep(adj), args, nums)
@@ -506,7 +508,8 @@ def compiled_hvp(f, x, v):
     v = np.asarray(v, dtype=np.float64)
     if v.shape != _shape(x):
         raise ValueError(f"hvp: v has shape {v.shape} but x has shape {_shape(x)}; they must match")
-    rec, _, _, tangents = _dual_sweep(f, [x], [0], "hvp", v.reshape(-1, 1))
+    rec, value, _, tangents = _dual_sweep(f, [x], [0], "hvp", v.reshape(-1, 1))
+    check_float_output(value, "hvp")
     return rec.split(tangents[:, 0], [x], [0])[0]
 
 
