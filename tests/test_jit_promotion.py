@@ -118,6 +118,40 @@ def test_creation_functions_promote_floats_and_keep_integers():
 
 
 @numba.njit(cache=True)
+def leaky_chain(rates, steps):
+    """Probability of the last state after ``steps`` of a chain that leaks state i into i + 1."""
+    n = rates.shape[0] + 1
+    P = np.eye(n)
+    for i in range(n - 1):
+        P[i, i] -= rates[i]
+        P[i, i + 1] = rates[i]
+    dist = np.identity(n)[0]
+    for _ in range(steps):
+        new = np.zeros(n)
+        for j in range(n):
+            for i in range(n):
+                new[j] += dist[i] * P[i, j]
+        dist = new
+    return dist[n - 1]
+
+
+@numba.njit(cache=True)
+def banded(x):
+    return np.eye(3, 4, 1) * x[0] + np.eye(3, 4, -1, np.float64) * x[1] + np.sum(np.eye(2, dtype=np.int64))
+
+
+def test_unit_matrices_from_np_eye_and_identity_take_duals():
+    rates = np.array([0.3, 0.2, 0.25])
+    expected = central_differences(leaky_chain, (rates, 6), 0)
+    np.testing.assert_allclose(duals.grad(leaky_chain)(rates, 6), expected, rtol=1e-8)
+    np.testing.assert_allclose(duals.jacfwd(leaky_chain)(rates, 6), expected, rtol=1e-8)
+    x = np.array([2.0, 3.0])
+    np.testing.assert_array_equal(banded(x), np.eye(3, 4, 1) * 2.0 + np.eye(3, 4, -1) * 3.0 + 2)
+    np.testing.assert_array_equal(duals.jacfwd(banded)(x)[..., 0], np.eye(3, 4, 1))
+    np.testing.assert_array_equal(duals.jacfwd(banded)(x)[..., 1], np.eye(3, 4, -1))
+
+
+@numba.njit(cache=True)
 def joined(x, a):
     left = np.array([1.0, 2.0])
     return np.concatenate((left, a * x, np.copy(x)))

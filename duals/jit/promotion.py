@@ -7,8 +7,9 @@ function for that reason, the entry points (:mod:`duals.jit.api`) compile a *pro
 specialisation instead: a copy of the user's function compiled by Numba's own pipeline plus
 one rewrite before typing, by which
 
-* ``np.empty``, ``np.zeros``, ``np.ones``, ``np.full`` and their ``*_like`` forms, ``np.array``,
-  ``np.asarray`` of sequences, ``np.copy``, ``x.copy()`` and ``x.astype`` to the same float
+* ``np.empty``, ``np.zeros``, ``np.ones``, ``np.full`` and their ``*_like`` forms, ``np.eye``,
+  ``np.identity``, ``np.array``, ``np.asarray`` of sequences, ``np.copy``, ``x.copy()`` and
+  ``x.astype`` to the same float
   type make arrays of duals (zero tangents) wherever they would make float arrays; other dtypes
   are unchanged, and ``x.astype`` of duals to an integer type takes their values;
 * ``np.concatenate``, ``np.stack``, ``np.hstack``, ``np.vstack`` and ``np.column_stack`` of
@@ -206,6 +207,18 @@ def _filler(element):
     return make
 
 
+def _unit_matrix(element):
+    """A jitted ``make(n, m, k)``: an ``n × m`` array of ``element``, ones on diagonal ``k``."""
+    @numba.njit
+    def make(n, m, k):
+        out = np.empty((n, m), element)
+        for i in range(n):
+            for j in range(m):
+                out[i, j] = 1.0 if j - i == k else 0.0
+        return out
+    return make
+
+
 def _sequence_impl(obj, element, name="obj", extra=", dtype=None"):
     """Code for ``np.array(obj)`` of a 1-d or 2-d sequence (list, tuple) of scalars and duals."""
     def rows(t):
@@ -351,6 +364,7 @@ class Promotion:
             typers[getattr(np, numpy_fn.__name__ + "_like")] = self._like_typer(numpy_fn, fill)
         typers[np.full] = self._full_typer()
         typers[np.full_like] = self._full_like_typer()
+        typers[np.eye], typers[np.identity] = self._eye_typers()
         typers[np.copy] = self._copy_typer()
         typers[np.array] = self._array_typer(np.array)
         typers[np.asarray] = self._array_typer(np.asarray)
@@ -407,6 +421,26 @@ class Promotion:
             make = _filler(_highest(element, fill_value))
             return lambda a, fill_value, dtype=None: make(a.shape, fill_value)
         return typer
+
+    def _eye_typers(self):
+        """``np.eye(N, M, k)`` and ``np.identity(n)``: the unit matrix (``A = np.eye(n) * c``, then
+        ``A[i, j] += x[i]`` builds a matrix from parameters)."""
+        def eye(N, M=None, k=0, dtype=None):
+            element = self._element(dtype)
+            if element is None:
+                return lambda N, M=None, k=0, dtype=None: np.eye(N, M, k, dtype)
+            make = _unit_matrix(element)
+            if _is_none(M):
+                return lambda N, M=None, k=0, dtype=None: make(N, N, k)
+            return lambda N, M=None, k=0, dtype=None: make(N, M, k)
+
+        def identity(n, dtype=None):
+            element = self._element(dtype)
+            if element is None:
+                return lambda n, dtype=None: np.identity(n, dtype)
+            make = _unit_matrix(element)
+            return lambda n, dtype=None: make(n, n, 0)
+        return eye, identity
 
     def _copy_typer(self):
         def typer(a):
