@@ -112,7 +112,10 @@ def _poolable(a):
 
 
 def _adds_in_place(acc, term):
-    """Whether ``acc + term`` has ``acc``'s shape and dtype, so that it can be formed in ``acc``."""
+    """Whether ``acc + term`` has ``acc``'s shape and dtype, so that it can be formed in ``acc``
+    (a plain array: an owned dual cotangent, forward over reverse, is summed by its rules)."""
+    if type(acc) is not np.ndarray:
+        return False
     if type(term) is np.ndarray:
         if term.shape == acc.shape and term.dtype == acc.dtype:
             return acc.ndim > 0
@@ -196,6 +199,17 @@ class Cotangents:
                     and acc.flags.c_contiguous):
                 return acc
         return True
+
+    def dual_accumulator(self, key, like, shape):
+        """The owned running cotangent of ``key`` if it is a dual of ``like``'s trace over float64
+        arrays of ``shape`` that a rule may add into (forward over reverse), else None."""
+        if key not in self.owned:
+            return None
+        acc = self.values[key]
+        if (type(acc) is not type(like) or acc._trace is not like._trace or type(acc.primal) is not np.ndarray
+                or acc.primal.shape != shape or acc._tangent.shape != like._tangent.shape[:1] + shape):
+            return None
+        return acc
 
     def plain(self, g, owned):
         """plain(g, owned) -> (array, owned): a :class:`Scaled` cotangent's product, formed in its
