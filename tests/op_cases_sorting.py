@@ -13,6 +13,7 @@ from op_cases import Case
 G = ("getitem",)
 S = ("sort", "permute")
 XP = np.linspace(-3.0, 3.0, 7)   # knots at the integers: the inputs in (-2, 2) fall between them
+PERIODIC_XP = np.array([1.3, 0.4, 2.1, 3.3])   # unsorted; 3.3 is 0.8 modulo the period 2.5
 
 CASES = [
     Case("sort-last-axis", lambda x: np.sort(x) * np.arange(1.0, 4.0, dtype=x.dtype), ((2, 3),), S),
@@ -39,6 +40,9 @@ CASES = [
          float32=False),
     Case("interp-x-and-fp", lambda x, fp: np.interp(x, XP, fp ** 2, left=0.0), ((2, 2), (7,)),
          G + ("square",), float32=False),
+    # a periodic table in any order, with a wrap-around segment between its last and first knots
+    Case("interp-periodic", lambda x, fp: np.interp(3.0 * x, PERIODIC_XP, fp, period=-2.5), ((5,), (4,)),
+         G + ("mod", "select", "concatenate"), float32=False),
     # NumPy dispatches interp on x, xp and fp only: a traced ``right`` alone needs duals.numpy.interp
     Case("interp-traced-right", lambda x, r: dnp.interp(3.0 * x, XP, np.cos(XP), right=r), ((4,), ()),
          G + ("select",), float32=False),

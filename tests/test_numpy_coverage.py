@@ -455,7 +455,7 @@ def test_unsupported_functions_name_themselves_the_reason_and_the_way_out():
     (lambda d: np.percentile(d, 50, method="nearest"), r"numpy\.percentile with method='nearest'"),
     (lambda d: np.quantile(d, 0.5, weights=np.ones(3)), r"numpy\.quantile with weights="),
     (lambda d: np.interp(0.5, d, [0.0, 1.0, 2.0]), r"numpy\.interp: the sample points xp"),
-    (lambda d: np.interp(d, [0.0, 1.0, 2.0], [0.0, 1.0, 2.0], period=2.0), r"numpy\.interp with period="),
+    (lambda d: np.interp(d, [0.0, 1.0, 2.0], [0.0, 1.0, 2.0], period=0.0), r"period must be a non-zero value"),
     (lambda d: np.take(d, np.array([0]) * d), r"take: the indices cannot be a traced value"),
     (lambda d: np.linspace(d[0], d[1], 3, dtype=int), r"linspace\(..., dtype=int64\)"),
     (lambda d: np.sum(d, where=d > 0, out=np.zeros(())), r"sum\(..., out=\.\.\.\)"),

@@ -34,7 +34,7 @@ from ..index_sets import _ranges, collect, gather_rule, positions, take
 from . import dtype_of, export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
 from .assembly import operand, take as take_entries, take_along_axis
 from .elementwise import where
-from .shape import getitem, moveaxis, reshape, transpose
+from .shape import concatenate, getitem, moveaxis, reshape, transpose
 
 
 def _plain(x):
@@ -426,11 +426,32 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 # ---------------------------------------------------------------- interp
 
 
+def _one_period(x, xp, fp, period):
+    """``np.interp``'s reduction of a periodic table: ``x`` and ``xp`` taken modulo the period, the
+    knots sorted, and the last and first knots repeated one period before and after (the
+    wrap-around segment). ``x mod period`` has derivative 1 in ``x``; ``fp`` is only rearranged."""
+    if period == 0:
+        raise ValueError("period must be a non-zero value")
+    period = abs(period)
+    xp = np.asarray(xp, dtype=np.float64)
+    fp = fp if isinstance(fp, Tracer) else np.asarray(fp, dtype=np.float64)
+    if xp.ndim != 1 or ndim(fp) != 1:
+        raise ValueError("Data points must be 1-D sequences")
+    if xp.shape[0] != shape(fp)[0]:
+        raise ValueError("fp and xp are not of the same length")
+    order = np.argsort(xp % period)
+    xp, fp = (xp % period)[order], getitem(fp, order)
+    xp = np.concatenate((xp[-1:] - period, xp, xp[:1] + period))
+    fp = concatenate((getitem(fp, slice(-1, None)), fp, getitem(fp, slice(0, 1))))
+    return x % period, xp, fp
+
+
 @export()
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """interp(x, xp, fp, left=None, right=None): piecewise-linear interpolation of ``(xp, fp)`` at ``x``.
+    """interp(x, xp, fp, left=None, right=None, period=None): piecewise-linear interpolation of ``(xp, fp)`` at ``x``.
 
-    ``xp`` must be plain and increasing; ``x``, ``fp``, ``left`` and ``right`` may be traced.
+    ``xp`` must be plain and increasing (any order with ``period``, as NumPy); ``x``, ``fp``,
+    ``left`` and ``right`` may be traced.
 
     >>> float(interp(1.5, [1.0, 2.0], [10.0, 20.0]))
     15.0
@@ -439,8 +460,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         raise TypeError("numpy.interp: the sample points xp cannot be traced in duals (the segment "
                         "search is not differentiable); pass plain xp, and make x or fp the traced input")
     if period is not None:
-        raise NotImplementedError("numpy.interp with period= has no derivative rule in duals; map x "
-                                  "into one period first, e.g. xp[0] + (x - xp[0]) % period")
+        x, xp, fp = _one_period(x, xp, fp, period)
+        left = right = None
     if not _traced(x, fp, left, right):
         return np.interp(x, xp, fp, left, right)
     xp = np.asarray(xp, dtype=np.float64)
