@@ -140,6 +140,13 @@ def banded(x):
     return np.eye(3, 4, 1) * x[0] + np.eye(3, 4, -1, np.float64) * x[1] + np.sum(np.eye(2, dtype=np.int64))
 
 
+def test_nested_list_literals_with_constant_rows_take_duals():
+    theta = np.array([0.2, 0.5, 0.3])
+    expected = central_differences(damped_oscillator_energy, (theta, 12), 0)
+    np.testing.assert_allclose(duals.grad(damped_oscillator_energy)(theta, 12), expected, rtol=1e-7)
+    np.testing.assert_allclose(duals.jacfwd(damped_oscillator_energy)(theta, 12), expected, rtol=1e-7)
+
+
 def test_unit_matrices_from_np_eye_and_identity_take_duals():
     rates = np.array([0.3, 0.2, 0.25])
     expected = central_differences(leaky_chain, (rates, 6), 0)
@@ -149,6 +156,22 @@ def test_unit_matrices_from_np_eye_and_identity_take_duals():
     np.testing.assert_array_equal(banded(x), np.eye(3, 4, 1) * 2.0 + np.eye(3, 4, -1) * 3.0 + 2)
     np.testing.assert_array_equal(duals.jacfwd(banded)(x)[..., 0], np.eye(3, 4, 1))
     np.testing.assert_array_equal(duals.jacfwd(banded)(x)[..., 1], np.eye(3, 4, -1))
+
+
+@numba.njit(cache=True)
+def damped_oscillator_energy(theta, steps):
+    """A state-space model whose transition matrix is a nested list literal: constant rows
+    beside rows of the parameters (Numba alone cannot unify such rows)."""
+    decay, coupling = math.exp(-theta[0]), np.tanh(theta[1])
+    T = np.array([[1.0, 0.1],
+                  [-coupling, decay]])
+    B = np.asarray([[0.0], [theta[2]]])
+    state = np.array([1.0, 0.0])
+    total = 0.0
+    for _ in range(steps):
+        state = T @ state + B[:, 0]
+        total += state[0] ** 2
+    return total
 
 
 @numba.njit(cache=True)

@@ -237,6 +237,42 @@ class CallSites:
                 return True, getattr(base, found.attr)
         return False, None
 
+    def nested_lists_as_tuples(self, takes_rows):
+        """nested_lists_as_tuples(takes_rows) -> whether anything changed: a list literal of list
+        literals given as the first argument of a function for which ``takes_rows(obj)`` is true
+        (``np.array([[1.0, 0.0], [0.0, rho]])``), each list used there alone, becomes a tuple of
+        tuples. Numba unifies rows of different element types (floats and duals) into one list
+        type and then cannot lower the conversion of the other rows; tuples keep each row's types."""
+        from numba.core import ir
+
+        uses = {}
+        for block in self.func_ir.blocks.values():
+            for stmt in block.body:
+                for var in stmt.list_vars():
+                    uses[var.name] = uses.get(var.name, 0) + 1
+        changed = False
+        for block in self.func_ir.blocks.values():
+            for stmt in block.body:
+                rhs = stmt.value if isinstance(stmt, ir.Assign) else None
+                if not (isinstance(rhs, ir.Expr) and rhs.op == "call" and rhs.args):
+                    continue
+                known, obj = self._named(rhs.func)
+                if not (known and takes_rows(obj)):
+                    continue
+                outer = self._literal_list(rhs.args[0], uses)
+                rows = None if outer is None else [self._literal_list(v, uses) for v in outer.items]
+                if rows and all(row is not None for row in rows):
+                    for row in rows + [outer]:
+                        row.op = "build_tuple"
+                    changed = True
+        return changed
+
+    def _literal_list(self, var, uses):
+        """The ``build_list`` expression defining ``var`` when ``var`` is used once (there), else None."""
+        from numba.core import ir
+        found = self._definition(var) if isinstance(var, ir.Var) and uses.get(var.name) == 2 else None
+        return found if isinstance(found, ir.Expr) and found.op == "build_list" else None
+
     def replace(self, value, method):
         """replace(value, method) -> whether anything was replaced."""
         from numba.core import ir

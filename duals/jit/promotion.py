@@ -303,7 +303,8 @@ class Promotion:
                         "astype": self._make(np.copy, self._astype_method_typer, name="astype_method")[0]}
 
     def _rewrite(self, calls):
-        return calls.replace(self.replacement, self.methods.get)
+        rows = calls.nested_lists_as_tuples(lambda obj: obj is np.array or obj is np.asarray)
+        return calls.replace(self.replacement, self.methods.get) or rows
 
     def replacement(self, obj):
         found = self.functions.get(id(obj))
