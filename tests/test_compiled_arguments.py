@@ -59,6 +59,41 @@ def test_keyword_arguments_of_a_dispatcher_are_bound_to_their_positions(transfor
         transform(energy)(X, q=1.0)
 
 
+def _signatures(x, a=1.0, b=100.0, *, c=3):
+    pass
+
+
+def _rest(x, *rest):
+    pass
+
+
+def _positional_only(x, /, y=2):
+    pass
+
+
+CALLS = [(_signatures, (1,), {}), (_signatures, (1,), {"b": 5}), (_signatures, (1, 2), {"c": 4}),
+         (_signatures, (), {"x": 1}), (_signatures, (1, 2, 3), {}), (_signatures, (1,), {"b": 3, "a": 2}),
+         (_signatures, (1, 2), {"a": 3}), (_signatures, (1,), {"zz": 1}), (_signatures, (1, 2, 3, 4), {}),
+         (_signatures, (), {}), (_rest, (1, 2, 3), {}), (_positional_only, (1,), {"y": 3}),
+         (_positional_only, (), {"x": 1})]
+
+
+@pytest.mark.parametrize("f, args, kwargs", CALLS)
+def test_a_kept_plan_binds_keywords_exactly_as_the_signature_does(f, args, kwargs):
+    """The positions of keyword arguments are worked out once per way of calling and kept; each
+    call must give what ``inspect.Signature.bind`` gives, or its error, on the first and later calls."""
+    from duals.jit.api import _bound, positional
+
+    def outcome(bind):
+        try:
+            return bind(f, args, kwargs, "grad")
+        except TypeError as exc:
+            return str(exc)
+    expected = outcome(_bound)
+    assert outcome(positional) == expected
+    assert outcome(positional) == expected
+
+
 def _leaves(result):
     if isinstance(result, tuple):
         return [leaf for part in result for leaf in _leaves(part)]

@@ -390,7 +390,50 @@ def _inputs(f, args, argnums, who, known=None):
 def positional(f, args, kwargs, who):
     """``args`` and the keyword arguments ``kwargs`` of a call of ``f`` as positional arguments
     (defaults filled in): the compiled entries take arguments by position, and their ``argnums``
-    may name one given by keyword."""
+    may name one given by keyword. Where each comes from is worked out once per way of calling
+    (number of positional arguments and keyword names), so a call in a loop costs a tuple."""
+    key = (len(args), tuple(kwargs))
+    try:
+        plans = _PLANS.setdefault(f, {})
+    except TypeError:   # not weakly referable: no plan kept
+        plans = {}
+    plan = plans.get(key)
+    if plan is None:
+        plan = plans[key] = _positional_plan(f, *key)
+    if plan is False:
+        return _bound(f, args, kwargs, who)
+    return tuple(args[k] if kind is _POSITIONAL else kwargs[k] if kind is _KEYWORD else k
+                 for kind, k in plan)
+
+
+_PLANS = weakref.WeakKeyDictionary()   # function -> {(positional count, keyword names): plan}
+_POSITIONAL, _KEYWORD, _DEFAULT = "positional", "keyword", "default"
+
+
+def _positional_plan(f, count, names):
+    """Per parameter of ``f``, (_POSITIONAL, index), (_KEYWORD, name) or (_DEFAULT, value) for a
+    call with ``count`` positional arguments and keywords ``names``; False when such a call must
+    be bound by :func:`inspect.Signature.bind` (``*args``, ``**kwargs``, or a call it refuses)."""
+    import inspect
+    parameters = list(inspect.signature(getattr(f, "py_func", f)).parameters.values())
+    plan, unused = [], set(names)
+    for j, p in enumerate(parameters):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            return False
+        if j < count and p.kind is not p.KEYWORD_ONLY:
+            plan.append((_POSITIONAL, j))
+        elif p.name in unused and p.kind is not p.POSITIONAL_ONLY:
+            plan.append((_KEYWORD, p.name))
+            unused.discard(p.name)
+        elif p.default is not p.empty and j >= count:
+            plan.append((_DEFAULT, p.default))
+        else:
+            return False
+    return False if unused or count > len(parameters) else plan
+
+
+def _bound(f, args, kwargs, who):
+    """:func:`positional` by :func:`inspect.Signature.bind`, which names what is wrong."""
     import inspect
     signature = inspect.signature(getattr(f, "py_func", f))
     try:
