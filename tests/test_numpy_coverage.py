@@ -5,6 +5,8 @@ loss, trapezoidal integration, a padded stencil, interpolation of a table, ...),
 against ``jacfwd(jacfwd)``; then the value-only queries, the methods, the tie policy of the
 order statistics and the errors of what stays unsupported.
 """
+import warnings
+
 import numpy as np
 import pytest
 
@@ -448,6 +450,20 @@ def test_unsupported_functions_name_themselves_the_reason_and_the_way_out():
         message = str(info.value)
         assert message.startswith(name + " has no derivative rule"), message
         assert "losing the derivative" in message and "duals.extend.primitive" in message
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacfwd", "jacrev", "hessian"])
+def test_a_variance_without_degrees_of_freedom_is_nan_as_in_numpy(transform):
+    """np.var(x, ddof=x.size) divides by zero: NumPy warns and returns inf or nan, and so do the
+    derivatives (a partial 1 / y at y = 0 evaluated on Python numbers raised ZeroDivisionError)."""
+    x = np.array([1.0, 2.0, 3.0])
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isinf(np.var(x, ddof=3))
+        got = getattr(duals, transform)(lambda x: np.var(x, ddof=3))(x)
+        assert not np.all(np.isfinite(got))
+        got = getattr(duals, transform)(lambda x: np.std(x[1:2], ddof=1))(x)
+        assert np.isnan(got).any()
 
 
 @pytest.mark.parametrize("call,match", [

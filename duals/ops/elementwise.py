@@ -49,10 +49,15 @@ def _partial(expr, argnames):
     plain = _formula(expr, argnames, PLAIN)
 
     def partial(*args):
+        formula = plain
         for a in args:
             if isinstance(a, Tracer):
-                return traced(*args)
-        return plain(*args)
+                formula = traced
+                break
+        try:
+            return formula(*args)
+        except _vocabulary.FALLBACK:   # Python numbers (1.0 / 0.0): again as NumPy's, inf or nan
+            return formula(*(np.float64(a) if type(a) in (float, int) else a for a in args))
     return partial
 
 
