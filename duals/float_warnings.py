@@ -51,14 +51,26 @@ def call_at_user_line(f, *args, **kwargs):
     settings = _SETTINGS.get(key)
     if settings is None:
         settings = _SETTINGS[key] = _settings_for(modes)
-    if not settings:
-        return f(*args, **kwargs)
     token = _REPORTING.set(True)
     try:
+        if not settings:
+            return f(*args, **kwargs)
         with np.errstate(**settings):
             return f(*args, **kwargs)
+    except ValueError as exc:
+        if str(exc) != _NUMPY_SEQUENCE:
+            raise
+        raise ValueError(f"{exc} {_STORE_HINT}") from exc
     finally:
         _REPORTING.reset(token)
+
+
+# NumPy's message for ``a[i] = value`` of a value that is not a number; a traced value is one
+# (it has ``__getitem__``), and NumPy says so before asking it for a float
+_NUMPY_SEQUENCE = "setting an array element with a sequence."
+_STORE_HINT = ("If the value is traced (a derivative runs through it), a plain NumPy array cannot hold "
+               "it: build the array with dnp.stack / dnp.array / dnp.where (import duals.numpy as dnp), "
+               "or write the loop in a @numba.njit function (compiled mode allows a[i] = value)")
 
 
 

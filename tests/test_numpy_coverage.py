@@ -452,6 +452,23 @@ def test_unsupported_functions_name_themselves_the_reason_and_the_way_out():
         assert "losing the derivative" in message and "duals.extend.primitive" in message
 
 
+def fill_preallocated(a):
+    out = np.zeros(3)
+    for i in range(3):
+        out[i] = np.sin(a[i]) * a[i]
+    return np.sum(out)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacfwd"])
+def test_storing_one_traced_number_into_a_plain_array_says_what_to_write(transform):
+    """NumPy refuses ``out[i] = traced`` as "setting an array element with a sequence" before the
+    value can object; within a transformation the message goes on with what to write instead."""
+    with pytest.raises(ValueError, match=r"with a sequence\. If the value is traced .* dnp\.stack .* @numba\.njit"):
+        getattr(duals, transform)(fill_preallocated)(np.array([0.1, 0.2, 0.3]))
+    with pytest.raises(ValueError, match=r"with a sequence\.$"):   # NumPy's own, outside transformations
+        np.zeros(2)[0] = [1.0, 2.0]
+
+
 @pytest.mark.parametrize("transform", ["grad", "jacfwd", "jacrev", "hessian"])
 def test_a_variance_without_degrees_of_freedom_is_nan_as_in_numpy(transform):
     """np.var(x, ddof=x.size) divides by zero: NumPy warns and returns inf or nan, and so do the
