@@ -376,6 +376,27 @@ class Var(Tracer):
             return view
         return v
 
+    @value.setter
+    def value(self, new):
+        """``w.value -= lr * w.grad``: the operator has already written into the view and counted
+        it, so taking the same memory back is all that is left; a leaf may also be given a new value
+        (same shape), written into its own array, a change recorded uses see."""
+        current = self._value
+        if isinstance(current, np.ndarray) and isinstance(new, np.ndarray) \
+                and new.shape == current.shape and np.may_share_memory(new, current):
+            return
+        if self.grad_fn is not None or not self._trace.imperative:
+            raise AttributeError("only a leaf Var (made by Var(...)) can be given a new value; this one "
+                                 "is computed from others: make a new leaf, Var(new_value)")
+        if np.shape(new) != np.shape(current):
+            raise ValueError(f"Var.value: the new value has shape {np.shape(new)}, the leaf's is "
+                             f"{np.shape(current)}; make a new leaf, Var(new_value)")
+        if isinstance(current, np.ndarray) and current.ndim:
+            self.value[...] = new    # through the counted view (a borrowed array is copied first)
+        else:
+            self._value = np.asarray(new, dtype=np.result_type(current))[()]
+            self.version += 1
+
     def _holder(self):
         """What counts this value's in-place changes: the node that made it, or the leaf itself."""
         return self if self.grad_fn is None else self.grad_fn

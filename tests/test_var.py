@@ -106,6 +106,29 @@ def test_saved_value_modified_through_value_raises_at_backward():
         y.backward()
 
 
+def test_gradient_descent_through_value_as_pytorch_users_write_it():
+    A, b = np.array([[2.0, 0.3], [0.3, 1.0]]), np.array([1.0, -1.0])
+    w, scale, expected = Var(np.zeros(2)), Var(1.0), np.zeros(2)
+    for _ in range(5):
+        loss = scale * (0.5 * w @ A @ w - b @ w)
+        loss.backward()
+        w.value -= 0.1 * w.grad          # the operator writes into the view; the setter takes it back
+        scale.value = scale.value - 0.0  # a 0-d leaf takes a new number
+        w.zero_grad()
+        scale.zero_grad()
+        expected = expected - 0.1 * (A @ expected - b)
+    np.testing.assert_allclose(w.value, expected, rtol=1e-15)
+    y = (w * w).sum()
+    w.value = np.array([3.0, 4.0])       # a new value, written into the leaf: recorded uses see it
+    np.testing.assert_array_equal(w.value, [3.0, 4.0])
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.backward()
+    with pytest.raises(ValueError, match=r"new value has shape \(3,\), the leaf's is \(2,\)"):
+        w.value = np.zeros(3)
+    with pytest.raises(AttributeError, match="only a leaf Var"):
+        y.value = 1.0
+
+
 def test_saved_value_modified_by_in_place_operator_raises_at_backward():
     x = Var(np.array([1.0, 2.0]))
     y = (x * x).sum()
