@@ -92,6 +92,10 @@ def _library_caller(frame, libraries=("numpy", "scipy")):
                 module, name = wrapped[0].__module__, wrapped[0].__name__
         if not name.startswith(("_", "<")) and name not in _DECORATOR_FRAMES:
             public = ".".join(part for part in module.split(".") if not part.startswith("_"))
+            owner = frame.f_locals.get("self") if frame.f_code.co_argcount else None
+            if owner is not None and type(owner).__module__.split(".")[0] in libraries:
+                # a method: named by its object (scipy.stats.norm.cdf: an instance of norm_gen)
+                public += "." + type(owner).__name__.removesuffix("_gen")
             called = f"{public}.{name}"
         frame = frame.f_back
     return called, frame
@@ -106,8 +110,11 @@ def _conversion_cause():
     import sys
     library, frame = _library_caller(sys._getframe(2))
     if library is not None:
-        return (f"{library} converts its argument to a plain array. Use its duals.numpy "
-                f"counterpart if there is one (docs/supported.md lists them), or pass a plain "
+        counterpart = _counterpart(library)
+        use = (f"Write {counterpart} instead" + (" (import duals.numpy as dnp)" * counterpart.startswith("dnp."))
+               if counterpart else "Use its duals.numpy counterpart if there is one "
+                                   "(docs/supported.md lists them)")
+        return (f"{library} converts its argument to a plain array. {use}, or pass a plain "
                 f"value (duals.stop_gradient(x)) if no derivative through it is wanted")
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno) if frame is not None else ""
     if "array(" in line:
@@ -120,6 +127,29 @@ def _conversion_cause():
     return ("this usually means a NumPy function without a duals rule was called, or a traced "
             "value was stored into a float array; build arrays with dnp.stack / dnp.array or "
             "dnp.where instead (and dnp.r_[...] / dnp.c_[...] for np.r_ / np.c_)")
+
+
+# functions without a counterpart of their own name, and what computes them as written
+_SPELLED_WITH = {
+    "scipy.stats.norm.cdf": "scipy.special.ndtr((x - loc) / scale)",
+    "scipy.stats.norm.sf": "scipy.special.ndtr(-(x - loc) / scale)",
+    "scipy.stats.norm.logcdf": "scipy.special.log_ndtr((x - loc) / scale)",
+    "scipy.stats.norm.pdf": "np.exp(-0.5 * z ** 2) / (scale * np.sqrt(2 * np.pi)) with z = (x - loc) / scale",
+}
+
+
+def _counterpart(name):
+    """``dnp.<name>`` for a NumPy function, or ``dnp.special.<name>`` for a SciPy special function,
+    when duals.numpy has one with NumPy's or SciPy's arguments (or an expression that computes
+    it, for a few SciPy functions); None otherwise."""
+    import duals.numpy as dnp
+    if name in _SPELLED_WITH:
+        return _SPELLED_WITH[name]
+    for prefix, module, spelled in (("numpy.", dnp, "dnp."), ("scipy.special.", dnp.special, "dnp.special.")):
+        if name.startswith(prefix):
+            leaf = name[len(prefix):]
+            return spelled + leaf if "." not in leaf and callable(getattr(module, leaf, None)) else None
+    return None
 
 
 def _setitem(self, index, value):

@@ -512,6 +512,16 @@ def triangular_misfit(theta):
     return np.sum(scipy.linalg.solve_triangular(L, np.ones(3), lower=True))
 
 
+def scipy_logsumexp(x):
+    import scipy.special
+    return scipy.special.logsumexp(x)
+
+
+def normal_cdf_sum(x):
+    import scipy.stats
+    return np.sum(scipy.stats.norm.cdf(x))
+
+
 def filled_buffer(x):
     a = np.zeros(5)
     a[1:4] = x
@@ -527,7 +537,12 @@ def scattered_buffer(x):
 @pytest.mark.parametrize("f, x, says", [
     (lambda y: robertson_rhs(0.0, y), np.array([0.9, 1e-5, 0.1]),
      r"np\.array / np\.asarray of traced values.*dnp\.array\(\[\.\.\.\]\)"),
-    (triangular_misfit, np.array([0.2]), r"scipy\.linalg\.solve_triangular converts its argument"),
+    (triangular_misfit, np.array([0.2]), r"scipy\.linalg\.solve_triangular converts its argument.*"
+                                          r"Use its duals\.numpy counterpart if there is one"),
+    (scipy_logsumexp, np.array([0.2, 0.4]),
+     r"scipy\.special\.logsumexp converts .* Write dnp\.special\.logsumexp instead"),
+    (normal_cdf_sum, np.array([0.2, 0.4]),
+     r"scipy\.stats\.norm\.cdf converts .* Write scipy\.special\.ndtr\(\(x - loc\) / scale\) instead, or"),
     (filled_buffer, np.ones(3), r"storing a traced value into a plain NumPy array \(a\[i\] = value\)"),
     (scattered_buffer, np.ones(3), r"in-place operator on a plain NumPy array \(a \+= v, a\[i\] \+= v"),
 ])
