@@ -188,9 +188,23 @@ def _on_containers(transform, f, argnums, who, **options):
             return plain(*args, **kwargs)
         c = Containers(args, nums, single)
         flat = transform(_OnLeaves(f, c, kwargs), c.argnums, group=c.group, **options)
-        return flat(*c.flat_args)
+        try:
+            return flat(*c.flat_args)
+        except TypeError as exc:
+            numbers = [i for i in nums if _list_of_numbers(args[i])]
+            if not numbers:
+                raise
+            raise TypeError(f"{exc}\n(argument {numbers[0]} is a {type(args[numbers[0]]).__name__}, which "
+                            f"{who} takes as a container "
+                            f"of {len(args[numbers[0]])} separate numbers, as JAX does; to differentiate "
+                            f"it as one array, pass np.array(...) of it)") from exc
 
     return transformed
+
+
+def _list_of_numbers(a):
+    return type(a) in (list, tuple) and len(a) > 0 and all(
+        isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in a)
 
 
 class _OnLeaves:

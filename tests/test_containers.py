@@ -66,6 +66,15 @@ def test_jacobians_of_container_outputs_nest_output_outside_input_inside():
         np.testing.assert_array_equal(J["col"]["b"], np.zeros((2, 2)))
 
 
+@pytest.mark.parametrize("transform", ["grad", "jacfwd", "jacrev"])
+def test_a_list_of_numbers_meant_as_an_array_gets_the_container_explained(transform):
+    loss = lambda x: np.sum(np.asarray(x) ** 2)   # noqa: E731
+    with pytest.raises(TypeError, match=r"argument 0 is a list, which \w+ takes as a container of 3 "
+                                        r"separate numbers.*pass np\.array\(\.\.\.\) of it"):
+        getattr(duals, transform)(loss)([0.1, 0.2, 0.3])
+    assert duals.grad(lambda p: p[0] * p[1])([1.0, 2.0]) == [2.0, 1.0]   # a container, on purpose
+
+
 def test_namedtuple_tuple_and_list_arguments_keep_their_type():
     def decay(p, t):
         return p.offset + np.exp(-p.rate * t)
