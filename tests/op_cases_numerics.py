@@ -2,7 +2,7 @@
 ``ufuncs.py``: ``diff``, ``gradient``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
 ``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, the NaN-ignoring reductions and
 order statistics, ``fmax``/``fmin``, ``heaviside``, the angle conversions,
-``nan_to_num``, ``frexp``/``ldexp``, ``modf``, ``divmod``, ``histogram``, ``sum(where=)`` and the ufunc methods ``logaddexp.reduce`` and
+``nan_to_num``, ``frexp``/``ldexp``, ``modf``, ``divmod``, ``histogram``, ``where=`` of the reductions and the ufunc methods ``logaddexp.reduce`` and
 ``multiply.accumulate``, called as plain NumPy.
 """
 import numpy as np
@@ -98,6 +98,14 @@ CASES = [
          ((2, 3),), ("max", "min", "select")),
     Case("sum-where", lambda x: np.sum(x ** 2, where=MASK, axis=1), ((2, 3),), ("select", "sum")),
     Case("mean-where", lambda x: np.mean(x, where=MASK), ((2, 3),), ("select", "sum")),
+    # the other reductions NumPy masks: each left-out entry takes the reduction's identity
+    Case("max-where-initial", lambda x: np.max(x, axis=1, where=MASK, initial=-3.0), ((2, 3),),
+         ("select", "max", "maximum")),
+    Case("min-where-initial", lambda x: np.min(x, where=MASK, initial=3.0), ((2, 3),),
+         ("select", "min", "minimum")),
+    Case("prod-where", lambda x: np.prod(x, axis=0, where=MASK), ((2, 3),), ("select", "mul")),
+    Case("var-where-ddof", lambda x: np.var(x, axis=1, where=MASK, ddof=1), ((2, 3),), ("select", "sum")),
+    Case("std-where", lambda x: np.std(x, where=MASK), ((2, 3),), ("select", "sum", "sqrt")),
     Case("logaddexp-reduce", lambda x: np.logaddexp.reduce(x), ((3, 2),), ("exp", "log", "max")),
     Case("fmax-fmin", lambda x, y: np.fmax(x, y) + np.fmin(x, 2.0 * y), ((3,), (3,)),
          ("maximum", "minimum"), smooth=False),

@@ -81,15 +81,19 @@ def sum(x, axis=None, keepdims=False, dtype=None, *, out=None, initial=None, whe
     return total if initial is None else total + initial
 
 
-def _masked_out(x, where, name):
-    """``x`` with zeros where the plain boolean ``where`` is false (broadcast to ``x``'s shape)."""
+def _masked_out(x, where, name, fill=0.0):
+    """``x`` with ``fill`` (the reduction's identity) where the plain boolean ``where`` is false
+    (broadcast to ``x``'s shape): the entries left out get derivative zero."""
     from .elementwise import where as select
     if not isinstance(where, (bool, np.bool_, np.ndarray, list, tuple)):
         raise TypeError(f"{name}(..., where=...) takes a plain boolean mask, not a traced value; "
                         f"compare values first (x > 0 compares primals)")
     mask = np.broadcast_to(np.asarray(where, dtype=bool), shape(x))
-    zero = np.zeros((), dtype=dtype_of(x))
-    return select(mask, x, zero)
+    return select(mask, x, np.full((), fill, dtype=dtype_of(x)))
+
+
+def _masks(where):
+    return where is not None and where is not True
 
 
 def unbroadcast(g, out, target_shape):
@@ -133,28 +137,36 @@ def mean(x, axis=None, keepdims=False, dtype=None, *, out=None, where=None):
 
 
 @export()
-def var(x, axis=None, keepdims=False, ddof=0):
-    """var(x, axis=None, keepdims=False, ddof=0): the variance, NumPy's convention for ``ddof``.
+def var(x, axis=None, keepdims=False, ddof=0, *, where=None):
+    """var(x, axis=None, keepdims=False, ddof=0, where=None): the variance, NumPy's convention for ``ddof``.
+
+    ``where=mask`` takes the variance of the entries where ``mask`` holds.
 
     >>> float(var(np.array([1.0, 3.0])))
     1.0
     """
-    centred = x - mean(x, axis, keepdims=True)
+    centred = x - mean(x, axis, keepdims=True, where=where)
     if is_complex(centred):   # NumPy's variance of complex values: the mean of |x - mean|²
         from .complex_parts import squared_modulus
-        return sum(squared_modulus(centred), axis, keepdims) / (_mean_count(x, axis) - ddof)
-    return sum(centred * centred, axis, keepdims) / (_mean_count(x, axis) - ddof)
+        squares = squared_modulus(centred)
+    else:
+        squares = centred * centred
+    if not _masks(where):
+        return sum(squares, axis, keepdims) / (_mean_count(x, axis) - ddof)
+    count = np.sum(np.broadcast_to(np.asarray(where, dtype=bool), shape(x)), axis=axis, keepdims=keepdims)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sum(squares, axis, keepdims, where=where) / np.asarray(count - ddof, dtype=dtype_of(squares))
 
 
 @export()
-def std(x, axis=None, keepdims=False, ddof=0):
-    """std(x, axis=None, keepdims=False, ddof=0): the standard deviation (derivative inf at 0).
+def std(x, axis=None, keepdims=False, ddof=0, *, where=None):
+    """std(x, axis=None, keepdims=False, ddof=0, where=None): the standard deviation (derivative inf at 0).
 
     >>> float(std(np.array([1.0, 3.0])))
     1.0
     """
     from .elementwise import sqrt
-    return sqrt(var(x, axis, keepdims, ddof))
+    return sqrt(var(x, axis, keepdims, ddof, where=where))
 
 
 def _extreme(name, np_func):
@@ -210,35 +222,61 @@ max_p = _extreme("max", np.max)
 min_p = _extreme("min", np.min)
 
 
+_NO_INITIAL = np._NoValue
+
+
+def _bounded(prim, name, x, axis, keepdims, initial, where, identity):
+    """``max``/``min`` with NumPy's ``initial`` (a bound the result takes when it is beyond every
+    entry) and ``where`` (a mask, which needs ``initial``)."""
+    if _masks(where):
+        if initial is _NO_INITIAL:
+            raise ValueError(f"reduction operation '{name}imum' does not have an identity, so to "
+                             f"use a where mask one has to specify 'initial'")
+        x = _masked_out(x, where, f"{name}", identity)
+    out = prim(x, axis=normalize_axis(axis, ndim(x)), keepdims=bool(keepdims))
+    if initial is _NO_INITIAL:
+        return out
+    from .elementwise import maximum, minimum   # ties with the bound split evenly, as maximum's
+    return (maximum if name == "max" else minimum)(out, initial)
+
+
 @export("max", "amax")
-def max(x, axis=None, keepdims=False):  # noqa: A001
-    """max(x, axis=None, keepdims=False): the largest entry; tied entries share the derivative.
+def max(x, axis=None, keepdims=False, *, initial=_NO_INITIAL, where=None):  # noqa: A001
+    """max(x, axis=None, keepdims=False, initial=<none>, where=None): the largest entry; tied entries share the derivative.
 
     >>> float(max(np.array([1.0, 3.0, 2.0])))
     3.0
     """
-    return max_p(x, axis=normalize_axis(axis, ndim(x)), keepdims=bool(keepdims))
+    return _bounded(max_p, "max", x, axis, keepdims, initial, where, -np.inf)
 
 
 @export("min", "amin")
-def min(x, axis=None, keepdims=False):  # noqa: A001
-    """min(x, axis=None, keepdims=False): the smallest entry; tied entries share the derivative.
+def min(x, axis=None, keepdims=False, *, initial=_NO_INITIAL, where=None):  # noqa: A001
+    """min(x, axis=None, keepdims=False, initial=<none>, where=None): the smallest entry; tied entries share the derivative.
 
     >>> float(min(np.array([1.0, 3.0, 2.0])))
     1.0
     """
-    return min_p(x, axis=normalize_axis(axis, ndim(x)), keepdims=bool(keepdims))
+    return _bounded(min_p, "min", x, axis, keepdims, initial, where, np.inf)
 
 
 @export()
-def prod(x, axis=None, keepdims=False):
-    """prod(x, axis=None, keepdims=False): the product, as a tree of multiplications.
+def prod(x, axis=None, keepdims=False, *, initial=None, where=None):
+    """prod(x, axis=None, keepdims=False, initial=None, where=None): the product, as a tree of multiplications.
 
-    Composed from primitives, so every derivative order is exact, zeros included.
+    Composed from primitives, so every derivative order is exact, zeros included; ``where=mask``
+    multiplies the entries where ``mask`` holds, ``initial`` multiplies the result.
 
     >>> float(prod(np.array([2.0, 3.0, 4.0])))
     24.0
     """
+    if _masks(where):
+        x = _masked_out(x, where, "prod", 1.0)
+    y = _product(x, axis, keepdims)
+    return y if initial is None else y * initial
+
+
+def _product(x, axis, keepdims):
     nd = ndim(x)
     axes = normalize_axis(axis, nd)
     rest = tuple(a for a in range(nd) if a not in axes)
