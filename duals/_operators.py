@@ -108,6 +108,10 @@ def _conversion_cause():
     import linecache
     import re
     import sys
+    if _in_sparse_product(sys._getframe(2)):
+        return ("a scipy.sparse matrix times a traced array (L @ x, L.dot(x)) runs SciPy's own "
+                "product, which makes the array plain; write dnp.matmul(L, x) or x @ L.T "
+                "(import duals.numpy as dnp), whose derivative is L's")
     library, frame = _library_caller(sys._getframe(2))
     if library is not None:
         counterpart = _counterpart(library)
@@ -127,6 +131,17 @@ def _conversion_cause():
     return ("this usually means a NumPy function without a duals rule was called, or a traced "
             "value was stored into a float array; build arrays with dnp.stack / dnp.array or "
             "dnp.where instead (and dnp.r_[...] / dnp.c_[...] for np.r_ / np.c_)")
+
+
+def _in_sparse_product(frame):
+    """Whether a method of a ``scipy.sparse`` matrix is converting the value (its product)."""
+    from .ops.sparse_products import is_sparse_matrix
+    while frame is not None:
+        owner = frame.f_locals.get("self") if frame.f_code.co_argcount else None
+        if owner is not None and is_sparse_matrix(owner):
+            return True
+        frame = frame.f_back
+    return False
 
 
 # functions without a counterpart of their own name, and what computes them as written

@@ -5,6 +5,7 @@ Matrices that are inverted or factored are made well conditioned inside the case
 with entries in ``[-1, 1]``, or ``x @ x.T + 3 I`` for positive definite ones).
 """
 import numpy as np
+import scipy.sparse
 
 import duals.numpy as dnp
 from op_cases import Case
@@ -21,6 +22,10 @@ def _well(a, shift=3.0):
 def _spd(x):
     return x @ dnp.swapaxes(x, -1, -2) + 3.0 * np.eye(x.shape[-1], dtype=x.dtype)
 
+
+# a constant sparse operator, not symmetric (its transpose is what reverse mode applies)
+SPARSE = scipy.sparse.diags([1.0, -2.0, 0.5], [-1, 0, 2], shape=(5, 5), format="csr")
+SP = ("sparse_matmul",)
 
 MM = ("matmul",)
 MMR = ("matmul", "reshape")
@@ -105,6 +110,11 @@ CASES = [
          domain=(-0.5, 0.5)),
     Case("cholesky-upper", lambda a: L.cholesky(_well(a), upper=True), ((3, 3),), ("cholesky",),
          domain=(-0.5, 0.5)),
+    # ------------------------------------------------------------ a constant scipy.sparse operand
+    Case("sparse-matmul-vector", lambda x: dnp.matmul(SPARSE, x) * x, ((5,),), SP + ("mul",), float32=False),
+    Case("sparse-dot-columns", lambda x: dnp.dot(SPARSE, x), ((5, 2),), SP, float32=False),
+    Case("vector-at-sparse", lambda x: np.sin(x @ SPARSE), ((5,),), SP, float32=False),
+    Case("matrix-at-sparse", lambda x: x @ SPARSE, ((3, 5),), SP + ("transpose",), float32=False),
     # ------------------------------------------------------------ norms
     Case("norm-vector", lambda x: L.norm(x), ((3,),), ("sqrt", "mul", "sum")),
     Case("norm-flattened", lambda x: L.norm(x), ((2, 2, 2),), ("sqrt", "sum")),

@@ -27,6 +27,7 @@ from .complex_parts import conj, imag
 from .elementwise import PRIMITIVES, align
 from .reductions import sum as _sum, unbroadcast
 from .shape import reshape, reshape_p, swapaxes, transpose, tril
+from .sparse_products import is_sparse_matrix, sparse_product
 
 _abs = PRIMITIVES["abs"]
 
@@ -170,6 +171,8 @@ def matmul(a, b):
     >>> matmul(np.eye(2), np.array([1.0, 2.0])).tolist()
     [1.0, 2.0]
     """
+    if is_sparse_matrix(a) or is_sparse_matrix(b):
+        return _with_sparse(a, b, "matmul")
     a, b = _as_operand(a), _as_operand(b)
     sa, sb = shape(a), shape(b)
     if not sa or not sb:
@@ -193,6 +196,17 @@ def matmul(a, b):
     return reshape_p(out, shape=so[:-2] + (so[-2:-1] if len(sa) > 1 else ()) + (so[-1:] if len(sb) > 1 else ()))
 
 
+def _with_sparse(a, b, who):
+    """``a @ b`` where one operand is a constant ``scipy.sparse`` matrix (duals.ops.sparse_products)."""
+    if is_sparse_matrix(a) and is_sparse_matrix(b) or not _traced(a, b):
+        return a @ b
+    if isinstance(a, Tracer) and is_sparse_matrix(b):   # x @ L = (Lᵀ @ xᵀ)ᵀ
+        return sparse_product(b.T, a) if ndim(a) == 1 else transpose(sparse_product(b.T, transpose(a)))
+    if not is_sparse_matrix(a):
+        raise TypeError(f"{who}: a traced operand beside a sparse matrix must be an array")
+    return sparse_product(a, b)
+
+
 @export()
 def dot(a, b):
     """dot(a, b): NumPy's ``dot``: a product for scalars, ``matmul`` for vectors and matrices,
@@ -201,6 +215,8 @@ def dot(a, b):
     >>> float(dot(np.array([1.0, 2.0]), np.array([3.0, 4.0])))
     11.0
     """
+    if is_sparse_matrix(a) or is_sparse_matrix(b):
+        return _with_sparse(a, b, "dot")
     a, b = _as_operand(a), _as_operand(b)
     sa, sb = shape(a), shape(b)
     if sa and sb and sa[-1] != sb[-1 if len(sb) == 1 else -2]:
