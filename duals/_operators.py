@@ -115,8 +115,8 @@ def _conversion_cause():
     library, frame = _library_caller(sys._getframe(2))
     if library is not None:
         counterpart = _counterpart(library)
-        use = (f"Write {counterpart} instead" + (" (import duals.numpy as dnp)" * counterpart.startswith("dnp."))
-               if counterpart else "Use its duals.numpy counterpart if there is one "
+        importing = " (import duals.numpy as dnp)" if counterpart and counterpart.startswith("dnp.") else ""
+        use = (f"Write {counterpart} instead{importing}" if counterpart else "Use its duals.numpy counterpart if there is one "
                                    "(docs/supported.md lists them)")
         return (f"{library} converts its argument to a plain array. {use}, or pass a plain "
                 f"value (duals.stop_gradient(x)) if no derivative through it is wanted")

@@ -382,9 +382,9 @@ class Var(Tracer):
         it, so taking the same memory back is all that is left; a leaf may also be given a new value
         (same shape), written into its own array, a change recorded uses see."""
         current = self._value
-        if isinstance(current, np.ndarray) and isinstance(new, np.ndarray) \
-                and new.shape == current.shape and np.may_share_memory(new, current):
-            return
+        if isinstance(current, np.ndarray) and isinstance(new, np.ndarray) and new.shape == current.shape \
+                and new.strides == current.strides and new.ctypes.data == current.ctypes.data:
+            return   # the same memory, already written
         if self.grad_fn is not None or not self._trace.imperative:
             raise AttributeError("only a leaf Var (made by Var(...)) can be given a new value; this one "
                                  "is computed from others: make a new leaf, Var(new_value)")

@@ -121,6 +121,8 @@ def test_gradient_descent_through_value_as_pytorch_users_write_it():
     y = (w * w).sum()
     w.value = np.array([3.0, 4.0])       # a new value, written into the leaf: recorded uses see it
     np.testing.assert_array_equal(w.value, [3.0, 4.0])
+    w.value = w.value[::-1]              # a view of its own memory in another order is a new value
+    np.testing.assert_array_equal(w.value, [4.0, 3.0])
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         y.backward()
     with pytest.raises(ValueError, match=r"new value has shape \(3,\), the leaf's is \(2,\)"):

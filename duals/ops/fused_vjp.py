@@ -438,8 +438,9 @@ def _slicing_duals(node, g, store):
     shape, out_shape = _plain_shape(node.args[0]), _plain_shape(node.out)
     target = node.inputs[0]
     p, t = g.primal, g._tangent
-    if (shape is None or out_shape is None or type(p) is not np.ndarray or type(t) is not np.ndarray or p.dtype != _F64
-            or t.dtype != _F64 or t.shape[1:] != p.shape or p.shape[p.ndim - len(out_shape):] != out_shape):
+    if (shape is None or out_shape is None or type(p) is not np.ndarray or type(t) is not np.ndarray
+            or p.dtype != _F64 or t.dtype != _F64 or t.shape[1:] != p.shape
+            or p.shape[p.ndim - len(out_shape):] != out_shape):
         return None
     lead = p.ndim - len(out_shape)   # the rows of jacrev (hessian): one cotangent each
     index = (slice(None),) * lead + node.params["index"]

@@ -222,7 +222,7 @@ max_p = _extreme("max", np.max)
 min_p = _extreme("min", np.min)
 
 
-_NO_INITIAL = np._NoValue
+_NO_INITIAL = np._NoValue   # NumPy's own "not given", which its functions pass on unchanged
 
 
 def _bounded(prim, name, x, axis, keepdims, initial, where, identity):
