@@ -699,3 +699,31 @@ def test_traced_arrays_handed_to_njit_code_by_python_code_say_to_differentiate_i
                                             r"function itself \(duals.jacfwd\(njit_fn\)"):
             transform(lambda p: weighted_total(p, w))(p)
     np.testing.assert_array_equal(duals.grad(weighted_total)(p, w), w)  # the way out
+
+
+@njit
+def root_squared(x):
+    s = math.sqrt(x[0] + x[1])
+    return s * s + math.sqrt(x[1])
+
+
+@njit
+def ratio(x):
+    return x[0] / x[1]
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacfwd", "jacrev"])
+def test_a_partial_dividing_by_zero_is_inf_or_nan_as_in_python_mode(transform):
+    """sqrt'(0) = 0.5 / 0: the rule follows NumPy's arithmetic in compiled code too (it raised
+    ZeroDivisionError from inside the rule); a division the user wrote raises as in the plain call."""
+    x = np.array([0.0, 0.0])
+    python = lambda x: np.sqrt(x[0] + x[1]) ** 2 + np.sqrt(x[1])   # noqa: E731
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = getattr(duals, transform)(python)(x)
+        got = getattr(duals, transform)(root_squared)(x)
+    np.testing.assert_array_equal(got, expected)
+    assert not np.isfinite(got).any()
+    with pytest.raises(ZeroDivisionError):
+        ratio(np.array([1.0, 0.0]))
+    with pytest.raises(ZeroDivisionError):
+        getattr(duals, transform)(ratio)(np.array([1.0, 0.0]))

@@ -226,6 +226,17 @@ def _binary_ov(name, target, dd, dc, cd):
     return ov
 
 
+# Numba's default error model raises ZeroDivisionError for ``x / 0.0``; a rule whose partial
+# divides (sqrt' = 0.5 / out at 0) is compiled with NumPy's instead, so the derivative is inf or
+# NaN as in Python mode. The entries whose value is that division keep the caller's model, so
+# that ``x / 0.0`` of a dual raises exactly where the plain call does.
+_RAISES_AS_WRITTEN = {"div", "mod", "floor_divide"}
+
+
+def _options(name):
+    return None if name in _RAISES_AS_WRITTEN else {"error_model": "numpy"}
+
+
 def _register_unary(name, mod, stub):
     d, f = getattr(mod, f"{name}__d"), getattr(mod, f"{name}__f")
     ov = _unary_ov(name, stub, d)
@@ -237,8 +248,8 @@ def _register_unary(name, mod, stub):
             return f
 
     for target in spellings(name):
-        overload(target)(_unary_ov(name, target, d))
-    overload(stub)(ov_stub)
+        overload(target, jit_options=_options(name))(_unary_ov(name, target, d))
+    overload(stub, jit_options=_options(name))(ov_stub)
 
 
 def _register_binary(name, mod, stub):
@@ -251,8 +262,8 @@ def _register_binary(name, mod, stub):
         return ov(x_, y_)
 
     for target in spellings(name):
-        overload(target)(_binary_ov(name, target, dd, dc, cd))
-    overload(stub)(ov_stub)
+        overload(target, jit_options=_options(name))(_binary_ov(name, target, dd, dc, cd))
+    overload(stub, jit_options=_options(name))(ov_stub)
 
 
 def _binary_typer(name, dd, dc, cd):
