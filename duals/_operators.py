@@ -74,9 +74,10 @@ _DECORATOR_FRAMES = ("wrapper", "wrapped", "inner", "decorated")   # not the fun
 
 def _library_caller(frame, libraries=("numpy", "scipy")):
     """(the public name of the outermost function of ``libraries`` written in Python that called
-    down to ``frame``, or None; the first frame above them, the caller's) -- duals' own frames
-    skipped. A decorator's frame stands for the function it wraps."""
-    package, called = os.path.dirname(__file__) + os.sep, None
+    down to ``frame``, or None; the first frame above them, the caller's; the object whose method
+    the outermost library frame is, or None) -- duals' own frames skipped. A decorator's frame
+    stands for the function it wraps; a method is named by its object (scipy.stats.norm.cdf)."""
+    package, called, owner = os.path.dirname(__file__) + os.sep, None, None
     while frame is not None:
         if frame.f_code.co_filename.startswith(package):
             frame = frame.f_back
@@ -90,34 +91,38 @@ def _library_caller(frame, libraries=("numpy", "scipy")):
                 v, "__module__", "").split(".")[0] in libraries and hasattr(v, "__name__")]
             if wrapped:
                 module, name = wrapped[0].__module__, wrapped[0].__name__
+        this = frame.f_locals.get("self") if frame.f_code.co_argcount else None
+        if this is not None and type(this).__module__.split(".")[0] in libraries:
+            owner = this
         if not name.startswith(("_", "<")) and name not in _DECORATOR_FRAMES:
             public = ".".join(part for part in module.split(".") if not part.startswith("_"))
-            owner = frame.f_locals.get("self") if frame.f_code.co_argcount else None
-            if owner is not None and type(owner).__module__.split(".")[0] in libraries:
-                # a method: named by its object (scipy.stats.norm.cdf: an instance of norm_gen)
+            if this is owner and owner is not None:   # (norm is an instance of norm_gen)
                 public += "." + type(owner).__name__.removesuffix("_gen")
             called = f"{public}.{name}"
         frame = frame.f_back
-    return called, frame
+    return called, frame, owner
 
 
 def _conversion_cause():
-    """What turned a traced value into a plain array, read from the stack: a NumPy or SciPy
-    function written in Python (named), ``np.array``/``np.asarray`` or an item assignment on the
-    user's line, or else the usual causes."""
+    """What turned a traced value into a plain array, read from the stack: a scipy.sparse product,
+    a NumPy or SciPy function written in Python (named), ``np.array``/``np.asarray`` or an item
+    assignment on the user's line, or else the usual causes."""
     import linecache
     import re
     import sys
-    if _in_sparse_product(sys._getframe(2)):
+    from .ops.sparse_products import is_sparse_matrix
+    library, frame, owner = _library_caller(sys._getframe(2))
+    if owner is not None and is_sparse_matrix(owner):
         return ("a scipy.sparse matrix times a traced array (L @ x, L.dot(x)) runs SciPy's own "
                 "product, which makes the array plain; write dnp.matmul(L, x) or x @ L.T "
                 "(import duals.numpy as dnp), whose derivative is L's")
-    library, frame = _library_caller(sys._getframe(2))
     if library is not None:
         counterpart = _counterpart(library)
-        importing = " (import duals.numpy as dnp)" if counterpart and counterpart.startswith("dnp.") else ""
-        use = (f"Write {counterpart} instead{importing}" if counterpart else "Use its duals.numpy counterpart if there is one "
-                                   "(docs/supported.md lists them)")
+        if counterpart is None:
+            use = "Use its duals.numpy counterpart if there is one (docs/supported.md lists them)"
+        else:
+            use = f"Write {counterpart} instead" + (" (import duals.numpy as dnp)"
+                                                    if counterpart.startswith("dnp.") else "")
         return (f"{library} converts its argument to a plain array. {use}, or pass a plain "
                 f"value (duals.stop_gradient(x)) if no derivative through it is wanted")
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno) if frame is not None else ""
@@ -131,17 +136,6 @@ def _conversion_cause():
     return ("this usually means a NumPy function without a duals rule was called, or a traced "
             "value was stored into a float array; build arrays with dnp.stack / dnp.array or "
             "dnp.where instead (and dnp.r_[...] / dnp.c_[...] for np.r_ / np.c_)")
-
-
-def _in_sparse_product(frame):
-    """Whether a method of a ``scipy.sparse`` matrix is converting the value (its product)."""
-    from .ops.sparse_products import is_sparse_matrix
-    while frame is not None:
-        owner = frame.f_locals.get("self") if frame.f_code.co_argcount else None
-        if owner is not None and is_sparse_matrix(owner):
-            return True
-        frame = frame.f_back
-    return False
 
 
 # functions without a counterpart of their own name, and what computes them as written
