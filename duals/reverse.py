@@ -306,6 +306,9 @@ class _VersionedArray(np.ndarray):
         if self._box is not None:
             self._box.version += 1
 
+    def __repr__(self):   # shown as the array it is (``y.value`` in a notebook)
+        return repr(self.view(np.ndarray))
+
     def __setitem__(self, index, value):
         self._bump()
         super().__setitem__(index, value)

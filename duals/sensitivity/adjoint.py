@@ -10,9 +10,8 @@ jumping by ``∂loss/∂y`` at each observation time ``t_k``; then ``dJ/dp = ∫
 ``y(t)`` is read on the way back); the backward solve integrates ``λ``, the accumulating
 ``∫ J_p^T λ`` and the integral of ``integrand`` together, one segment between consecutive
 observation times at a time. ``J_y^T λ`` and ``J_p^T λ`` come from one ``duals.vjp`` of ``fun``
-per evaluation, so the cost grows with the number of states, not of parameters; for a
-``@numba.njit`` ``fun`` (no compiled reverse mode yet) they come from the full Jacobian by
-compiled forward lanes, which costs in proportion to ``n_state + n_param``.
+per evaluation (compiled reverse mode for a ``@numba.njit`` ``fun``), so the cost grows with the
+number of states, not of parameters.
 
 The gradient is that of the exact solution, to the tolerances of both solves (not the
 derivative of SciPy's discrete solution): tighten ``rtol``/``atol`` for more digits.
