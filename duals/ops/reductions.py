@@ -75,7 +75,7 @@ def sum(x, axis=None, keepdims=False, dtype=None, *, out=None, initial=None, whe
     if out is not None:
         raise TypeError("sum(..., out=...) cannot write a traced value into an array; drop out= "
                         "and use the returned value")
-    if where is not None and where is not True:
+    if _masks(where):
         x = _masked_out(x, where, "sum")
     total = sum_p(x, axis=normalize_axis(axis, ndim(x)), keepdims=bool(keepdims))
     return total if initial is None else total + initial
@@ -94,6 +94,11 @@ def _masked_out(x, where, name, fill=0.0):
 
 def _masks(where):
     return where is not None and where is not True
+
+
+def _where_count(x, where, axis, keepdims):
+    """How many entries of ``x`` the mask ``where`` keeps, per reduced position."""
+    return np.sum(np.broadcast_to(np.asarray(where, dtype=bool), shape(x)), axis=axis, keepdims=keepdims)
 
 
 def unbroadcast(g, out, target_shape):
@@ -127,9 +132,8 @@ def mean(x, axis=None, keepdims=False, dtype=None, *, out=None, where=None):
     >>> float(mean(np.arange(4.0)))
     1.5
     """
-    if where is not None and where is not True:
-        count = np.sum(np.broadcast_to(np.asarray(where, dtype=bool), shape(x)), axis=axis,
-                       keepdims=keepdims)
+    if _masks(where):
+        count = _where_count(x, where, axis, keepdims)
         total = sum(x, axis, keepdims, dtype, out=out, where=where)
         with np.errstate(invalid="ignore", divide="ignore"):
             return total / np.asarray(count, dtype=dtype_of(total))
@@ -153,7 +157,7 @@ def var(x, axis=None, keepdims=False, ddof=0, *, where=None):
         squares = centred * centred
     if not _masks(where):
         return sum(squares, axis, keepdims) / (_mean_count(x, axis) - ddof)
-    count = np.sum(np.broadcast_to(np.asarray(where, dtype=bool), shape(x)), axis=axis, keepdims=keepdims)
+    count = _where_count(x, where, axis, keepdims)
     with np.errstate(invalid="ignore", divide="ignore"):
         return sum(squares, axis, keepdims, where=where) / np.asarray(count - ddof, dtype=dtype_of(squares))
 
@@ -232,7 +236,7 @@ def _bounded(prim, name, x, axis, keepdims, initial, where, identity):
         if initial is _NO_INITIAL:
             raise ValueError(f"reduction operation '{name}imum' does not have an identity, so to "
                              f"use a where mask one has to specify 'initial'")
-        x = _masked_out(x, where, f"{name}", identity)
+        x = _masked_out(x, where, name, identity)
     out = prim(x, axis=normalize_axis(axis, ndim(x)), keepdims=bool(keepdims))
     if initial is _NO_INITIAL:
         return out
