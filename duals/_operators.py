@@ -263,6 +263,13 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             return N[name](*inputs, **kwargs)
         raise TypeError(f"numpy.{ufunc.__name__}.{method} with {', '.join(sorted(extra))}= is not "
                         f"supported on traced values; call duals.numpy.{name} instead")
+    if method == "at":
+        raise TypeError(
+            f"numpy.{ufunc.__name__}.at(a, indices, b) changes a in place, which cannot hold a traced "
+            f"value; " + ("write a + np.bincount(indices, weights=b, minlength=a.size) for a 1-d a "
+                          "(np.ravel_multi_index for a tuple of index arrays), which is "
+                          "differentiable, " if ufunc is np.add else "")
+            + "or write the loop in a @numba.njit function (compiled mode allows a[i] += b[k])")
     home = "numpy" if getattr(np, ufunc.__name__, None) is ufunc else _ufunc_home(ufunc)
     raise TypeError(_unsupported(f"{home}.{ufunc.__name__}{'' if method == '__call__' else '.' + method}"))
 

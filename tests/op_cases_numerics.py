@@ -2,7 +2,7 @@
 ``ufuncs.py``: ``diff``, ``gradient``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
 ``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, the NaN-ignoring reductions and
 order statistics, ``fmax``/``fmin``, ``heaviside``, the angle conversions,
-``nan_to_num``, ``frexp``/``ldexp``, ``modf``, ``divmod``, ``histogram``, ``where=`` of the reductions and the ufunc methods ``logaddexp.reduce`` and
+``nan_to_num``, ``frexp``/``ldexp``, ``modf``, ``divmod``, ``histogram``, ``bincount``, ``where=`` of the reductions and the ufunc methods ``logaddexp.reduce`` and
 ``multiply.accumulate``, called as plain NumPy.
 """
 import numpy as np
@@ -128,6 +128,11 @@ CASES = [
          np.array([-2.0, 0.0, 0.3, 3.0]), weights=w, density=True)[0], ((4,),), ("cumsum", "difference")),
     Case("histogram-traced-edges", lambda e: np.histogram(np.array([0.1, 0.5, 1.2, 1.9, 2.6]),
          np.cumsum(e) - 1.0, density=True)[0], ((4,),), ("cumsum", "difference"), domain=(0.5, 1.5)),
+    # bincount of traced weights: the sum per integer bin (a scatter-add), bins left empty by x
+    Case("bincount-weights", lambda w: np.bincount(np.array([3, 0, 3, 1, 0]), weights=w * w, minlength=6),
+         ((5,),), ("bin_sum", "bin_read")),
+    Case("bincount-weights-then-gather", lambda w: np.bincount(np.array([1, 1, 0]), w)[np.array([1, 0, 1])] * w,
+         ((3,),), ("bin_sum", "bin_read")),
     Case("modf", lambda x: np.modf(x)[0] ** 2 * np.modf(x)[1] + np.modf(3.0 * x)[0], ((2, 3),), ("select", "sub")),
     Case("divmod", lambda x, y: np.divmod(x, y)[1] * np.divmod(x, y)[0] + divmod(x, 0.7)[1], ((3,), (3,)),
          ("mod", "floor_divide"), domain=(0.3, 2.0)),

@@ -508,6 +508,75 @@ def test_fn_special_functions_on_arrays_match_central_differences():
         math.erf(-0.4) / (1 + math.exp(0.4)) + math.erfc(-0.4), rel=1e-14)
 
 
+# ---------------------------------------------------------------- bincount: a scatter-add
+
+@njit
+def bar_compliance(k, load, h):
+    """A 1-d bar of linear elements with conductivities k, fixed at x = 0: f . u for K(k) u = f,
+    the stiffness matrix assembled by a scatter-add of the element matrices."""
+    n_el = k.shape[0]
+    n = n_el + 1
+    index = np.empty(4 * n_el, np.int64)
+    entries = np.empty(4 * n_el)
+    for e in range(n_el):
+        ke = k[e] / h
+        local = ((e, e, ke), (e, e + 1, -ke), (e + 1, e, -ke), (e + 1, e + 1, ke))
+        for j in range(4):
+            r, c, v = local[j]
+            index[4 * e + j] = r * n + c
+            entries[4 * e + j] = v
+    K = np.bincount(index, weights=entries, minlength=n * n).reshape(n, n)
+    u = np.linalg.solve(K[1:, 1:], load[1:])
+    return np.dot(load[1:], u)
+
+
+def test_stiffness_assembled_by_bincount_has_the_adjoint_closed_form_in_both_modes():
+    k, load, h = np.array([1.0, 2.0, 0.5, 1.5, 0.8]), np.linspace(0.1, 1.0, 6), 0.2
+    n = k.size + 1
+    K = np.zeros((n, n))
+    for e in range(k.size):
+        K[e:e + 2, e:e + 2] += k[e] / h * np.array([[1.0, -1.0], [-1.0, 1.0]])
+    u = np.concatenate([[0.0], np.linalg.solve(K[1:, 1:], load[1:])])
+    closed = -np.diff(u) ** 2 / h    # dC/dk_e = -u^T dK/dk_e u
+    np.testing.assert_allclose(jacfwd(bar_compliance)(k, load, h), closed, rtol=1e-12)
+    np.testing.assert_allclose(duals.grad(bar_compliance)(k, load, h), closed, rtol=1e-12)
+    np.testing.assert_allclose(duals.hessian(bar_compliance)(k, load, h),
+                               central_differences(duals.grad(bar_compliance), (k, load, h), 0),
+                               rtol=1e-6, atol=1e-8)
+
+
+@njit
+def deposit(positions, charges, cells):
+    """Nearest-grid-point charge deposit and its field energy (a particle-in-cell step)."""
+    density = np.bincount(np.floor(positions * cells).astype(np.int64), weights=charges, minlength=cells)
+    return density, 0.5 * np.sum(density ** 2)
+
+
+@njit
+def deposit_energy(positions, charges, cells):
+    return deposit(positions, charges, cells)[1]
+
+
+def test_bincount_of_dual_weights_keeps_numpys_sums_and_sends_each_bin_to_its_weights():
+    positions, charges = np.array([0.05, 0.93, 0.51, 0.07, 0.55, 0.12]), np.linspace(-1.0, 2.0, 6)
+    plain, energy = deposit(positions, charges, 8)
+    assert np.array_equal(plain, np.bincount(np.floor(positions * 8).astype(np.int64), charges, 8))
+    (value, energy_jvp), _ = duals.jvp(deposit, (positions, charges, 8), (None, np.ones(6), None))
+    jac = jacfwd(deposit, argnums=1)(positions, charges, 8)[0]
+    grad_energy = duals.grad(deposit_energy, argnums=1)(positions, charges, 8)
+    assert np.array_equal(value, plain) and energy_jvp == energy
+    cell = np.floor(positions * 8).astype(np.int64)
+    np.testing.assert_array_equal(jac, (np.arange(8)[:, None] == cell[None, :]).astype(float))
+    np.testing.assert_allclose(grad_energy, plain[cell], rtol=1e-15)
+
+
+def test_bincount_refuses_dual_bins_and_reports_numpys_errors():
+    with pytest.raises(TypeError, match="np.bincount of dual numbers: the bins are integers"):
+        duals.jacfwd(numba.njit(lambda x: np.bincount(x)))(np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match="no negative elements"):
+        duals.grad(numba.njit(lambda w: np.sum(np.bincount(np.array([0, -1]), weights=w))))(np.ones(2))
+
+
 # ---------------------------------------------------------------- clear errors
 
 def test_functions_without_a_compiled_rule_give_one_line_naming_them():

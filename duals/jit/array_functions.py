@@ -14,7 +14,9 @@
 * ``duals.jit.fn.<name>`` of every table entry (``fn.erf``, ``fn.expit`` ...) on arrays, of
   floats and of duals; ``np.floor``/``np.rint``/``np.round`` ... and ``np.isnan`` ... on dual
   arrays give plain arrays from the real parts (derivative zero), and so do the index and rank
-  queries ``np.searchsorted``, ``np.digitize`` and ``np.linalg.matrix_rank``.
+  queries ``np.searchsorted``, ``np.digitize`` and ``np.linalg.matrix_rank``;
+* ``np.bincount(x, weights=w)`` with dual weights: the sums per bin in NumPy's order (a
+  scatter-add; Numba has no ``np.add.at``).
 
 NumPy functions that compiled code cannot differentiate yet (``np.percentile``, ``np.nanvar``,
 ``np.linalg.eig`` ...) raise a short error naming the function and what to do instead.
@@ -309,6 +311,38 @@ def _fn_on_arrays(stub, arity):
     overload(stub)(ov)
 
 
+# ---------------------------------------------------------------- bincount
+
+def _bincount(a, weights=None, minlength=0):
+    if _dual(a):
+        raise errors.TypingError(f"{MARK}np.bincount of dual numbers: the bins are integers and "
+                                 f"carry no derivative; pass them as an integer array")
+    if not is_dual_array(weights):
+        return None
+    if not (isinstance(a, types.Array) and a.ndim == 1 and isinstance(a.dtype, types.Integer)
+            and weights.ndim == 1):
+        raise errors.TypingError(f"{MARK}np.bincount takes a 1-d integer array and 1-d weights")
+    T = weights.dtype
+
+    def impl(a, weights=None, minlength=0):
+        if weights.shape[0] != a.shape[0]:
+            raise ValueError("The weights and list don't have the same length.")
+        if minlength < 0:
+            raise ValueError("'minlength' must not be negative")
+        bins = minlength
+        for k in a:
+            if k < 0:
+                raise ValueError("'list' argument must have no negative elements")
+            bins = max(bins, k + 1)
+        out = np.empty(bins, T)
+        for j in range(bins):
+            out[j] = 0.0
+        for i in range(a.shape[0]):
+            out[a[i]] = out[a[i]] + weights[i]
+        return out
+    return impl
+
+
 # ---------------------------------------------------------------- value-only functions on arrays
 
 def _round(a, decimals=0, out=None):
@@ -356,8 +390,7 @@ UNSUPPORTED = {
         ("nanmedian", "nanpercentile", "nanquantile", "nanprod", "nanvar", "nanstd", "nancumsum",
          "nancumprod", "nanargmax", "nanargmin"),
     "write it as a loop over the entries, or differentiate it on the Python path (duals.numpy)":
-        ("polyval", "cov", "corrcoef", "histogram", "unique",
-         "linspace", "bincount"),
+        ("polyval", "cov", "corrcoef", "histogram", "unique", "linspace"),
 }
 UNSUPPORTED_LINALG = ("eig", "eigvals", "cond")
 
@@ -381,6 +414,7 @@ def _install():
     overload(np.convolve, target="cpu")(_convolve)
     overload(np.correlate, target="cpu")(_correlate)
     overload(np.linalg.matrix_power, target="cpu")(_matrix_power)
+    overload(np.bincount, target="cpu")(_bincount)
     for name in rules.derivatives.UNARY:
         _fn_on_arrays(getattr(fn, name), 1)
     for name in rules.derivatives.BINARY:

@@ -1,4 +1,5 @@
-"""Histograms: ``histogram`` of traced data, traced weights and traced bin edges.
+"""Histograms: ``histogram`` of traced data, traced weights and traced bin edges; ``bincount`` of
+traced weights.
 
 Which bin an entry falls in is piecewise constant, so it comes from NumPy on the plain values
 and the counts of unweighted data are plain. What carries a derivative:
@@ -12,6 +13,10 @@ and the counts of unweighted data are plain. What carries a derivative:
   array NumPy's own differences of cumulative sums, composed from ``getitem``, ``cumsum`` and
   ``diff``;
 * ``density=True``: ``counts / widths / counts.sum()``, NumPy's expression.
+
+``np.bincount(x, weights=w)`` is the same sum per bin, the bins being the integers of ``x``: the
+differentiable spelling of a scatter-add (``np.add.at(out, x, w)`` adds in place into a plain
+array, which cannot hold a traced value).
 
 An entry on an edge belongs to the bin on its right (the last bin also holds its right edge), as
 in NumPy; its derivative there is that bin's. ``range`` is plain (pass traced edges as ``bins``).
@@ -39,14 +44,16 @@ def _plain(x):
     return None if x is None else np.asarray(innermost(x))
 
 
-def _bin_sum_impl(w, *, index, bins):
-    """``out[..., k] = sum of w[..., i] over index[i] == k`` (``index`` -1: dropped)."""
+def _bin_sum_impl(w, *, index, bins, block=BLOCK):
+    """``out[..., k] = sum of w[..., i] over index[i] == k`` (``index`` -1: dropped), summed in
+    ``block``s of entries as NumPy's histogram does (None: in one pass, as ``bincount``)."""
     if w.ndim == 1:      # NumPy's blocks, so that the sums are its sums
+        size = block or max(w.shape[0], 1)
         out = np.zeros(bins, w.dtype)
-        for start in range(0, w.shape[0], BLOCK):
-            block = index[start:start + BLOCK]
-            kept = block >= 0
-            out += np.bincount(block[kept], w[start:start + BLOCK][kept], minlength=bins).astype(w.dtype)
+        for start in range(0, w.shape[0], size):
+            part = index[start:start + size]
+            kept = part >= 0
+            out += np.bincount(part[kept], w[start:start + size][kept], minlength=bins).astype(w.dtype)
         return out
     lead = w.shape[:-1]
     rows = w.reshape((-1, w.shape[-1]))
@@ -67,13 +74,35 @@ def _bin_read_impl(g, *, index, bins):
 # the sum of the entries per bin (``index`` computed on the plain data) and its transpose
 bin_sum_p = Primitive("bin_sum", _bin_sum_impl)
 bin_read_p = Primitive("bin_read", _bin_read_impl)
-bin_sum_p.def_jvp(0, lambda t, out, w, *, index, bins: bin_sum_p(t, index=index, bins=bins))
-bin_sum_p.def_vjp(0, lambda g, out, w, *, index, bins: bin_read_p(g, index=index, bins=bins))
+bin_sum_p.def_jvp(0, lambda t, out, w, *, index, bins, block=BLOCK: bin_sum_p(
+    t, index=index, bins=bins, block=block))
+bin_sum_p.def_vjp(0, lambda g, out, w, *, index, bins, block=BLOCK: bin_read_p(g, index=index, bins=bins))
 bin_read_p.def_jvp(0, lambda t, out, g, *, index, bins: bin_read_p(t, index=index, bins=bins))
 bin_read_p.def_vjp(0, lambda h, out, g, *, index, bins: bin_sum_p(h, index=index, bins=bins))
-bin_sum_p.def_sparsity(lambda sets, out, w, *, index, bins: collect(
+bin_sum_p.def_sparsity(lambda sets, out, w, *, index, bins, block=BLOCK: collect(
     sets[0], np.flatnonzero(index >= 0), index[index >= 0], (bins,)))
 bin_read_p.def_sparsity(lambda sets, out, g, *, index, bins: take(sets[0], index))
+
+
+@export()
+def bincount(x, weights=None, minlength=0):
+    """bincount(x, weights=None, minlength=0) -> NumPy's counts; with traced ``weights`` the sum of
+    the weights per bin, whose derivative sends each bin's cotangent to the weights in it.
+
+    >>> import duals
+    >>> duals.grad(lambda w: bincount(np.array([0, 2, 2]), weights=w * w)[2])(np.ones(3)).tolist()
+    [0.0, 2.0, 2.0]
+    """
+    plain_x = _plain(x)
+    if weights is None or not isinstance(weights, Tracer):
+        return np.bincount(plain_x, _plain(weights), minlength)
+    plain_weights = _plain(weights)
+    if np.iscomplexobj(plain_weights):
+        raise TypeError("bincount: traced complex weights are not supported; count the real and "
+                        "imaginary parts separately")
+    counts = np.bincount(plain_x, plain_weights, minlength)   # NumPy's checks of x and weights
+    w = weights if plain_weights.dtype == np.float64 else weights.astype(np.float64)
+    return bin_sum_p(w, index=np.asarray(plain_x, np.intp), bins=counts.size, block=None)
 
 
 def _inclusive_positions(sorted_values, edges):
