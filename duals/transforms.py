@@ -414,28 +414,28 @@ def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
     return _on_containers(_value_and_grad, f, argnums, "grad", has_aux=has_aux, holomorphic=holomorphic)
 
 
-def _value_and_grad(f, argnums=0, has_aux=False, group=None, holomorphic=False):
+def _value_and_grad(f, argnums=0, has_aux=False, group=None, holomorphic=False, caller="grad"):
     @reported_at_user_line
     def value_and_gradient(*args, **kwargs):
-        nums, single = _argnums(argnums, len(args), "grad")
-        trace, leaves, out = _reverse_call(f, args, nums, "grad", kwargs, holomorphic=holomorphic)
+        nums, single = _argnums(argnums, len(args), caller)
+        trace, leaves, out = _reverse_call(f, args, nums, caller, kwargs, holomorphic=holomorphic)
         if has_aux:
-            out, aux = _split_aux(out, "grad")
+            out, aux = _split_aux(out, caller)
             aux = _strip(aux, lambda a: type(a) is Var and a._trace is trace)
         if isinstance(out, (tuple, list, dict)):
-            raise TypeError(f"grad requires a scalar output, but the function returned a "
+            raise TypeError(f"{caller} requires a scalar output, but the function returned a "
                             f"{type(out).__name__}; return one scalar, pass has_aux=True to return "
                             f"(value, aux), or use jacrev/vjp for several outputs")
-        _check_leaf(out, "grad")
+        _check_leaf(out, caller)
         if _shape(out) != ():
-            raise TypeError(f"grad requires a scalar output, got shape {_shape(out)}; "
+            raise TypeError(f"{caller} requires a scalar output, got shape {_shape(out)}; "
                             f"use jacrev or vjp for vector outputs")
         value = _value_of(out, trace)
-        check_float_output(value, "grad")
+        check_float_output(value, caller)
         if holomorphic:
-            require_complex([value], "grad", "outputs")
+            require_complex([value], caller, "outputs")
         elif is_complex(value):
-            raise TypeError("grad requires a real scalar output, got a complex one; for df/dz of a "
+            raise TypeError(f"{caller} requires a real scalar output, got a complex one; for df/dz of a "
                             "holomorphic function pass holomorphic=True, else differentiate a real "
                             "number (np.abs(y) ** 2, np.real(y)) or use vjp")
         grads = {}
@@ -766,7 +766,8 @@ def hvp(f, x, v):
     """
     if _is_compiled(f):
         return _jit().compiled_hvp(f, x, v)
-    return jvp(grad(f), (x,), (v,))[1]
+    gradient = _on_containers(_value_and_grad, f, 0, "hvp", caller="hvp")
+    return jvp(lambda y: gradient(y)[1], (x,), (v,))[1]
 
 
 def value_grad_hessian(f, argnums=0):

@@ -77,11 +77,17 @@ def test_an_integer_loss_is_refused_naming_what_it_returned(transform):
     call = {"grad": lambda: duals.grad(count_above)(x),
             "value_and_grad": lambda: duals.value_and_grad(count_above)(x),
             "hvp": lambda: duals.hvp(count_above, x, x)}[transform]
-    with pytest.raises(TypeError, match=r"floating-point output, but the function returned an integer "
-                                        r"\(int64\).*float\(y\)"):
+    named = "hvp" if transform == "hvp" else "grad"   # value_and_grad says grad, as in its other errors
+    with pytest.raises(TypeError, match=rf"^{named} requires a floating-point output, but the function "
+                                        r"returned an integer \(int64\).*float\(y\)"):
         call()
     with pytest.raises(TypeError, match="returned a boolean"):
         duals.grad(lambda x: bool(x[0] > x[1]))(x)
+
+
+def test_hvp_names_itself_when_the_loss_is_not_a_scalar():
+    with pytest.raises(TypeError, match=r"^hvp requires a scalar output, got shape \(2,\)"):
+        duals.hvp(lambda x: x ** 2, np.ones(2), np.ones(2))
 
 
 def test_a_float_of_a_count_has_the_zero_gradient_and_jacobians_stay_zero():
