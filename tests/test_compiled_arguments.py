@@ -130,6 +130,34 @@ def test_a_differentiated_argument_sharing_memory_with_another_is_refused(name):
 
 
 @numba.njit
+def scale_into(out, x, s):
+    """Writes s x into ``out``, a work buffer the caller may pass as a view of x's own buffer."""
+    for i in range(x.shape[0]):
+        out[i] = s * x[i]
+    return np.sum(out * x)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jvp", "hessian"])
+@pytest.mark.parametrize("views", ["shifted", "equal"])
+def test_plain_arguments_sharing_memory_are_refused_when_derivatives_are_stored_into_one(transform, views):
+    """Neither overlapping array is differentiated, but ``out`` receives derivatives of ``s``:
+    the promoting copy gives each its own array of duals, so the plain call's reads of what it
+    wrote (42 at s = 2 for the shifted views, d/ds = 93) would be lost (28 and 14 were returned)."""
+    b = np.arange(1.0, 7.0)
+    out, x = (b[1:4], b[:3]) if views == "shifted" else (b[:3], b[:3])
+    call = {"grad": lambda: duals.grad(scale_into, argnums=2)(out, x, 2.0),
+            "jvp": lambda: duals.jvp(scale_into, (out, x, 2.0), (None, None, 1.0)),
+            "hessian": lambda: duals.hessian(scale_into, argnums=2)(out, x, 2.0)}[transform]
+    with pytest.raises(ValueError, match=r"arguments 0, 1 share memory.*writes into argument 0.*receive "
+                                         r"derivatives are copies.*Pass separate arrays"):
+        call()
+    np.testing.assert_array_equal(b, np.arange(1.0, 7.0))   # the check ran on copies
+    apart = np.arange(1.0, 7.0)
+    value, slope = duals.value_and_grad(scale_into, argnums=2)(apart[3:], apart[:3], 2.0)
+    assert (value, slope) == (scale_into(apart[3:].copy(), apart[:3], 2.0), 14.0)   # s sum(x^2), sum(x^2)
+
+
+@numba.njit
 def weighted_norm(x, w):
     return np.sum(w * x * x)
 

@@ -451,13 +451,14 @@ def _bound(f, args, kwargs, who):
 
 
 def check_aliases(f, args, nums, who):
-    """Refuse a differentiated array argument that shares memory with another array argument
-    (``f(c, c)``, or ``c`` and a view of it) when the function writes into one of them.
+    """Refuse array arguments that share memory (``f(c, c)``, or ``c`` and a view of it) when the
+    function writes into one of them and one of them runs on a copy: a differentiated argument,
+    or one of two distinct plain float arrays (the promoting copy gives each its own array of
+    duals when the function stores derivatives into an argument).
 
-    Compiled derivatives run the function on a copy of each differentiated argument, so a write
-    through one would not show through the other as it does in the plain call. Where such
-    arguments are found (rarely), ``f`` runs once plainly on separate copies of them: if it
-    leaves them unchanged it cannot tell them apart, and the derivative is the plain call's."""
+    A write through one would then not show through the other as it does in the plain call.
+    Where such arguments are found (rarely), ``f`` runs once plainly on separate copies of them:
+    if it leaves them unchanged it cannot tell them apart, and the derivative is the plain call's."""
     arrays = 0
     for b in args:
         if type(b) is _NDARRAY:
@@ -465,12 +466,17 @@ def check_aliases(f, args, nums, who):
     if arrays < 2:   # (the common case, first: W4's compiled jacfwd is a few microseconds a call)
         return
     shared = set()
-    for i in nums:
-        a = args[i]
+    for i, a in enumerate(args):
         if type(a) is not _NDARRAY:
             continue
-        for j, b in enumerate(args):
-            if j != i and type(b) is _NDARRAY and (b is a or np.may_share_memory(a, b)):
+        differentiated = i in nums
+        for j in range(i + 1, len(args)):
+            b = args[j]
+            if type(b) is not _NDARRAY:
+                continue
+            copied = differentiated or j in nums or (b is not a and a.dtype.kind in "fc"
+                                                     and b.dtype.kind in "fc")
+            if copied and (b is a or np.may_share_memory(a, b)):
                 shared.update((i, j))
     if not shared:
         return
@@ -484,12 +490,13 @@ def check_aliases(f, args, nums, who):
     written = sorted(k for k in shared if not np.array_equal(copies[k], args[k], equal_nan=True))
     if written:
         pair = sorted(shared)
+        copied = ("a differentiated argument is among them" if shared & set(nums) else
+                  "the arrays that receive derivatives are copies")
         raise ValueError(
             f"{who}: arguments {', '.join(map(str, pair))} share memory (the same array, or views of "
-            f"one), the function writes into argument {written[0]}, and a differentiated argument "
-            f"is among them; compiled derivatives run the function on a copy of it, so the write "
-            f"would not show through the other as in the plain call. Pass separate arrays "
-            f"(x.copy()) for them")
+            f"one), the function writes into argument {written[0]}, and {copied}: compiled "
+            f"derivatives run the function on copies, so the write would not show through the "
+            f"other as in the plain call. Pass separate arrays (x.copy()) for them")
 
 
 def _size(x):
