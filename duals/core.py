@@ -16,7 +16,7 @@ Derivative rules follow two conventions used throughout the library:
 """
 import itertools
 
-__all__ = ["Primitive", "bind", "Trace", "Tracer", "REGISTRY", "new_level"]
+__all__ = ["Primitive", "bind", "Trace", "Tracer", "REGISTRY", "new_level", "escaped"]
 
 REGISTRY = {}
 _levels = itertools.count(10)
@@ -117,12 +117,25 @@ class Primitive:
 
 
 class Trace:
-    """One active transformation. Its ``level`` orders it against the others (inner = higher)."""
+    """One active transformation. Its ``level`` orders it against the others (inner = higher);
+    ``closed`` once the call of the transformation that made it has returned."""
 
-    __slots__ = ("level",)
+    __slots__ = ("level", "closed")
 
     def process(self, prim, args, params):  # pragma: no cover - interface
         raise NotImplementedError
+
+
+def escaped():
+    """The error for a value traced by a transformation's call that is used after that call
+    returned (kept in a list, a global or an attribute while the function ran): its derivative
+    belonged to the finished call, and combining it with later ones would give a wrong number."""
+    return RuntimeError(
+        "a value traced inside an earlier call of a duals transformation (jvp, grad, jacfwd, "
+        "vjp, ...) was kept (in a list, a global or an attribute) and is used after that call "
+        "returned; its derivative belonged to that call. Return it from the differentiated "
+        "function instead (has_aux=True returns extra values), or keep duals.stop_gradient(x) "
+        "of it if only its value is wanted")
 
 
 class Tracer:

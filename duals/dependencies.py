@@ -32,6 +32,7 @@ class DependencyTrace(Trace):
 
     def __init__(self, level):
         self.level = level
+        self.closed = False
         self.by_value = False
 
     def process(self, prim, args, params):

@@ -20,8 +20,11 @@ class JVPTrace(Trace):
     def __init__(self, level, lanes=1):
         self.level = level
         self.lanes = lanes
+        self.closed = False
 
     def process(self, prim, args, params, reported=False):
+        if self.closed:
+            raise _core.escaped()
         if _core.ANOMALY is not None and not reported:  # tell detect_anomaly which rule runs
             return _core.ANOMALY.within("forward", prim, None, self.process, prim, args, params, True)
         primals = []

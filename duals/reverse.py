@@ -58,6 +58,7 @@ class ReverseTrace(Trace):
     def __init__(self, level, imperative=False):
         self.level = level
         self.imperative = imperative
+        self.closed = False
         # id(leaf) -> weak reference to it: leaves holding a caller's array, copied when needed
         self.borrowed = None
 
@@ -88,6 +89,8 @@ class ReverseTrace(Trace):
             leaf._value = leaf._value.copy()
 
     def process(self, primitive, args, params, reported=False):
+        if self.closed:
+            raise _core.escaped()
         # (not named ``prim``: duals.float_warnings names the step after the frame holding ``prim``,
         # and a warning of the value computed here is the primal's, as from ``bind``)
         if _core.ANOMALY is not None and not reported:  # tell detect_anomaly what runs

@@ -11,7 +11,7 @@ import numpy as np
 from . import tree
 from .arguments import Containers, argnums as _argnums, as_input as _as_input, in_dtype
 from .arguments import chunk_lanes as _chunk_lanes, is_compiled as _is_compiled, output as _output, split_aux as _split_aux
-from .core import Tracer, new_level
+from .core import Tracer, escaped, new_level
 from .float_warnings import call_at_user_line, reported_at_user_line
 from .validation import check_float_output, check_numeric_dtype, check_real_tangent
 from .forward import Dual, JVPTrace
@@ -67,10 +67,24 @@ def _compiled(entry, holomorphic, who):
     return {"holomorphic": True}
 
 
-def _check_leaf(y, who):
-    if not (isinstance(y, (Tracer, np.ndarray, float, int, np.number))):
+def _check_leaf(y, who, trace=None):
+    """An output leaf must be a number, an array, or a traced value that is not left over from
+    an earlier call (``trace``: the call's own, which has just closed)."""
+    if isinstance(y, Tracer):
+        if y._trace.closed and y._trace is not trace:
+            raise escaped()
+    elif not isinstance(y, (np.ndarray, float, int, np.number)):
         raise TypeError(f"{who}: the function returned a {type(y).__name__}; return floats, "
                         f"arrays or tuples/lists/dicts of them")
+
+
+def _closing(trace, call, *args, **kwargs):
+    """``call(*args, **kwargs)``, after which values of ``trace`` refuse to be used (a value kept
+    from the call would otherwise take part in later arithmetic as a constant, silently)."""
+    try:
+        return call(*args, **kwargs)
+    finally:
+        trace.closed = True
 
 # ---------------------------------------------------------------- forward mode
 
@@ -118,11 +132,11 @@ def jvp(f, primals, tangents):
                              f"{_shape(p)}; they must match")
         t = reshape(t, (1,) + _shape(p)) if isinstance(t, Tracer) else np.asarray(t)[None]
         args.append(Dual._new(p, t, trace))
-    out = call_at_user_line(f, *args)
+    out = _closing(trace, call_at_user_line, f, *args)
     leaves, treedef = tree.flatten(out)
     primals_out, tangents_out = [], []
     for y in leaves:
-        _check_leaf(y, "jvp")
+        _check_leaf(y, "jvp", trace)
         if type(y) is Dual and y._trace is trace:
             primals_out.append(_output(y.primal))
             t = y._tangent
@@ -283,7 +297,7 @@ def _forward_pass(f, args, kwargs, nums, sizes, total, chunk, has_aux, holomorph
             seed.reshape(-1)[first:first + (hi - lo) * (n + 1):n + 1] = 1.0
             call[i] = Dual._new(args[i], seed.reshape((lanes,) + _shape(args[i])), trace)
         offset += n
-    result = f(*call, **kwargs)
+    result = _closing(trace, f, *call, **kwargs)
     aux = None
     if has_aux:
         result, aux = _split_aux(result, "jacfwd")
@@ -291,7 +305,7 @@ def _forward_pass(f, args, kwargs, nums, sizes, total, chunk, has_aux, holomorph
     leaves, treedef = tree.flatten(result)
     tangents, shapes = [], []
     for y in leaves:
-        _check_leaf(y, "jacfwd")
+        _check_leaf(y, "jacfwd", trace)
         ours = type(y) is Dual and y._trace is trace
         tangents.append(complex_like(y._tangent, y.primal) if ours else _zeros((lanes,) + _shape(y), y))
         shapes.append(_shape(y.primal if type(y) is Dual else y))
@@ -327,7 +341,7 @@ def _reverse_call(f, args, nums, who, kwargs, keep_inputs=False, holomorphic=Fal
             trace.borrow(v)
         args[i] = v
         leaves.append(v)
-    return trace, leaves, call_at_user_line(f, *args, **kwargs)
+    return trace, leaves, _closing(trace, call_at_user_line, f, *args, **kwargs)
 
 
 def _value_of(y, trace):
@@ -356,7 +370,7 @@ def vjp(f, *primals, has_aux=False):
         out, aux = _split_aux(out, "vjp")
     outs, treedef = tree.flatten(out)
     for y in outs:
-        _check_leaf(y, "vjp")
+        _check_leaf(y, "vjp", trace)
         if type(y) is Var:
             trace.settle(y)   # an input returned as it is: the result is not the caller's array
     values = [_value_of(y, trace) for y in outs]
@@ -426,7 +440,7 @@ def _value_and_grad(f, argnums=0, has_aux=False, group=None, holomorphic=False, 
             raise TypeError(f"{caller} requires a scalar output, but the function returned a "
                             f"{type(out).__name__}; return one scalar, pass has_aux=True to return "
                             f"(value, aux), or use jacrev/vjp for several outputs")
-        _check_leaf(out, caller)
+        _check_leaf(out, caller, trace)
         if _shape(out) != ():
             raise TypeError(f"{caller} requires a scalar output, got shape {_shape(out)}; "
                             f"use jacrev or vjp for vector outputs")
@@ -539,7 +553,7 @@ def _jacrev(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=No
         inputs = [v._value for v in leaves]
         jacobians = []
         for y in outs:
-            _check_leaf(y, "jacrev")
+            _check_leaf(y, "jacrev", trace)
         values = [_value_of(y, trace) for y in outs]
         (require_complex if holomorphic else refuse_complex)(values, "jacrev", "outputs")
         for y, value in zip(outs, values):
