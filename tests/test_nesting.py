@@ -83,3 +83,40 @@ def test_closure_over_an_outer_traced_value_with_argnums_tuples():
     ga, gb = duals.grad(outer, argnums=(0, 1))(a, b)
     np.testing.assert_allclose(ga, 2.0 * b + 1.0)
     np.testing.assert_allclose(gb, 2.0 * a)
+
+
+def _keeps_an_intermediate(x):
+    """d/dx [grad_y(x y) * (x * 3)] = d/dx 3 x^2 = 6 x, with the inner product kept in a list
+    while the inner grad runs and used after it returned: its derivative belonged to that call."""
+    kept = []
+
+    def inner(y):
+        kept.append(x * y)
+        return x * y
+    return duals.grad(inner)(3.0) * kept[0]
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "jacfwd", "jacrev", "hessian"])
+def test_a_value_kept_from_a_finished_inner_call_is_refused_not_treated_as_a_constant(transform):
+    """It took part as a constant before (jacfwd returned 0.0 where 12.0 is the derivative)."""
+    with pytest.raises(RuntimeError, match=r"traced inside an earlier call of a duals transformation.*"
+                                           r"has_aux=True"):
+        getattr(duals, transform)(_keeps_an_intermediate)(2.0)
+    with pytest.raises(RuntimeError, match="earlier call of a duals transformation"):
+        duals.jvp(_keeps_an_intermediate, (2.0,), (1.0,))
+
+
+def test_a_kept_value_returned_as_it_is_is_refused_too():
+    kept = []
+    duals.grad(lambda y: kept.append(y * y) or np.sum(y * y))(np.ones(2))
+    with pytest.raises(RuntimeError, match="earlier call of a duals transformation"):
+        duals.jacfwd(lambda x: kept[0])(np.ones(2))
+    with pytest.raises(RuntimeError, match="earlier call of a duals transformation"):
+        np.sin(kept[0])
+
+
+def test_values_returned_through_has_aux_and_nested_calls_stay_usable():
+    g, aux = duals.grad(lambda x: (np.sum(x ** 2), x * 3.0), has_aux=True)(np.ones(2))
+    np.testing.assert_array_equal(g, [2.0, 2.0])
+    np.testing.assert_array_equal(aux, [3.0, 3.0])
+    assert duals.jacfwd(lambda x: duals.grad(lambda y: x * y ** 2)(3.0) * x)(2.0) == pytest.approx(24.0)
