@@ -125,6 +125,11 @@ def test_bad_input_is_refused():
         adjoint_gradient(decay, (0.0, 1.0), [1.0], 1.0, integrand=lambda t, y: y[0], t_eval=[0.5])
     with pytest.raises(SolveFailedError, match="forward solve"):
         adjoint_gradient(lambda t, y, c: c * y ** 2, (0.0, 2.0), [1.0], 1.0, lambda t, y: y[0])
+    with pytest.raises(ValueError, match=r"t_eval gives t = 1 more than once.*replicate"):
+        adjoint_gradient(decay, (0.0, 2.0), [1.0], 1.0, lambda t, y: y[0], t_eval=[1.0, 1.0, 2.0])
+    with pytest.raises(ValueError, match=r"adjoint_gradient: loss\(t, y\) must return one number, got "
+                                         r"shape \(1,\); return the number itself"):
+        adjoint_gradient(decay, (0.0, 2.0), [1.5], 0.8, lambda t, y: y ** 2)
 
 
 @pytest.mark.parametrize("method", ["RK45", "RK23", "DOP853", "Radau"])

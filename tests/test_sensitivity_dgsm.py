@@ -118,3 +118,18 @@ def test_bad_input():
         dgsm(ishigami, BOUNDS, samples=np.zeros((4, 2)))
     with pytest.raises(ValueError, match="shape"):
         dgsm(lambda X: X, BOUNDS, 8, vectorized=True)
+    for out in (lambda x: x * 2.0, lambda x: x[:1] * x[1]):   # a vector, a 1-element array
+        with pytest.raises(ValueError, match=r"dgsm: f\(x\) must return one number, got shape"):
+            dgsm(out, BOUNDS, 8)
+    outside = np.full((8, 3), 0.5)
+    outside[3, 1] = 4.0
+    with pytest.raises(ValueError, match=r"samples of x2 lie in \[0.5, 4\], outside its bounds"):
+        dgsm(ishigami, BOUNDS, samples=outside)
+
+
+def test_samples_not_spread_over_the_box_get_a_warning():
+    """Unit-cube points passed with the box [-pi, pi]^3 (qmc.scale forgotten) would give the
+    measures of another box (x2's 46.7 for 7.08)."""
+    unit = np.random.default_rng(3).uniform(0.0, 1.0, (64, 3))
+    with pytest.warns(UserWarning, match=r"samples of x1 span \[.*16 % of its bounds.*qmc.scale"):
+        dgsm(ishigami, BOUNDS, samples=unit)

@@ -103,3 +103,8 @@ def test_bad_input():
         local(numba.njit(lambda p: p), {"a": 1.0})
     with pytest.raises(TypeError, match="complex"):
         local(lambda p: p, np.array([1j]))
+    with pytest.raises(ValueError, match=r"output_names has 2 entries but the output has 3; give one "
+                                         r"name per entry of the output"):
+        local(lambda p: p * 2.0, np.ones(3), names=["a", "b", "c"], output_names=["y0", "y1"])
+    with pytest.raises(ValueError, match=r"names has 2 entries but p has 3"):
+        local(lambda p: p * 2.0, np.ones(3), names=["a", "b"])

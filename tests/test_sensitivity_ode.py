@@ -201,6 +201,15 @@ def test_events_report_state_sensitivities_and_event_time_derivatives():
     np.testing.assert_allclose(res.t_events_sensitivity[0], [[-t_e / k, 1 / (k * y0)]], rtol=1e-7)
 
 
+@pytest.mark.parametrize("t_eval", [[], np.array([])])
+def test_events_alone_with_an_empty_t_eval(t_eval):
+    """y = e^{-p t} reaches 1/2 at t = ln 2 / p: dt/dp = -ln 2 / p^2 (SciPy returns y as a list here)."""
+    res = solve_ivp(lambda t, y, p: -p * y, (0.0, 1.0), [1.0], 2.0, t_eval=t_eval, rtol=1e-10,
+                    atol=1e-12, events=lambda t, y, p: y[0] - 0.5)
+    assert res.t.shape == (0,) and res.y.shape == (1, 0) and res.sensitivity.shape == (1, 1, 0)
+    np.testing.assert_allclose(res.t_events_sensitivity[0], [[-np.log(2.0) / 4.0]], rtol=1e-7)
+
+
 def test_a_fun_returning_a_list_and_integer_y0_work():
     res = solve_ivp(lambda t, y, p: [-p[0] * y[0], p[0] * y[0]], (0.0, 1.0), [1, 0], [2.0],
                     t_eval=[1.0], rtol=1e-10, atol=1e-12)
@@ -214,6 +223,25 @@ def test_compiled_fun_with_a_scalar_parameter():
     res = solve_ivp(decay, (0.0, 1.0), [1.0], 0.5, method="Radau", t_eval=[1.0], rtol=1e-10,
                     atol=1e-12)
     np.testing.assert_allclose(res.sensitivity[0, 0, -1], -np.exp(-0.5), rtol=1e-7)
+
+
+@numba.njit
+def decay_into_a_buffer(t, y, p):
+    """dy/dt = -p0 y, written as Numba code usually is: a buffer from np.empty, filled entry by entry."""
+    out = np.empty(y.size)
+    for i in range(y.size):
+        out[i] = -p[0] * y[i]
+    return out
+
+
+@pytest.mark.parametrize("method", ["RK45", "BDF"])
+def test_a_compiled_fun_filling_its_own_buffer_matches_the_closed_form(method):
+    """The buffer holds floats in the plain call and duals here, as in duals.jacfwd of it (this
+    stopped at a Numba typing error); first and second order (sens_y0) alike."""
+    res = solve_ivp(decay_into_a_buffer, (0.0, 1.0), [1.0, 3.0], np.array([2.0]), sens_y0=True,
+                    method=method, t_eval=[1.0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res.sensitivity[:, 0, -1], -np.array([1.0, 3.0]) * np.exp(-2.0), rtol=1e-6)
+    np.testing.assert_allclose(res.sensitivity[:, 1:, -1], np.eye(2) * np.exp(-2.0), rtol=1e-6, atol=1e-12)
 
 
 def test_import_duals_sensitivity_imports_no_scipy():
@@ -251,6 +279,9 @@ def test_a_failed_solve_raises_with_status_and_message_and_no_arrays():
     assert info.value.status == -1
     assert "step size" in info.value.message and 0.9 < info.value.t < 1.01
     assert "status -1" in str(info.value)
+    assert "try a stiff method (method='BDF' or 'Radau')" in str(info.value)
+    with pytest.raises(SolveFailedError, match=r"try another stiff method \(method='Radau' or 'LSODA'\)"):
+        solve_ivp(lambda t, y, c: c * y ** 2, (0.0, 2.0), [1.0], 1.0, method="BDF", rtol=1e-8)
 
 
 def test_other_bad_input_gets_a_clear_error():

@@ -38,7 +38,7 @@ from .promotion import dual_type_of, promoted_arguments, promoted_call, promotin
 from .vectorized import entry, is_vectorized
 from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout_key
 
-__all__ = ["compiled_jvp", "compiled_jacfwd", "compiled_hessian", "dual_array", "MAX_LANES"]
+__all__ = ["compiled_jvp", "compiled_jacfwd", "compiled_hessian", "dual_array", "call_on_duals", "MAX_LANES"]
 
 MAX_LANES = COMPILED_LANES  # default lanes per pass of jacfwd; wider inputs are chunked
 REUSE_DIRECTIONS = 64  # up to this many directions, seeded buffers are kept between calls
@@ -158,7 +158,7 @@ _PROMOTING = weakref.WeakKeyDictionary()  # dispatcher -> False (its own dual co
                                           # promoting copy), "arguments" (and promoted arguments)
 
 
-def _call(f, args, who):
+def call_on_duals(f, args, who):
     """``f(*args)``; by the promoting specialisation (:mod:`.promotion`) when the dual one does
     not type because the function stores duals into arrays it makes itself, and always for
     ``parallel=True`` functions (whose promoting copy runs serially). The decision is kept for
@@ -285,7 +285,7 @@ def compiled_jvp(f, primals, tangents):
     seeded = _reused(("jvp", layout_key(ps)), SeededArguments, ps, (1,), 0)
     for i, dual in zip(nums, seeded.write(ps, ts)):
         args[i] = dual
-    out = _call(f, args, "jvp")
+    out = call_on_duals(f, args, "jvp")
     if state.calls is not None and pattern is not None:
         target = _target(f, JVP_TYPE)
         state.note(lambda: jvp_driver(target, JVP_TYPE, len(primals), nums),
@@ -598,7 +598,7 @@ def _forward_chunk(f, args, nums, plan, index, has_aux, primals):
              else SeededArguments(primals, plan.lanes, start, reusable=False).duals)
     for i, dual in zip(nums, duals):
         args[i] = dual
-    result = _call(f, args, "jacfwd")
+    result = call_on_duals(f, args, "jacfwd")
     aux = None
     if has_aux:
         result, aux = _split_aux(result, "jacfwd")
@@ -740,7 +740,7 @@ def _hessian_pass(f, args, nums, chunk, pair):
     primals = [args[i] for i in nums]
     for i, dual in zip(nums, SeededArguments(primals, (chunk, chunk), (b, a), reusable=False).duals):
         call[i] = dual
-    leaves, treedef = tree.flatten(_call(f, call, "hessian"))
+    leaves, treedef = tree.flatten(call_on_duals(f, call, "hessian"))
     blocks = []
     for y in leaves:
         s = _as_struct(y)

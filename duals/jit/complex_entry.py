@@ -50,7 +50,7 @@ def holomorphic_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     >>> holomorphic_jacfwd(numba.njit(lambda z: np.exp(z)))(np.zeros(2, complex)).tolist()
     [[(1+0j), 0j], [0j, (1+0j)]]
     """
-    from .api import _call, _check_dispatcher, _leaves, _parts, _rebuild, _strip, dual_array, check_aliases
+    from .api import call_on_duals, _check_dispatcher, _leaves, _parts, _rebuild, _strip, dual_array, check_aliases
     f = _check_dispatcher(f, "jacfwd")
 
     def jacobian(*args):
@@ -79,7 +79,7 @@ def holomorphic_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
                         seeds[2 * (d - start) + 1, d - offset] = 1j
                 dual = dual_array(p, seeds)
                 call[i] = dual if p.ndim else dual[()]
-            result = _call(f, call, "jacfwd")
+            result = call_on_duals(f, call, "jacfwd")
             if has_aux:
                 result, extra = split_aux(result, "jacfwd")
                 aux = _strip(extra) if aux is None else aux

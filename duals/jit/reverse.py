@@ -31,7 +31,7 @@ from ..forward import Dual
 from ..validation import check_float_output
 from ._types import dual_dtype
 from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
-from .api import compiled_hessian, _call, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
+from .api import call_on_duals, compiled_hessian, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
 from .api import _resolve_workers, _target, check_aliases, positional
 from .driver import REVERSE_SAVING_S, hot, plain_arguments
 from .reverse_driver import ADJOINT, grad_driver, pull_driver
@@ -188,7 +188,7 @@ class _Recording:
         self.shapes, self.sizes, self.total = inputs.shapes, inputs.sizes, inputs.total
         self.tape = tape
         tape.start(self.total)
-        self.result = _call(f, inputs.write(args, nums, seeds), who)
+        self.result = call_on_duals(f, inputs.write(args, nums, seeds), who)
         tape.check(who)
 
     def outputs(self, who, has_aux=False):

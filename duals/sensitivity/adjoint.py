@@ -27,7 +27,7 @@ from ..transforms import value_and_grad
 from ._optional import require
 from .model import RightHandSide
 from .ode import SolveFailedError, _is_implicit, reached
-from .parameters import Parameters, as_state
+from .parameters import Parameters, as_state, returning_a_number
 
 __all__ = ["adjoint_gradient", "AdjointResult"]
 
@@ -73,6 +73,10 @@ def _observation_times(t_eval, loss, t0, t1):
     steps = np.diff(times) * np.sign(t1 - t0)
     if np.any(steps < 0):
         raise ValueError(f"{WHO}: t_eval must be sorted in the direction of integration")
+    if np.any(steps == 0):
+        repeated = times[1:][steps == 0][0]
+        raise ValueError(f"{WHO}: t_eval gives t = {repeated:g} more than once; give each time "
+                         f"once, and let loss(t, y) add up the replicate observations at that time")
     return times
 
 
@@ -204,12 +208,13 @@ def adjoint_gradient(fun, t_span, y0, p, loss=None, *, t_eval=None, integrand=No
                                   rtol=rtol, atol=atol, **forward_jac, **options)
     if forward.status == -1:
         raise SolveFailedError(WHO + " (forward solve)", forward.status, forward.message,
-                               reached(forward, t0))
+                               reached(forward, t0), method)
     system = _Adjoint(rhs, _Checkpoints(forward.sol), integrand)
     rhs.expect_pulls(t1, np.zeros(rhs.n), forward.nfev)   # the backward solve makes about as many
     backward_jac = {"jac": system.jacobian} if implicit else {}
     tolerance = float(np.min(atol)) if adjoint_atol is None else np.asarray(adjoint_atol, dtype=float)
-    loss_and_grad = None if loss is None else value_and_grad(loss, argnums=1)
+    loss_and_grad = None if loss is None else value_and_grad(
+        returning_a_number(loss, WHO, "loss(t, y)"), argnums=1)
     a, value, now, nfev, segments = np.zeros(system.size), 0.0, t1, 0, 0
 
     def back_to(target, a):
@@ -224,7 +229,7 @@ def adjoint_gradient(fun, t_span, y0, p, loss=None, *, t_eval=None, integrand=No
                                   atol=atol_a, **backward_jac, **options)
         if run.status == -1:
             raise SolveFailedError(WHO + " (backward solve)", run.status, run.message,
-                                   reached(run, now))
+                                   reached(run, now), method, "rtol/adjoint_atol")
         nfev += run.nfev
         segments += 1
         return run.y[:, -1].copy()

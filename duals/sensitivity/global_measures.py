@@ -23,6 +23,7 @@ import numpy as np
 from ..arguments import is_compiled
 from ..transforms import value_and_grad
 from ._optional import require
+from .parameters import returning_a_number
 
 __all__ = ["dgsm", "DGSMResult"]
 
@@ -160,14 +161,29 @@ def _numbered_point_gradients(f, numbered):
 
 def point_gradients(f, points):
     """[(f(x), ∇f(x)) for x in points]: the serial loop of :func:`dgsm`, and a task of ``workers=``."""
-    vg = value_and_grad(f)
+    vg = value_and_grad(returning_a_number(f, WHO, "f(x)"))
     pairs = []
     for x in points:
-        value, g = vg(x.copy())
-        if np.ndim(value) != 0:
-            raise ValueError(f"{WHO}: f must return one float per point, got shape {np.shape(value)}")
-        pairs.append((value, g))
+        pairs.append(vg(x.copy()))
     return pairs
+
+
+def _check_spread(X, box, names):
+    """Warn when the samples of an input span less than half its bounds: N uniform points span
+    (N - 1) / (N + 1) of the width on average, and less than half with probability below
+    N 2^(1 - N), so at 32 points and more this is a sampler's mistake (unit-cube points not
+    scaled to the box), which would give measures of another box."""
+    if len(X) < 32:
+        return
+    spans = (X.max(axis=0) - X.min(axis=0)) / (box[:, 1] - box[:, 0])
+    narrow = np.flatnonzero(spans < 0.5)
+    if narrow.size:
+        import warnings
+        j = narrow[0]
+        warnings.warn(f"{WHO}: the {len(X)} samples of {names[j]} span [{X[:, j].min():.6g}, "
+                      f"{X[:, j].max():.6g}], {100 * spans[j]:.0f} % of its bounds {box[j].tolist()}; "
+                      f"the measures assume points spread uniformly over the box (points from the "
+                      f"unit cube need scipy.stats.qmc.scale(X, low, high) first)", stacklevel=3)
 
 
 def measures(values, gradients, box, names, num_resamples=100, conf_level=0.95, rng=None):
@@ -257,6 +273,14 @@ def dgsm(f, bounds, n_samples=None, seed=None, *, sampler=None, samples=None, na
             raise ValueError(f"{WHO}: samples must have shape (N >= 2, {len(box)}), got {X.shape}")
         if n_samples is not None and n_samples != len(X):
             raise ValueError(f"{WHO}: n_samples = {n_samples} but {len(X)} samples were given")
+        outside = np.flatnonzero(np.any((X < box[:, 0]) | (X > box[:, 1]) | np.isnan(X), axis=0))
+        if outside.size:
+            j = outside[0]
+            raise ValueError(f"{WHO}: samples of {names[j]} lie in [{X[:, j].min():.6g}, "
+                             f"{X[:, j].max():.6g}], outside its bounds {box[j].tolist()}; the "
+                             f"measures hold for points drawn in the box (points from the unit "
+                             f"cube need scaling first: scipy.stats.qmc.scale(X, low, high))")
+        _check_spread(X, box, names)
     values, grads = _gradients(f, X, vectorized, workers)
     result = measures(values, grads, box, names, num_resamples, conf_level, rng)
     result.samples, result.values, result.gradients = X, values, grads

@@ -136,13 +136,19 @@ class RightHandSide:
         y_buf, y_dual, p_buf, p_seed, p_dual = found
         y_buf[:, 0] = y
         y_buf[:, 1:] = S
-        out = self.fun(t, y_dual, p_dual)
+        out = self._on_duals(t, y_dual, p_dual)
         if not np.array_equal(p_buf[:, 0], self.params.flat):   # the user's code wrote into p
             p_buf[:, 0] = self.params.flat
             p_buf[:, 1:] = p_seed
             raise ValueError(f"{self.who}: the compiled fun(t, y, p) changed p in place; it must "
                              f"leave p as it is (copy it first)")
         return self._parts(out, k)
+
+    def _on_duals(self, t, y_dual, p_dual):
+        """The compiled ``fun`` on dual arrays as the compiled entry points call it: buffers it
+        makes itself (``np.empty(n)``) hold duals, and what cannot compile says so in a line."""
+        from ..jit.api import call_on_duals
+        return call_on_duals(self.fun, (t, y_dual, p_dual), self.who)
 
     def _make_lanes(self, k, first):
         from ..jit import dual_dtype
@@ -207,7 +213,7 @@ class RightHandSide:
                             inner=(inner_p.reshape((k,) + shape),))
         if shape == ():
             p_dual = p_dual[()]
-        out = self.fun(t, y_dual, p_dual)
+        out = self._on_duals(t, y_dual, p_dual)
         if not (isinstance(out, np.ndarray) and out.dtype.names == ("primal", "tangent")
                 and out.dtype["primal"].names == ("primal", "tangent")):
             f, F = self._parts(out, k)

@@ -48,11 +48,17 @@ class SolveFailedError(RuntimeError):
     """SolveFailedError: the integration stopped before the end; ``status``, ``message`` and the
     time reached ``t`` are SciPy's. No partial solution or sensitivities are returned."""
 
-    def __init__(self, who, status, message, t):
+    def __init__(self, who, status, message, t, method=None, tolerances="rtol/atol"):
         self.status, self.message, self.t = status, message, t
+        others = [m for m in _STIFF if m != method]
+        kind = "another stiff method" if method in _STIFF else "a stiff method"
+        methods = " or ".join(f"'{m}'" for m in others[:2])
         super().__init__(f"{who}: the solver failed at t = {t:.6g} (status {status}): {message} "
-                         f"No solution or sensitivities are returned; try a stiff method "
-                         f"(method='BDF' or 'Radau'), other rtol/atol, or check fun near that time.")
+                         f"No solution or sensitivities are returned; try {kind} (method={methods}), "
+                         f"other {tolerances}, or check fun near that time.")
+
+
+_STIFF = ("BDF", "Radau", "LSODA")
 
 
 class SensitivityResult(_OdeResult):
@@ -291,13 +297,15 @@ def solve_ivp(fun, t_span, y0, p, *, sens_y0=False, method="RK45", t_eval=None,
                                dense_output=dense_output, events=wrapped, rtol=rtol,
                                atol=_tolerances(atol, sens_atol, y0, params, sens_y0, k), **options)
     if sol.status == -1:
-        raise SolveFailedError(WHO, sol.status, sol.message, reached(sol, t0))
+        raise SolveFailedError(WHO, sol.status, sol.message, reached(sol, t0), method)
     result = SensitivityResult(sol)
     object.__setattr__(result, "_params", params)
     object.__setattr__(result, "_sens_y0", bool(sens_y0))
-    T = sol.t.size
-    result.y = sol.y[:n]
-    result.sensitivity = sol.y[n:].reshape(k, n, T).transpose(1, 0, 2)
+    T = np.size(sol.t)
+    z = np.asarray(sol.y, dtype=np.float64).reshape(n * (1 + k), T)   # SciPy: [] for t_eval=[]
+    result.t = np.asarray(sol.t, dtype=np.float64)
+    result.y = z[:n]
+    result.sensitivity = z[n:].reshape(k, n, T).transpose(1, 0, 2)
     result.parameter_names = params.labels + ([f"y0[{i}]" for i in range(n)] if sens_y0 else [])
     if sol.sol is not None:
         result.sol = _Part(sol.sol, slice(0, n), None)

@@ -60,8 +60,9 @@ class Parameters:
         if names is not None:
             names = [str(n) for n in names]
             if len(names) != self.size:
-                raise ValueError(f"{who}: names has {len(names)} entries but p has {self.size}; "
-                                 f"give one name per entry of p")
+                option, what = ("names", "p") if default == "p" else ("output_names", "the output")
+                raise ValueError(f"{who}: {option} has {len(names)} entries but {what} has "
+                                 f"{self.size}; give one name per entry of {what}")
             self.labels = names
         self.flat.setflags(write=False)   # fun must not change its parameters
         self.value = self.rebuild(self.flat)
@@ -117,3 +118,25 @@ def as_state(y0, who):
         raise ValueError(f"{who}: y0 must be 1-dimensional (as in SciPy's solve_ivp), got shape "
                          f"{a.shape}")
     return a.astype(np.float64)
+
+
+def returning_a_number(f, who, call):
+    """returning_a_number(f, who, call) -> ``f`` whose result must be one number: a vector (or a
+    1-element array) is refused naming ``call`` (``"loss(t, y)"``), not the ``grad`` inside. A
+    Numba dispatcher is returned as it is (compiled reverse mode differentiates it itself).
+
+    >>> returning_a_number(lambda x: 2.0 * x, "dgsm", "f(x)")(1.5)
+    3.0
+    """
+    from ..arguments import is_compiled
+    if is_compiled(f):
+        return f
+
+    def checked(*args):
+        out = f(*args)
+        if isinstance(out, (list, tuple, dict)) or np.ndim(out) != 0:
+            shape = f"a {type(out).__name__}" if isinstance(out, (list, tuple, dict)) else f"shape {np.shape(out)}"
+            raise ValueError(f"{who}: {call} must return one number, got {shape}; return the "
+                             f"number itself (y[0] rather than y, or np.sum(...) of the terms)")
+        return out
+    return checked

@@ -89,7 +89,7 @@ class _CompiledForward:
         api, _ = _jit()
         args = list(self.args)
         args[self.argnum] = duals
-        y = api._call(self.f, args, self.who)
+        y = api.call_on_duals(self.f, args, self.who)
         if self.has_aux:
             y, aux = split_aux(y, self.who)
             if self.aux is None:

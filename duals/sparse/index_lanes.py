@@ -376,7 +376,7 @@ def detect_compiled(f, args, argnum, hessian, order):
 def detect_bits(f, args, argnum):
     """detect_bits(f, args, argnum) -> (rows, cols, m): the Jacobian's pattern at ``args`` from
     runs on :func:`index_dtype` arrays, one per 64·W inputs (W words per entry)."""
-    from ..jit.api import _call
+    from ..jit.api import call_on_duals
     x = args[argnum]
     n = x.size
     words = next((w for w in WORDS if 64 * w >= n), WORDS[-1])
@@ -388,7 +388,7 @@ def detect_bits(f, args, argnum):
         call = list(args)
         call[argnum] = seeded
         try:
-            y = _call(f, call, "sparsity")
+            y = call_on_duals(f, call, "sparsity")
         except (TypeError, errors.NumbaError) as exc:   # duals.jit says why, as a TypeError
             raise _refused(f, f"cannot run it on index sets ({exc})") from exc
         if not (isinstance(y, np.ndarray) and y.dtype.names == FIELDS):

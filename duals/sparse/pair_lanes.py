@@ -327,7 +327,7 @@ def detect_hessian(f, args, argnum, order):
     (:mod:`duals.sparse.pair_slots`); where a set that a product needs overflowed, on bits: once
     when ``64 · 16`` bits hold the inputs, otherwise once per pair of blocks of 512 inputs.
     """
-    from ..jit.api import _call, _check_dispatcher
+    from ..jit.api import call_on_duals, _check_dispatcher
     f = _check_dispatcher(f, "sparsity")
     x = args[argnum]
     if not isinstance(x, np.ndarray):
@@ -349,7 +349,7 @@ def detect_hessian(f, args, argnum, order):
         call = list(args)
         call[argnum] = _seeded(x, inputs, words, table)
         try:
-            y = _call(f, call, "sparsity")
+            y = call_on_duals(f, call, "sparsity")
         except (TypeError, errors.NumbaError) as exc:   # duals.jit says why, as a TypeError
             raise _refused(f, f"cannot run it on index sets ({exc})") from exc
         _scalar(f, y)

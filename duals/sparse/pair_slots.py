@@ -278,7 +278,7 @@ def _box_pair_slot_dual(typ, val, c):
 
 def _run(f, args, argnum, capacity):
     """One run with room for ``capacity`` pairs: (header, list, output)."""
-    from ..jit.api import _call
+    from ..jit.api import call_on_duals
     x = args[argnum]
     header = np.zeros(4, np.int64)
     items = np.empty(capacity, np.uint64)
@@ -294,7 +294,7 @@ def _run(f, args, argnum, capacity):
     call = list(args)
     call[argnum] = seeded
     try:
-        y = _call(f, call, "sparsity")
+        y = call_on_duals(f, call, "sparsity")
     except (TypeError, errors.NumbaError) as exc:   # duals.jit says why, as a TypeError
         raise _refused(f, f"cannot run it on index sets ({exc})") from exc
     return header, items, y

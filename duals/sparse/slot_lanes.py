@@ -359,7 +359,7 @@ def detect_slots(f, args, argnum, slots=SLOTS):
 
     ``f`` is a dispatcher (checked by the caller) and ``args[argnum]`` an array.
     """
-    from ..jit.api import _call
+    from ..jit.api import call_on_duals
     x = args[argnum]
     if x.size >= OVERFLOWED - 1:          # input numbers plus one must stay below the marker
         return None
@@ -370,7 +370,7 @@ def detect_slots(f, args, argnum, slots=SLOTS):
     call = list(args)
     call[argnum] = seeded
     try:
-        y = _call(f, call, "sparsity")
+        y = call_on_duals(f, call, "sparsity")
     except (TypeError, errors.NumbaError) as exc:   # duals.jit says why, as a TypeError
         raise _refused(f, f"cannot run it on index sets ({exc})") from exc
     if not (isinstance(y, np.ndarray) and y.dtype.names == FIELDS):
