@@ -312,13 +312,16 @@ def _forward_pass(f, args, kwargs, nums, sizes, total, chunk, has_aux, holomorph
     return tangents, shapes, treedef, aux
 
 
-def _strip(aux, is_ours):
-    """aux with the values traced by the finished transformation replaced by their primals."""
+def _strip(aux, is_ours, own=None):
+    """aux with the values traced by the finished transformation replaced by their primals (by
+    ``own(primal)`` when given)."""
     leaves, treedef = tree.flatten(aux)
     out = []
     for a in leaves:
         if is_ours(a):
             a = a.primal if type(a) is Dual else a._value
+            if own is not None:
+                a = own(a)
         out.append(_output(a))
     return tree.unflatten(treedef, out)
 
@@ -397,10 +400,19 @@ def vjp(f, *primals, has_aux=False):
         return tuple(_output(complex_like(grads[id(leaf)], leaf._value) if id(leaf) in grads
                              else _zeros(_shape(leaf._value), leaf._value)) for leaf in leaves)
 
-    primal_out = tree.unflatten(treedef, [_output(v) for v in values])
+    primal_out = tree.unflatten(treedef, [_output(_apart(v) if type(y) is Var and y._trace is trace else v)
+                                          for y, v in zip(outs, values)])
     if has_aux:
-        return primal_out, vjp_fn, _strip(aux, lambda a: _settled_if_ours(a, trace))
+        aux = _strip(aux, lambda a: _settled_if_ours(a, trace), _apart)
+        return primal_out, vjp_fn, aux
     return primal_out, vjp_fn
+
+
+def _apart(value):
+    """A recorded value returned to the caller of vjp, as an array of its own: the tape may read
+    it in the pullback (exp's rule reads its output), and ``r -= data`` on the result must not
+    change what the pullback reads (it returned a gradient of the changed values)."""
+    return value.copy() if type(value) is np.ndarray and value.ndim else value
 
 
 def _settled_if_ours(a, trace):
