@@ -1,7 +1,7 @@
 """Derivative cases for ``duals/ops/calculus.py``, ``products.py``, ``statistics.py`` and
 ``ufuncs.py``: ``diff``, ``gradient``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
 ``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, the NaN-ignoring reductions and
-order statistics, ``fmax``/``fmin``, ``heaviside``, the angle conversions,
+order statistics, ``fmax``/``fmin``, ``heaviside``, ``sinc``, the angle conversions,
 ``nan_to_num``, ``frexp``/``ldexp``, ``modf``, ``divmod``, ``histogram``, ``bincount``, ``where=`` of the reductions and the ufunc methods ``logaddexp.reduce`` and
 ``multiply.accumulate``, called as plain NumPy.
 """
@@ -111,6 +111,11 @@ CASES = [
          ("maximum", "minimum"), smooth=False),
     Case("fmax-ignores-nan", lambda x, y: np.fmax(_with_nans(x), y), ((2, 3), (2, 3)),
          ("maximum", "select"), smooth=False),
+    # sinc: the quotient away from 0, the Taylor polynomial within 1/(2 pi) of it, and both at once
+    Case("sinc", lambda x: np.sinc(x), ((2, 3),), ("sin", "div")),
+    Case("sinc-near-zero", lambda x: np.sinc(x), ((4,),), ("mul", "add"), domain=(-0.15, 0.15)),
+    Case("sinc-across-the-switch", lambda x: np.sinc(x * np.array([0.01, 1.0, 0.3], dtype=x.dtype)),
+         ((3,),), ("sin", "div", "mul")),
     Case("heaviside-traced-x2", lambda x, h: np.heaviside(np.array([-1.0, 0.0, 2.0]), h) * x, ((3,), ()),
          ("select", "mul")),
     Case("angles", lambda x: np.deg2rad(x) * np.rad2deg(x) + np.radians(x) - np.degrees(x), ((3,),),

@@ -508,6 +508,28 @@ def test_fn_special_functions_on_arrays_match_central_differences():
         math.erf(-0.4) / (1 + math.exp(0.4)) + math.erfc(-0.4), rel=1e-14)
 
 
+# ---------------------------------------------------------------- sinc
+
+@njit
+def windowed_sinc_energy(x):
+    """A Lanczos-style kernel energy: sinc at and near its removable singularity."""
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += np.sinc(x[i]) * np.sinc(x[i] / 3.0)
+    return total + np.sum(np.sinc(x) ** 2)
+
+
+def test_sinc_in_compiled_code_matches_the_numpy_path_to_second_order_at_zero_too():
+    x = np.array([0.0, 1e-9, -0.2, 0.7, 2.5])
+    assert windowed_sinc_energy(x) == windowed_sinc_energy.py_func(x)
+    np.testing.assert_allclose(duals.grad(windowed_sinc_energy)(x), duals.grad(windowed_sinc_energy.py_func)(x),
+                               rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(duals.hessian(windowed_sinc_energy)(x),
+                               duals.hessian(windowed_sinc_energy.py_func)(x), rtol=1e-12, atol=1e-14)
+    assert duals.hessian(windowed_sinc_energy)(x)[0, 0] == pytest.approx(
+        -np.pi ** 2 / 3 * (1 + 1 / 9) - 2 * np.pi ** 2 / 3, rel=1e-13)   # sinc"(0) = -pi^2/3
+
+
 # ---------------------------------------------------------------- bincount: a scatter-add
 
 @njit

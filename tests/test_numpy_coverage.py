@@ -558,3 +558,24 @@ def test_a_traced_value_made_plain_names_the_call_that_did_it(f, x, says):
     for transform in (duals.jacfwd, duals.jacrev):
         with pytest.raises(TypeError, match=says):
             transform(f)(x)
+
+
+@pytest.mark.parametrize("x", [0.0, 1e-9, -1e-6, 0.01])
+def test_sinc_has_its_taylor_derivatives_at_and_near_zero(x):
+    """sin(u)/u loses its second derivative to cancellation near 0 (0.0 for -pi^2/3 at 1e-9, and
+    at 0 the quotient is not evaluated at all); the Taylor polynomial keeps every order exact."""
+    u = np.pi * x
+    second = np.pi ** 2 * (-1.0 / 3.0 + u ** 2 / 10.0 - u ** 4 / 168.0 + u ** 6 / 6480.0)
+    fourth = np.pi ** 4 * (1.0 / 5.0 - u ** 2 / 14.0 + u ** 4 / 216.0)
+    assert duals.hessian(np.sinc)(x) == pytest.approx(second, rel=1e-13)
+    assert duals.hvp(np.sinc, x, 1.0) == pytest.approx(second, rel=1e-13)
+    d4 = duals.jacfwd(duals.jacrev(duals.jacfwd(duals.grad(np.sinc))))(x)
+    assert d4 == pytest.approx(fourth, rel=1e-10)
+
+
+def test_sinc_values_are_numpys_bit_for_bit_on_both_sides_of_the_switch():
+    x = np.concatenate([np.linspace(-0.2, 0.2, 401), [0.0, 1e-300, -1e-12, 1.0, 2.5]])
+    value, slope = duals.jvp(np.sinc, (x,), (np.ones_like(x),))
+    np.testing.assert_array_equal(value, np.sinc(x))
+    u = np.pi * x[np.abs(x) > 0.01]
+    np.testing.assert_allclose(slope[np.abs(x) > 0.01], np.pi * (u * np.cos(u) - np.sin(u)) / u ** 2, rtol=1e-12)

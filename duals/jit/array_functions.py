@@ -15,6 +15,8 @@
   floats and of duals; ``np.floor``/``np.rint``/``np.round`` ... and ``np.isnan`` ... on dual
   arrays give plain arrays from the real parts (derivative zero), and so do the index and rank
   queries ``np.searchsorted``, ``np.digitize`` and ``np.linalg.matrix_rank``;
+* ``np.sinc`` of real duals and dual arrays: NumPy's value, and near 0 the derivatives of every
+  order of the Taylor polynomial of sin(u)/u (the quotient loses them to cancellation there);
 * ``np.bincount(x, weights=w)`` with dual weights: the sums per bin in NumPy's order (a
   scatter-add; Numba has no ``np.add.at``).
 
@@ -311,6 +313,34 @@ def _fn_on_arrays(stub, arity):
     overload(stub)(ov)
 
 
+# ---------------------------------------------------------------- sinc
+
+def _sinc(x):
+    from ..ops.elementwise import SINC_SERIES
+    series = tuple(SINC_SERIES)
+    top = len(series) - 1
+    if isinstance(x, DualType) and isinstance(x.float, types.Float):
+        def scalar(x):
+            u = np.pi * x
+            if abs(extras._real(u)) >= 0.5:
+                return np.sin(u) / u
+            u2 = u * u
+            s = series[top] * u2 + series[top - 1]
+            for k in range(top - 2, -1, -1):
+                s = s * u2 + series[k]
+            return s + (np.sinc(extras._real(x)) - extras._real(s))   # NumPy's value (exact: Sterbenz)
+        return scalar
+    if is_dual_array(x) and isinstance(x.dtype.float, types.Float):
+        T = x.dtype
+
+        def array(x):
+            out = np.empty(x.shape, T)
+            for idx in np.ndindex(x.shape):
+                out[idx] = np.sinc(x[idx])
+            return out
+        return array
+
+
 # ---------------------------------------------------------------- bincount
 
 def _bincount(a, weights=None, minlength=0):
@@ -415,6 +445,7 @@ def _install():
     overload(np.correlate, target="cpu")(_correlate)
     overload(np.linalg.matrix_power, target="cpu")(_matrix_power)
     overload(np.bincount, target="cpu")(_bincount)
+    overload(np.sinc, target="cpu")(_sinc)
     for name in rules.derivatives.UNARY:
         _fn_on_arrays(getattr(fn, name), 1)
     for name in rules.derivatives.BINARY:

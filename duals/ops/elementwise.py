@@ -564,12 +564,41 @@ def power(x, y):
 NAMESPACE["power"] = NAMESPACE["float_power"] = TRACED["power"] = power
 
 
+# 1/(2k+1)! with alternating signs: sin(u)/u = sum of SINC_SERIES[k] u^(2k); at |u| < 1/2 the
+# first term left out (k = 11) is below 1e-27, so every derivative up to the eighth is exact
+SINC_SERIES = [(-1.0) ** k / math.factorial(2 * k + 1) for k in range(11)]
+
+
 @export()
 def sinc(x):
-    """sinc(x) = sin(πx)/(πx), composed from primitives (1 at 0, derivative 0 there)."""
+    """sinc(x) = sin(πx)/(πx), with NumPy's values (1 at 0).
+
+    Its derivatives of every order near 0 come from the Taylor polynomial of sin(u)/u, which has
+    no cancellation (the quotient's second derivative at 1e-9 is 0.0 for -π²/3); elsewhere from
+    sin(u)/u.
+
+    >>> import duals
+    >>> round(float(duals.hessian(sinc)(0.0)), 12) == round(-np.pi ** 2 / 3, 12)
+    True
+    """
     px = np.pi * x
-    safe = where(x == 0, 1.0, px)
-    return where(x == 0, 1.0, PRIMITIVES["sin"](safe) / safe)
+    plain = np.asarray(innermost(px))
+    near = np.abs(plain) < 0.5
+    if not np.any(near):
+        return PRIMITIVES["sin"](px) / px
+    u = where(near, px, 0.5)                # each branch sees only the values it serves
+    u2 = u * u
+    series = SINC_SERIES[-1]
+    for c in reversed(SINC_SERIES[:-1]):
+        series = series * u2 + c
+    # the value NumPy gives: the series plus a constant (by Sterbenz's lemma the sum is exact)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        numpy_value = np.sinc(innermost(x))
+    series = series + np.where(near, numpy_value - np.asarray(innermost(series)), 0.0)
+    if np.all(near):
+        return series
+    far = where(near, 1.0, px)
+    return where(near, series, PRIMITIVES["sin"](far) / far)
 
 
 @export()
