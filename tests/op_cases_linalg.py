@@ -11,6 +11,11 @@ import duals.numpy as dnp
 from op_cases import Case
 
 L = dnp.linalg
+
+
+def _adjugate(a):
+    from duals.ops.linalg import adjugate_p
+    return adjugate_p(a)
 UNIT = (-1.0, 1.0)
 
 
@@ -99,6 +104,8 @@ CASES = [
     Case("det", lambda a: L.det(_well(a)), ((3, 3),), ("det",), domain=UNIT),
     Case("det-stack", lambda a: L.det(_well(a)), ((2, 3, 3),), ("det",), domain=UNIT),
     Case("det-general", lambda a: L.det(a), ((2, 2),), ("det",)),
+    # the adjugate that det's rules use at a singular matrix, here where it is not singular
+    Case("adjugate", lambda a: _adjugate(_well(a)), ((3, 3),), ("adjugate",), domain=UNIT),
     Case("slogdet", lambda a: L.slogdet(_well(a))[1], ((3, 3),), ("slogdet",), domain=UNIT),
     Case("slogdet-negative-det", lambda a: L.slogdet(_well(a, -3.0)).logabsdet, ((3, 3),),
          ("slogdet",), domain=UNIT),

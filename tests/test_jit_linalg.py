@@ -289,9 +289,15 @@ def test_norm_of_the_zero_vector_has_derivative_zero():
     np.testing.assert_array_equal(jacfwd(norm_of)(np.zeros(3)), 0.0)
 
 
-def test_det_at_a_singular_matrix_refuses_a_derivative():
-    with pytest.raises(np.linalg.LinAlgError, match="singular"):
-        jacfwd(det_of)(np.ones((2, 2)))
+@pytest.mark.parametrize("a", [np.ones((2, 2)), np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [2.0, 4.0, 6.0]])])
+def test_det_at_a_singular_matrix_has_the_cofactors_as_derivative_and_the_numpy_paths(a):
+    """A polynomial: at a singular matrix jacfwd gives the adjugate transposed (it raised), as the
+    NumPy path does; the second derivative there raises, on both paths."""
+    expected = duals.jacfwd(np.linalg.det)(a)
+    np.testing.assert_allclose(jacfwd(det_of)(a), expected, atol=1e-13)
+    assert abs(expected[0, 0] - (a[1, 1] if a.shape == (2, 2) else 6.0)) < 1e-13
+    with pytest.raises(np.linalg.LinAlgError, match="second derivative (of np.linalg.det at a singular|is not)"):
+        duals.hessian(det_of)(a)   # forward over forward (2 x 2) or forward over reverse (3 x 3)
 
 
 def test_cholesky_of_a_matrix_that_is_not_positive_definite_raises():

@@ -168,12 +168,29 @@ def test_singular_matrix_raises_linalgerror_for_value_and_derivatives(fn):
         duals.jacrev(fn)(SINGULAR)
 
 
-def test_det_of_singular_matrix_is_zero_and_its_derivative_raises():
-    assert dnp.linalg.det(SINGULAR) == 0.0
-    with pytest.raises(np.linalg.LinAlgError):
-        duals.grad(dnp.linalg.det)(SINGULAR)
-    with pytest.raises(np.linalg.LinAlgError):
-        duals.jacfwd(dnp.linalg.det)(SINGULAR)
+def cofactors(a):
+    n = a.shape[0]
+    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1))
+                      for j in range(n)] for i in range(n)])
+
+
+@pytest.mark.parametrize("a", [SINGULAR, np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [2.0, 4.0, 6.0]]),
+                               np.zeros((3, 3)), np.array([[0.0, 1.0], [0.0, 0.0]])],
+                         ids=["rank-1-2x2", "rank-2-3x3", "zero", "nilpotent"])
+def test_det_of_a_singular_matrix_has_the_cofactors_as_derivative(a):
+    """det is a polynomial: at a singular matrix its gradient is the cofactor matrix (the
+    adjugate transposed, from the SVD); it raised LinAlgError from inside NumPy before."""
+    assert dnp.linalg.det(a) == 0.0
+    for transform in (duals.grad, duals.jacfwd, duals.jacrev):
+        np.testing.assert_allclose(transform(dnp.linalg.det)(a), cofactors(a), atol=1e-14)
+    with pytest.raises(np.linalg.LinAlgError, match="second derivative of det at a singular matrix"):
+        duals.hessian(dnp.linalg.det)(a)
+
+
+def test_det_of_a_stack_with_one_singular_matrix_differentiates_both():
+    well = np.array([[2.0, 1.0], [1.0, 3.0]])
+    got = duals.jacrev(lambda s: np.sum(np.linalg.det(s)))(np.stack([SINGULAR, well]))
+    np.testing.assert_allclose(got, [cofactors(SINGULAR), cofactors(well)], atol=1e-14)
 
 
 def test_slogdet_of_singular_matrix_is_minus_inf_and_its_derivative_raises():

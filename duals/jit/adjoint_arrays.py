@@ -158,8 +158,9 @@ def _eliminate(M, R):
                 p = r
         if _real(M[p, k]) == 0.0:
             raise np.linalg.LinAlgError("Matrix is singular (compiled reverse mode eliminates on "
-                                        "the values; the derivative of det there, the adjugate, "
-                                        "needs forward mode: duals.jacfwd)")
+                                        "the values: the derivative of det at a singular matrix, "
+                                        "the adjugate, comes from duals.jacfwd, and its second "
+                                        "derivative is not computed)")
         if p != k:
             sign = -sign
             for c in range(n):

@@ -206,20 +206,54 @@ def _ov_trace_of_solve(ar, da):
     return impl
 
 
+@register_jitable
+def _adjugate(a):
+    """adj(a) from the SVD ``a = U S Vᴴ``: ``det(U) det(Vᴴ) V adj(S) Uᴴ``, singular ``a`` too."""
+    u, s, vh = np.linalg.svd(a)
+    n = s.shape[0]
+    others = np.ones(n, dtype=s.dtype)
+    for i in range(n):
+        for j in range(n):
+            if j != i:
+                others[i] *= s[j]
+    v = np.ascontiguousarray(np.conj(vh).T) * others
+    return (np.linalg.det(u) * np.linalg.det(vh)) * (v @ np.ascontiguousarray(np.conj(u).T))
+
+
+@register_jitable
+def _trace_with(adj, da):
+    """trace(adj da) for every lane of ``da`` (shape ``(n, n, lanes)``)."""
+    n, _, lanes = da.shape
+    out = np.zeros(lanes, dtype=da.dtype)
+    for i in range(n):
+        for j in range(n):
+            out += adj[j, i] * da[i, j]
+    return out
+
+
 def _det_typer(a):
     T = _ours("np.linalg.det", a)
     if T is None:
         return None
     _square("np.linalg.det", a)
+    if _float_base(T):
+        def impl(a):
+            ar, da = split(a, T)
+            d = np.linalg.det(ar)
+            if d == 0.0:   # a polynomial: the derivative is trace(adj(a) da) there too
+                return join_scalar(d, _trace_with(_adjugate(ar), da), T)
+            return join_scalar(d, d * _trace_of_solve(ar, da), T)
+        return impl
 
-    def impl(a):
+    def nested(a):
         ar, da = split(a, T)
         d = np.linalg.det(ar)
         if d == 0.0:
-            raise np.linalg.LinAlgError("duals.jit: np.linalg.det has no derivative at a singular "
-                                        "matrix (its value there is 0)")
+            raise np.linalg.LinAlgError("duals.jit: the second derivative of np.linalg.det at a "
+                                        "singular matrix is not computed (its first, the "
+                                        "adjugate, is)")
         return join_scalar(d, d * _trace_of_solve(ar, da), T)
-    return impl
+    return nested
 
 
 def _slogdet_typer(a):

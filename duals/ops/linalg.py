@@ -11,9 +11,10 @@ Complex matrices take the same rules (their VJPs are plain transposes, JAX's con
 ``cholesky`` of a Hermitian matrix uses conjugate transposes (``dL = L Φ(L⁻¹ dA L⁻ᴴ)``), and
 ``slogdet`` differentiates the complex ``sign`` too (docs/complex.md).
 
-Policy at non-differentiable points: ``solve``, ``inv``, ``det`` and ``slogdet`` raise NumPy's
-``LinAlgError`` when asked for a derivative at a singular matrix (``det`` itself is 0 there, as
-in NumPy); ``cholesky`` raises it for a matrix that is not positive definite. ``norm`` has
+Policy at non-differentiable points: ``solve``, ``inv`` and ``slogdet`` raise NumPy's
+``LinAlgError`` when asked for a derivative at a singular matrix; ``cholesky`` raises it for a
+matrix that is not positive definite. ``det`` is a polynomial: at a singular matrix its
+derivative is the adjugate (from the SVD), and its second derivative there raises. ``norm`` has
 derivative 0 at the zero vector (as ``abs'(0) = 0``), and its max/min based orders split ties
 evenly, like ``max`` and ``min``.
 """
@@ -415,9 +416,61 @@ def _matrix_cotangent(g):
     return reshape(g, shape(g) + (1, 1))
 
 
+def _adjugate_impl(a):
+    """adj(a) = det(a) a⁻¹, also where ``a`` is singular: with ``a = U S Vᴴ``, ``adj(a) = det(U)
+    det(Vᴴ) V adj(S) Uᴴ`` and ``adj(S)`` the diagonal of the products of the other singular values."""
+    u, s, vh = np.linalg.svd(a)
+    n = s.shape[-1]
+    others = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(n)], axis=-1)
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    return sign[..., None, None] * (np.conj(np.swapaxes(vh, -1, -2)) * others[..., None, :]) @ np.conj(
+        np.swapaxes(u, -1, -2))
+
+
+def _nonsingular(a):
+    if _singular(a):
+        raise np.linalg.LinAlgError("the second derivative of det at a singular matrix (the "
+                                    "derivative of its adjugate) is not computed by duals")
+
+
+def _adjugate_jvp(t, out, a):
+    """d adj = adj tr(a⁻¹ da) - a⁻¹ da adj (``adj = det · a⁻¹``), where ``a`` is not singular."""
+    _nonsingular(a)
+    return out * _matrix_cotangent(_trace_of_solve(t, a)) - matmul_p(solve_p(a, t), out)
+
+
+def _adjugate_vjp(g, out, a):
+    """The transpose: ``tr(gᵀ adj) a⁻ᵀ - a⁻ᵀ g adjᵀ``."""
+    _nonsingular(a)
+    return (_matrix_cotangent(_sum(g * out, axis=(-2, -1))) * _inv_T(a)
+            - solve_p(_T(a), matmul_p(g, _T(out))))
+
+
+adjugate_p = Primitive("adjugate", _adjugate_impl)
+adjugate_p.def_jvp(0, _adjugate_jvp)
+adjugate_p.def_vjp(0, _adjugate_vjp)
+adjugate_p.def_sparsity(per_matrix_rule())
+
+
+def _singular(a):
+    return bool(np.any(np.linalg.det(np.asarray(innermost(a))) == 0.0))
+
+
+def _det_jvp(t, out, a):
+    if _singular(a):
+        return _sum(_T(adjugate_p(a)) * t, axis=(-2, -1))
+    return out * _trace_of_solve(t, a)
+
+
+def _det_vjp(g, out, a):
+    if _singular(a):
+        return _matrix_cotangent(g) * _T(adjugate_p(a))
+    return _matrix_cotangent(g * out) * _inv_T(a)
+
+
 det_p = Primitive("det", _det_impl)
-det_p.def_jvp(0, lambda t, out, a: out * _trace_of_solve(t, a))
-det_p.def_vjp(0, lambda g, out, a: _matrix_cotangent(g * out) * _inv_T(a))
+det_p.def_jvp(0, _det_jvp)
+det_p.def_vjp(0, _det_vjp)
 slogdet_p = Primitive("slogdet", _slogdet_impl)
 det_p.def_sparsity(per_matrix_rule())
 slogdet_p.def_sparsity(per_matrix_rule())
@@ -429,8 +482,8 @@ slogdet_p.def_vjp(0, lambda g, out, a: _matrix_cotangent(g) * _inv_T(a))
 def det(a):
     """det(a): the determinant (of each matrix in a stack).
 
-    At a singular matrix the value is 0 (as NumPy's) and a derivative raises ``LinAlgError``;
-    elsewhere ``d det = det · trace(a⁻¹ da)``.
+    ``d det = det · trace(a⁻¹ da)``; at a singular matrix (value 0, as NumPy's) ``trace(adj(a) da)``
+    with the adjugate from the SVD, and a second derivative there raises ``LinAlgError``.
 
     >>> round(float(det(np.array([[2.0, 1.0], [1.0, 3.0]]))), 12)
     5.0
