@@ -198,7 +198,8 @@ def _check(node):
             if now != (0 if versions is None else versions[i]):
                 raise RuntimeError(
                     f"a value saved by {node.name} for the backward pass was modified by an "
-                    f"in-place operation (version {now}, expected "
+                    f"in-place operation (an in-place operator, a write into .value, or an "
+                    f"assignment to .value, which writes into the same array; version {now}, expected "
                     f"{0 if versions is None else versions[i]}); compute on a copy, or do the "
                     f"update after backward()")
 
