@@ -113,6 +113,27 @@ def test_norm_derivative_at_zero_is_zero_in_every_mode():
     assert np.array_equal(duals.grad(lambda x: dnp.linalg.norm(x, "fro"))(np.zeros((2, 2))), np.zeros((2, 2)))
 
 
+@pytest.mark.parametrize("ord_", [0.5, -1.5, "nuc", 2, -2])
+def test_orders_with_infinite_partials_at_zero_are_zero_there_in_every_mode_too(ord_):
+    """|x|^p with p < 1 and the singular values (sqrt of the Gram eigenvalues) have infinite
+    partials at 0: reverse mode met them as 0 * inf (NaN where forward mode gave 0), and the
+    matrix orders were NaN in both modes where the sum of svdvals, the same function, gives 0."""
+    z = np.zeros(3) if isinstance(ord_, float) else np.zeros((2, 3))
+    f = lambda x: dnp.linalg.norm(x, ord_)  # noqa: E731
+    with np.errstate(divide="ignore"):
+        assert f(z) == np.linalg.norm(z, ord_) == 0.0
+        for transform in (duals.grad, duals.jacfwd, duals.jacrev):
+            assert np.array_equal(transform(f)(z), np.zeros_like(z)), transform.__name__
+
+
+def test_a_zero_matrix_in_a_stack_has_derivative_zero_and_the_others_theirs():
+    a = np.array([[1.0, 2.0, 0.5], [0.3, -1.0, 2.0]])
+    J = duals.jacrev(lambda s: dnp.linalg.norm(s, "nuc", axis=(1, 2)))(np.stack([a, np.zeros((2, 3))]))
+    u, _, vt = np.linalg.svd(a, full_matrices=False)
+    np.testing.assert_allclose(J[0, 0], u @ vt, rtol=1e-8)
+    np.testing.assert_array_equal(J[1], 0.0)
+
+
 def test_norm_derivative_is_zero_only_for_the_zero_rows_of_a_batch():
     x = np.array([[0.0, 0.0], [3.0, 4.0]])
     for jac in (duals.jacfwd, duals.jacrev):

@@ -2,8 +2,9 @@
 negatives), composed from ``abs``, ``power``, ``sqrt``, the reductions and ``eigvalsh``; complex
 values through ``|z|²`` and the Hermitian Gram matrix ``Aᴴ A``; and ``linalg.cond``.
 
-Policy: the derivative is 0 at the zero vector (as ``abs'(0) = 0``), and orders built on
-``max``/``min`` split ties evenly, like ``max`` and ``min``.
+Policy: the derivative is 0 at the zero vector and the zero matrix, for every order and in
+every mode (as ``abs'(0) = 0``), and orders built on ``max``/``min`` split ties evenly, like
+``max`` and ``min``.
 """
 import numpy as np
 
@@ -40,7 +41,15 @@ def _vector_norm(x, ord, axis, keepdims):
         return np.sum(_plain(x) != 0, axis=axis, keepdims=keepdims).astype(_float_dtype(x))
     if ord == 1:
         return _sum(_abs(x), axis=axis, keepdims=keepdims)
-    return _safe_root(_sum(power(_abs(x), float(ord)), axis=axis, keepdims=keepdims), float(ord))
+    p = float(ord)
+    zero = np.all(np.asarray(_plain(x)) == 0, axis=axis, keepdims=True)
+    if not zero.any():
+        return _safe_root(_sum(power(_abs(x), p), axis=axis, keepdims=keepdims), p)
+    # at a zero vector |x|^p has infinite partials for p < 1, which the root's zero derivative
+    # would meet as 0 * inf in reverse mode: those vectors are replaced by ones, their norm by 0
+    safe = select(np.broadcast_to(zero, shape(x)), np.ones((), dtype=_float_dtype(x)), x)
+    out = _sum(power(_abs(safe), p), axis=axis, keepdims=keepdims) ** (1.0 / p)
+    return select(zero if keepdims else np.squeeze(zero, axis=axis), np.zeros((), dtype=_float_dtype(x)), out)
 
 
 def _matrix_norm(x, ord, axes, keepdims):
@@ -74,12 +83,18 @@ def _singular_norm(x, ord, r, c):
     from .spectral import eigvalsh
     y = moveaxis(x, (r, c), (-2, -1))
     m, n = shape(y)[-2:]
+    zero = np.all(np.asarray(_plain(y)) == 0, axis=(-2, -1))
+    if zero.any():   # the zero matrix: norm 0 with derivative 0, as the zero vector's; the Gram
+        # matrix's eigenvalues are computed on the identity there (sqrt'(0) would give NaN)
+        y = select(zero[..., None, None], np.eye(m, n, dtype=_float_dtype(y)), y)
     gram = matmul(conj(swapaxes(y, -1, -2)), y) if m >= n else matmul(y, conj(swapaxes(y, -1, -2)))
     sigma = sqrt(maximum(eigvalsh(gram), 0.0))
     reduce = {2: _max, -2: _min, "nuc": _sum}[ord]
     through_gram = reduce(sigma, axis=-1)
     exact = np.linalg.norm(np.asarray(_plain(y)), ord=ord, axis=(-2, -1))
     value = through_gram + stop_gradient(exact - _plain(through_gram))
+    if zero.any():
+        value = select(zero, np.zeros((), dtype=_float_dtype(y)), value)
     kept = list(shape(x))
     kept[r] = kept[c] = 1
     return reshape(value, tuple(kept))
