@@ -1,5 +1,5 @@
 """Derivative cases for ``duals/ops/sorting.py``: ``sort``, ``unique``, ``median``, ``percentile``/``quantile``
-(the data and a traced ``q``) and ``interp`` (traced ``x`` and/or ``fp``), called as plain NumPy
+(the data and a traced ``q``) and ``interp`` (traced ``x``, ``xp`` and/or ``fp``), called as plain NumPy
 (``np.sort(x)`` reaches duals through ``__array_function__``).
 
 Inputs are drawn at random, so ties (where these functions have a kink) have probability zero;
@@ -40,6 +40,12 @@ CASES = [
          float32=False),
     Case("interp-x-and-fp", lambda x, fp: np.interp(x, XP, fp ** 2, left=0.0), ((2, 2), (7,)),
          G + ("square",), float32=False),
+    # traced knots: increasing for the sampled offsets (a step of 1 plus at most 0.3 either way)
+    Case("interp-knots", lambda d: np.interp(np.array([-0.5, 0.4, 1.3, 2.2, 3.9]),
+                                             np.arange(4.0, dtype=d.dtype) + d, np.array([1.0, 3.0, 2.0, 5.0])),
+         ((4,),), G + ("div", "sub"), domain=(-0.3, 0.3), float32=False),
+    Case("interp-x-knots-and-values", lambda x, d, fp: np.interp(x, np.arange(4.0) + 0.3 * d, fp),
+         ((3,), (4,), (4,)), G + ("div", "sub"), domain=(0.2, 2.8), float32=False),
     # a periodic table in any order, with a wrap-around segment between its last and first knots
     Case("interp-periodic", lambda x, fp: np.interp(3.0 * x, PERIODIC_XP, fp, period=-2.5), ((5,), (4,)),
          G + ("mod", "select", "concatenate"), float32=False),

@@ -7,6 +7,7 @@ order statistics and the errors of what stays unsupported.
 """
 import warnings
 
+import numba
 import numpy as np
 import pytest
 
@@ -14,6 +15,7 @@ import duals
 import duals.numpy as dnp
 from duals import Dual, Var
 from duals.testing import assert_close
+from finite_differences import central_differences
 
 RNG = np.random.default_rng(20240615)
 
@@ -487,7 +489,7 @@ def test_a_variance_without_degrees_of_freedom_is_nan_as_in_numpy(transform):
     (lambda d: np.pad(d, 1, mode="mean"), r"numpy\.pad with mode='mean'.*supported modes"),
     (lambda d: np.percentile(d, 50, method="nearest"), r"numpy\.percentile with method='nearest'"),
     (lambda d: np.quantile(d, 0.5, weights=np.ones(3)), r"numpy\.quantile with weights="),
-    (lambda d: np.interp(0.5, d, [0.0, 1.0, 2.0]), r"numpy\.interp: the sample points xp"),
+    (lambda d: np.interp(0.5, d, [0.0, 1.0, 2.0], period=3.0), r"numpy\.interp: traced sample points xp with period="),
     (lambda d: np.take(d, np.array([0]) * d), r"take: the indices cannot be a traced value"),
     (lambda d: np.linspace(d[0], d[1], 3, dtype=int), r"linspace\(..., dtype=int64\)"),
     (lambda d: np.sum(d, where=d > 0, out=np.zeros(())), r"sum\(..., out=\.\.\.\)"),
@@ -579,3 +581,24 @@ def test_sinc_values_are_numpys_bit_for_bit_on_both_sides_of_the_switch():
     np.testing.assert_array_equal(value, np.sinc(x))
     u = np.pi * x[np.abs(x) > 0.01]
     np.testing.assert_allclose(slope[np.abs(x) > 0.01], np.pi * (u * np.cos(u) - np.sin(u)) / u ** 2, rtol=1e-12)
+
+
+@numba.njit(cache=True)
+def interp_table(x, xp, fp):
+    return np.interp(x, xp, fp)
+
+
+def test_interp_with_traced_sample_points_matches_compiled_mode_and_differences():
+    """Calibrating the knots of a table: the segment of each point from the values, the value
+    NumPy's; at a knot the segment to its right (as compiled mode), elsewhere central differences."""
+    x = np.array([0.5, 1.0, 1.7, 2.9, 3.0, -1.0, 4.0])
+    xp, fp = np.array([0.0, 1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0, 5.0])
+    f = lambda xp: np.interp(x, xp, fp)  # noqa: E731
+    value, _ = duals.jvp(f, (xp,), (np.ones(4),))
+    np.testing.assert_array_equal(value, np.interp(x, xp, fp))
+    J = duals.jacfwd(f)(xp)
+    np.testing.assert_allclose(duals.jacrev(f)(xp), J, rtol=1e-15)
+    np.testing.assert_allclose(duals.jacfwd(interp_table, argnums=1)(x, xp, fp), J, rtol=1e-15)
+    off_knots = [0, 2, 3, 5, 6]
+    np.testing.assert_allclose(J[off_knots], central_differences(f, (xp,), 0)[off_knots], atol=1e-8)
+    assert J[1].tolist() == [0.0, 1.0, 0.0, 0.0]   # at xp[1]: the segment [1, 2] moves with its left end

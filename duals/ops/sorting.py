@@ -450,26 +450,29 @@ def _one_period(x, xp, fp, period):
 def interp(x, xp, fp, left=None, right=None, period=None):
     """interp(x, xp, fp, left=None, right=None, period=None): piecewise-linear interpolation of ``(xp, fp)`` at ``x``.
 
-    ``xp`` must be plain and increasing (any order with ``period``, as NumPy); ``x``, ``fp``,
-    ``left`` and ``right`` may be traced.
+    ``xp`` must be increasing (any order with ``period``, as NumPy); ``x``, ``xp``, ``fp``,
+    ``left`` and ``right`` may be traced (``xp`` not with ``period``). The segment of each point is
+    found on the values; at a knot the value and derivative are those of the segment to its right
+    (at the last knot, to its left), and outside the knots ``left``/``right``'s.
 
     >>> float(interp(1.5, [1.0, 2.0], [10.0, 20.0]))
     15.0
     """
-    if isinstance(xp, Tracer):
-        raise TypeError("numpy.interp: the sample points xp cannot be traced in duals (the segment "
-                        "search is not differentiable); pass plain xp, and make x or fp the traced input")
     if period is not None:
+        if isinstance(xp, Tracer):
+            raise TypeError("numpy.interp: traced sample points xp with period= are not supported; "
+                            "pass plain xp (x and fp may be traced)")
         x, xp, fp = _one_period(x, xp, fp, period)
         left = right = None
-    if not _traced(x, fp, left, right):
+    if not _traced(x, xp, fp, left, right):
         return np.interp(x, xp, fp, left, right)
-    xp = np.asarray(xp, dtype=np.float64)
+    knots = np.asarray(_plain(xp), dtype=np.float64)
+    xp = xp if isinstance(xp, Tracer) else knots
     fp = fp if isinstance(fp, Tracer) else np.asarray(fp, dtype=np.float64)
-    if xp.ndim != 1 or shape(fp) != xp.shape:
-        raise ValueError("fp and xp are not of the same length." if xp.ndim == 1 else
+    if knots.ndim != 1 or shape(fp) != knots.shape:
+        raise ValueError("fp and xp are not of the same length." if knots.ndim == 1 else
                          "object too deep for desired array")
-    n = xp.shape[0]
+    n = knots.shape[0]
     if n == 0:
         raise ValueError("array of sample points is empty")
     xv = _plain(x)
@@ -479,10 +482,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if n == 1:
         inner = first
     else:
-        j = np.clip(np.searchsorted(xp, xv, side="right") - 1, 0, n - 2)
+        j = np.clip(np.searchsorted(knots, xv, side="right") - 1, 0, n - 2)
         f0, f1 = getitem(fp, j), getitem(fp, j + 1)
-        x0, x1 = xp[j], xp[j + 1]
+        x0, x1 = getitem(xp, j), getitem(xp, j + 1)
         slope = (f1 - f0) / (x1 - x0)
         # at the last knot, anchor at it, so that the value is fp[-1] exactly (NumPy's)
-        inner = where(xv == xp[-1], f1 + slope * (x - x1), f0 + slope * (x - x0))
-    return where(xv < xp[0], left, where(xv > xp[-1], right, inner))
+        inner = where(xv == knots[-1], f1 + slope * (x - x1), f0 + slope * (x - x0))
+    return where(xv < knots[0], left, where(xv > knots[-1], right, inner))
