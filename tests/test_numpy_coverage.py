@@ -249,15 +249,16 @@ def test_plain_lists_next_to_traced_values(name, f):
 # ---------------------------------------------------------------- value-only queries
 
 
-def _traced_values(x):
-    """The value ``x`` as a Dual, a Var and a Dual inside a Var (nested), for the queries."""
-    seen = []
+def _answers_on_traced_values(x, query):
+    """``query`` of ``x`` as a Dual, a Var and a Dual inside a Var (nested, asked while the
+    hessian that made it runs: a traced value is not used after its call returned)."""
+    answers = [query(Dual(x, np.ones_like(x))), query(Var(x))]
 
     def probe(v):
-        seen.append(v)
+        answers.append(query(v))
         return dnp.sum(v)
     duals.hessian(probe)(x)
-    return [Dual(x, np.ones_like(x)), Var(x)] + seen
+    return answers
 
 
 QUERIES = [
@@ -281,9 +282,8 @@ QUERIES = [
 def test_value_only_queries_give_numpys_plain_answer(name, query):
     x = np.array([[0.25, -1.5, 2.0], [0.0, 0.75, -0.1]])
     expected = query(x)
-    for traced in _traced_values(x):
-        got = query(traced)
-        assert not isinstance(got, duals.core.Tracer), (name, type(traced))
+    for got in _answers_on_traced_values(x, query):
+        assert not isinstance(got, duals.core.Tracer), name
         assert type(got) is type(expected) or np.asarray(got).dtype == np.asarray(expected).dtype, name
         np.testing.assert_array_equal(got, expected)
 
