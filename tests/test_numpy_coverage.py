@@ -493,6 +493,8 @@ def test_a_variance_without_degrees_of_freedom_is_nan_as_in_numpy(transform):
     (lambda d: np.take(d, np.array([0]) * d), r"take: the indices cannot be a traced value"),
     (lambda d: np.linspace(d[0], d[1], 3, dtype=int), r"linspace\(..., dtype=int64\)"),
     (lambda d: np.sum(d, where=d > 0, out=np.zeros(())), r"sum\(..., out=\.\.\.\)"),
+    (lambda d: np.ravel(d.reshape(1, 3), order="K"), r"ravel\(order='K'\) follows the memory layout"),
+    (lambda d: np.cumsum(d, dtype=int), r"cumsum: dtype=int64 would truncate the derivative"),
     (lambda d: np.add.at(np.zeros(2), np.array([0, 1, 0]), d), r"numpy\.add\.at\(a, indices, b\) changes a in "
      r"place.*a \+ np\.bincount\(indices, weights=b, minlength=a\.size\)"),
     (lambda d: np.maximum.at(np.zeros(2), np.array([0, 1, 0]), d), r"numpy\.maximum\.at.*@numba\.njit"),

@@ -334,12 +334,20 @@ cumsum_p.def_sparsity(axis_rule(prefix))
 
 
 @export()
-def cumsum(x, axis=None):
-    """cumsum(x, axis=None): running sums along ``axis`` (flattened when ``None``).
+def cumsum(x, axis=None, dtype=None, out=None):
+    """cumsum(x, axis=None, dtype=None): running sums along ``axis`` (flattened when ``None``),
+    in the float ``dtype`` if given.
 
     >>> cumsum(np.array([1.0, 2.0, 3.0])).tolist()
     [1.0, 3.0, 6.0]
     """
+    if out is not None:
+        raise TypeError("cumsum(..., out=...) cannot write a traced value into an array; drop out=")
+    if dtype is not None:
+        if np.dtype(dtype).kind not in "fc":
+            raise TypeError(f"cumsum: dtype={np.dtype(dtype)} would truncate the derivative; use a float dtype")
+        if np.dtype(dtype) != dtype_of(x):
+            x = x.astype(dtype)
     if axis is None:
         x = reshape(x, (-1,))
         axis = 0

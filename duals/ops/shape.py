@@ -444,8 +444,18 @@ def squeeze(x, axis=None):
 
 
 @export("ravel")
-def ravel(x):
-    """ravel(x): the entries as a 1-D array (C order)."""
+def ravel(x, order="C"):
+    """ravel(x, order="C"): the entries as a 1-D array, in C (row) or F (column) order. "A" and
+    "K" follow the memory layout, which a traced value does not keep: refused for 2 axes or more."""
+    if order in ("A", "K"):
+        if ndim(x) > 1:
+            raise NotImplementedError(f"ravel(order={order!r}) follows the memory layout, which a "
+                                      f"traced value does not keep; pass order='C' or 'F'")
+        order = "C"
+    if order == "F":
+        return reshape(transpose(x), (-1,))
+    if order != "C":
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
     return reshape(x, (-1,))
 
 
