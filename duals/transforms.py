@@ -766,8 +766,23 @@ def hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None, holomorp
         return jacfwd(jacrev(f, argnums, holomorphic=True), argnums, chunk_size=chunk_size,
                       workers=workers, holomorphic=True)
     if workers is None:
-        return jacfwd(jacrev(f, argnums), argnums, chunk_size=chunk_size)
-    return jacfwd(_JacrevOf(f, argnums), argnums, chunk_size=chunk_size, workers=workers)
+        return _real_inputs(jacfwd(jacrev(f, argnums), argnums, chunk_size=chunk_size), argnums)
+    return _real_inputs(jacfwd(_JacrevOf(f, argnums), argnums, chunk_size=chunk_size, workers=workers),
+                        argnums)
+
+
+def _real_inputs(hess, argnums):
+    """``hess`` refusing a complex input in its own name, with the way a real function of complex
+    inputs has second derivatives (jacfwd inside would name itself and suggest holomorphic=True)."""
+    def hessian_of(*args, **kwargs):
+        for i in (argnums,) if isinstance(argnums, int) else argnums:
+            if -len(args) <= i < len(args) and any(is_complex(leaf) for leaf in tree.flatten(args[i])[0]):
+                raise TypeError(f"hessian: input {i % len(args)} is complex, and a real function of "
+                                f"complex inputs has no complex Hessian: use hvp(f, z, v) (complex z "
+                                f"and v), or pass the real and imaginary parts as real arrays; "
+                                f"holomorphic=True is for a holomorphic f")
+        return hess(*args, **kwargs)
+    return hessian_of
 
 
 class _JacrevOf:

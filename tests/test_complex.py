@@ -364,3 +364,9 @@ def test_holomorphic_jacobians_in_chunks_and_by_workers_are_the_same():
     np.testing.assert_allclose(duals.jacfwd(f, holomorphic=True, chunk_size=2)(z), J)
     np.testing.assert_allclose(duals.jacrev(f, holomorphic=True, chunk_size=1)(z), J)
     np.testing.assert_allclose(duals.jacfwd(f, holomorphic=True, chunk_size=1, workers=map)(z), J)
+
+
+
+def test_hessian_of_a_real_function_of_complex_inputs_names_itself_and_hvp():
+    with pytest.raises(TypeError, match=r"^hessian: input 0 is complex.*use hvp\(f, z, v\)"):
+        duals.hessian(lambda z: np.sum(np.abs(z) ** 2))(np.array([1 + 1j, 2.0]))
