@@ -453,17 +453,22 @@ adjugate_p.def_sparsity(per_matrix_rule())
 
 
 def _singular(a):
-    return bool(np.any(np.linalg.det(np.asarray(innermost(a))) == 0.0))
+    return _zero(np.linalg.det(np.asarray(innermost(a))))
+
+
+def _zero(det):
+    """Whether a determinant (of any matrix in a stack) is 0: where det's rules take the adjugate."""
+    return bool(np.any(np.asarray(innermost(det)) == 0.0))
 
 
 def _det_jvp(t, out, a):
-    if _singular(a):
+    if _zero(out):
         return _sum(_T(adjugate_p(a)) * t, axis=(-2, -1))
     return out * _trace_of_solve(t, a)
 
 
 def _det_vjp(g, out, a):
-    if _singular(a):
+    if _zero(out):
         return _matrix_cotangent(g) * _T(adjugate_p(a))
     return _matrix_cotangent(g * out) * _inv_T(a)
 
