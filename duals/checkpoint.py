@@ -124,6 +124,11 @@ def checkpoint(f):
 
     @functools.wraps(f)
     def checkpointed(*args, **kwargs):
+        traced = [k for k, v in kwargs.items() if any(isinstance(a, Tracer) for a in tree.flatten(v)[0])]
+        if traced:
+            raise TypeError(f"checkpoint: the keyword argument {traced[0]}= is a value being "
+                            f"differentiated, but keyword arguments are held constant; pass it "
+                            f"positionally: checkpoint(f)(x, {traced[0]})")
         fun = functools.partial(f, **kwargs) if kwargs else f
         return checkpoint_p(*args, fun=fun)
 

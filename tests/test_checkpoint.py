@@ -102,3 +102,14 @@ def test_closure_over_a_traced_value_is_refused():
 def test_tuple_output_is_refused():
     with pytest.raises(TypeError, match="returns one array"):
         duals.checkpoint(lambda x: (x, x))(np.ones(2))
+
+
+
+def test_a_differentiated_keyword_argument_says_to_pass_it_positionally():
+    f = duals.checkpoint(lambda x, scale=1.0: np.sum(np.sin(x) * scale))
+    with pytest.raises(TypeError, match=r"keyword argument scale= is a value being differentiated.*"
+                                        r"pass it positionally"):
+        duals.grad(lambda p: f(p[:2], scale=p[2]))(np.array([0.1, 0.2, 3.0]))
+    np.testing.assert_allclose(duals.grad(lambda p: f(p[:2], p[2]))(np.array([0.1, 0.2, 3.0])),
+                               [3.0 * np.cos(0.1), 3.0 * np.cos(0.2), np.sin(0.1) + np.sin(0.2)], rtol=1e-14)
+    assert duals.grad(lambda x: f(x, scale=2.0))(np.array([0.5])) == pytest.approx([2.0 * np.cos(0.5)])
