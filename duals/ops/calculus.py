@@ -22,7 +22,7 @@ import numpy as np
 from ..core import Primitive, Tracer
 from ..index_sets import along_axis, axis_rule, broadcast as broadcast_sets, reduced, union
 from . import dtype_of, export, innermost, ndim_of as ndim, negative_into, normalize_axis, shape_of as shape
-from .reductions import sum as _sum, unbroadcast
+from .reductions import refuse_out_and_integer_dtype, sum as _sum, unbroadcast
 from .assembly import operand
 from .elementwise import align
 from .fused_vjp import READS
@@ -226,10 +226,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
     >>> cumprod(np.array([1.0, 2.0, 3.0, 4.0])).tolist()
     [1.0, 2.0, 6.0, 24.0]
     """
-    if out is not None:
-        raise TypeError("cumprod(..., out=...) cannot write a traced value into an array; drop out=")
-    if dtype is not None and np.dtype(dtype).kind not in "fc":
-        raise TypeError(f"cumprod: dtype={dtype} would truncate the derivative; use a float dtype")
+    refuse_out_and_integer_dtype("cumprod", out, dtype)
     if not isinstance(a, Tracer):
         return np.cumprod(a, axis=axis, dtype=dtype)
     if axis is None:

@@ -70,11 +70,7 @@ def sum(x, axis=None, keepdims=False, dtype=None, *, out=None, initial=None, whe
     >>> float(sum(np.arange(4.0), where=np.arange(4) % 2 == 1))
     4.0
     """
-    if dtype is not None and np.dtype(dtype).kind not in "fc":
-        raise TypeError(f"sum: dtype={dtype} would truncate the derivative; use a float dtype")
-    if out is not None:
-        raise TypeError("sum(..., out=...) cannot write a traced value into an array; drop out= "
-                        "and use the returned value")
+    refuse_out_and_integer_dtype("sum", out, dtype)
     if _masks(where):
         x = _masked_out(x, where, "sum")
     total = sum_p(x, axis=normalize_axis(axis, ndim(x)), keepdims=bool(keepdims))
@@ -90,6 +86,16 @@ def _masked_out(x, where, name, fill=0.0):
                         f"compare values first (x > 0 compares primals)")
     mask = np.broadcast_to(np.asarray(where, dtype=bool), shape(x))
     return select(mask, x, np.full((), fill, dtype=dtype_of(x)))
+
+
+def refuse_out_and_integer_dtype(name, out=None, dtype=None):
+    """Refuse ``out=`` (an array cannot hold a traced value) and a non-float ``dtype=`` (it would
+    truncate the derivative), naming the function ``name``."""
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
+        raise TypeError(f"{name}: dtype={np.dtype(dtype)} would truncate the derivative; use a float dtype")
+    if out is not None:
+        raise TypeError(f"{name}(..., out=...) cannot write a traced value into an array; drop out= "
+                        f"and use the returned value")
 
 
 def _masks(where):
@@ -341,13 +347,9 @@ def cumsum(x, axis=None, dtype=None, out=None):
     >>> cumsum(np.array([1.0, 2.0, 3.0])).tolist()
     [1.0, 3.0, 6.0]
     """
-    if out is not None:
-        raise TypeError("cumsum(..., out=...) cannot write a traced value into an array; drop out=")
-    if dtype is not None:
-        if np.dtype(dtype).kind not in "fc":
-            raise TypeError(f"cumsum: dtype={np.dtype(dtype)} would truncate the derivative; use a float dtype")
-        if np.dtype(dtype) != dtype_of(x):
-            x = x.astype(dtype)
+    refuse_out_and_integer_dtype("cumsum", out, dtype)
+    if dtype is not None and np.dtype(dtype) != dtype_of(x):
+        x = x.astype(dtype)
     if axis is None:
         x = reshape(x, (-1,))
         axis = 0

@@ -22,19 +22,12 @@ from .complex_parts import conj, squared_modulus
 from .elementwise import clip, sqrt, where
 from .linalg import matmul
 from .reductions import max as _max, mean as _mean, min as _min, prod as _prod, sum as _sum
+from .reductions import refuse_out_and_integer_dtype
 from .shape import broadcast_to, concatenate, diagonal, reshape, squeeze
 
 
 def _plain(x):
     return np.asarray(innermost(x))
-
-
-def _refuse(name, out=None, dtype=None):
-    if out is not None:
-        raise TypeError(f"{name}(..., out=...) cannot write a traced value into an array; drop out= "
-                        f"and use the returned value")
-    if dtype is not None and np.dtype(dtype).kind not in "fc":
-        raise TypeError(f"{name}: dtype={dtype} would truncate the derivative; use a float dtype")
 
 
 @export()
@@ -83,7 +76,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
     >>> float(nansum(np.array([1.0, np.nan, 2.0])))
     3.0
     """
-    _refuse("nansum", out, dtype)
+    refuse_out_and_integer_dtype("nansum", out, dtype)
     mask = _left_out(a, where)
     total = _sum(_where(mask, 0.0, a), axis, keepdims)
     return total if initial is None else total + initial
@@ -96,7 +89,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     >>> float(nanmean(np.array([1.0, np.nan, 2.0])))
     1.5
     """
-    _refuse("nanmean", out, dtype)
+    refuse_out_and_integer_dtype("nanmean", out, dtype)
     mask = _left_out(a, where)
     count = np.sum(~mask, axis=axis, keepdims=keepdims)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -111,7 +104,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     >>> float(nanvar(np.array([1.0, np.nan, 3.0])))
     1.0
     """
-    _refuse("nanvar", out, dtype)
+    refuse_out_and_integer_dtype("nanvar", out, dtype)
     if mean is not None:
         raise NotImplementedError("numpy.nanvar with mean= has no derivative rule in duals; drop "
                                   "mean= (the mean is computed again)")
@@ -143,14 +136,14 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     >>> float(nanprod(np.array([2.0, np.nan, 3.0])))
     6.0
     """
-    _refuse("nanprod", out, dtype)
+    refuse_out_and_integer_dtype("nanprod", out, dtype)
     total = _prod(_where(_left_out(a, where), 1.0, a), axis, keepdims)
     return total if initial is None else total * initial
 
 
 def _nan_extreme(name, reduce, fill):
     def func(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-        _refuse(name, out)
+        refuse_out_and_integer_dtype(name, out)
         if initial is not None or (where is not None and where is not True):
             raise NotImplementedError(f"numpy.{name} with initial= or where= has no derivative rule "
                                       f"in duals; select the entries with np.where first")
@@ -201,7 +194,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
     """
     if not isinstance(a, Tracer):
         return np.ptp(a, axis=axis, out=out, keepdims=keepdims)
-    _refuse("ptp", out)
+    refuse_out_and_integer_dtype("ptp", out)
     return _max(a, axis, keepdims) - _min(a, axis, keepdims)
 
 
@@ -227,7 +220,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     """
     if not any(isinstance(v, Tracer) for v in (m, y, aweights)):
         return np.cov(m, y, rowvar, bias, ddof, fweights, aweights, dtype=dtype)
-    _refuse("cov", dtype=dtype)
+    refuse_out_and_integer_dtype("cov", dtype=dtype)
     if isinstance(fweights, Tracer):
         raise TypeError("cov: fweights are integer repeat counts and have no derivative; pass them "
                         "plain, or pass real-valued weights as aweights")
