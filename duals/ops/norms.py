@@ -48,7 +48,7 @@ def _vector_norm(x, ord, axis, keepdims):
     # at a zero vector |x|^p has infinite partials for p < 1, which the root's zero derivative
     # would meet as 0 * inf in reverse mode: those vectors are replaced by ones, their norm by 0
     safe = select(np.broadcast_to(zero, shape(x)), np.ones((), dtype=_float_dtype(x)), x)
-    out = _sum(power(_abs(safe), p), axis=axis, keepdims=keepdims) ** (1.0 / p)
+    out = _safe_root(_sum(power(_abs(safe), p), axis=axis, keepdims=keepdims), p)
     return select(zero if keepdims else np.squeeze(zero, axis=axis), np.zeros((), dtype=_float_dtype(x)), out)
 
 
