@@ -36,6 +36,7 @@ MATH_SPELLINGS = {
     "hypot": math.hypot,
     "erf": math.erf,
     "erfc": math.erfc,
+    "copysign": math.copysign,
 }
 globals().update(MATH_SPELLINGS)
 abs = abs  # noqa: A001  (the builtin, re-exported for formulas)
@@ -59,6 +60,10 @@ def floor_divide(x, y):
 
 def mod(x, y):
     return x % y
+
+
+def fmod(x, y):
+    return math.fmod(x, y)
 
 
 def where(condition, a, b):

@@ -27,3 +27,8 @@ def cbrt(x):
     # Not a dispatcher: np.cbrt of a nested dual calls cbrt of the level below, and a dispatcher
     # calling itself with another type fails to link (an overload compiles each type apart)
     return np.cbrt(x)
+
+
+@register_jitable
+def fmod(x, y):
+    return np.fmod(x, y)    # Numba has no math.fmod

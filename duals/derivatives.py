@@ -27,7 +27,10 @@ Policy at non-differentiable points (the same in every mode, tested):
   branch: ``(sqrt(x)) ** 2`` at ``0`` stays NaN, the honest answer of the chain rule;
 * ``x // y`` is piecewise constant (derivative 0) and ``x % y = x - y * (x // y)`` has
   ``d/dx = 1``, ``d/dy = -(x // y)``; at a jump the derivative is that of the piece the
-  value comes from (Python's and NumPy's rounding decides it).
+  value comes from (Python's and NumPy's rounding decides it). ``fmod(x, y)`` is the same with
+  the quotient truncated instead of floored: ``d/dy = -(x - fmod(x, y)) / y``;
+* ``copysign(x, y) = |x| sign(y)``: ``d/dx = ±1`` (``0`` at ``x = 0``, as ``abs``), and ``0``
+  with respect to ``y`` (the sign is piecewise constant).
 
 Adding an operation is one :class:`Entry` in :data:`TABLE`: its value, one partial per
 argument, its NumPy spellings, where it lives in the namespace, and the interval the tests and
@@ -131,6 +134,9 @@ TABLE = {
                            discontinuous=True),
     "mod": binary("mod(x, y)", "1.0", "-floor_divide(x, y)", numpy=("mod", "remainder"),
                   domain=(0.3, 2.0), discontinuous=True),
+    "fmod": binary("fmod(x, y)", "1.0", "-((x - out) / y)", domain=(0.3, 2.0), discontinuous=True),
+    "copysign": binary("copysign(x, y)", "sign(x) * sign(out)", "0.0", away_from_zero=True,
+                       discontinuous=True),
 }
 
 # Views of the table in the shapes the generators read; refresh() rebuilds them after an edit.
@@ -169,6 +175,7 @@ VOCABULARY = (
     "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
     "arcsinh", "arccosh", "arctanh", "abs", "sign", "erf", "erfc", "expit",
     "maximum", "minimum", "arctan2", "hypot", "logaddexp", "floor_divide", "mod", "where",
+    "fmod", "copysign",
 )
 
 CONSTANTS = {
