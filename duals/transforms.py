@@ -795,20 +795,24 @@ class _JacrevOf:
         return jacrev(self.function, self.argnums)(*args, **kwargs)
 
 
-def hvp(f, x, v):
-    """hvp(f, x, v) -> H(x)·v, one forward pass over one reverse pass, without forming H.
+def hvp(f, x, v, *args):
+    """hvp(f, x, v, *args) -> H(x)·v, the Hessian of ``f(x, *args)`` in ``x`` times ``v``, one
+    forward pass over one reverse pass, without forming H.
 
-    A Numba dispatcher is recorded once on a compiled tape over duals seeded with ``v`` and
-    swept once.
+    ``args`` (data, parameters) are held constant, so ``functools.partial(duals.hvp, f)`` is
+    SciPy's ``hessp(x, p, *args)``. A Numba dispatcher is recorded once on a compiled tape over
+    duals seeded with ``v`` and swept once.
 
     >>> import numpy as np
     >>> hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0])).tolist()
     [6.0, 0.0]
+    >>> hvp(lambda x, c: c * np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]), 2.0).tolist()
+    [12.0, 0.0]
     """
     if _is_compiled(f):
-        return _jit().compiled_hvp(f, x, v)
+        return _jit().compiled_hvp(f, x, v, *args)
     gradient = _on_containers(_value_and_grad, f, 0, "hvp", caller="hvp")
-    return jvp(lambda y: gradient(y)[1], (x,), (v,))[1]
+    return jvp(lambda y: gradient(y, *args)[1], (x,), (v,))[1]
 
 
 def value_grad_hessian(f, argnums=0):

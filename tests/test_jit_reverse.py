@@ -344,6 +344,16 @@ def test_hvp_and_hessian_forward_over_reverse_equal_forward_over_forward():
     _close(duals.hvp(misfit, x0, v), grad_along_v, rtol=1e-5, atol=1e-5)
 
 
+def test_hvp_of_a_dispatcher_holds_extra_arguments_constant():
+    F = 8.0 + 0.1 * np.sin(np.arange(12.0))
+    misfit = numba.njit(lambda x0, F, steps: lorenz96_misfit(F, x0, steps, 0.01))
+    x0, v = F + 0.01 * np.arange(12.0), np.linspace(-1.0, 1.0, 12)
+    H = duals.hessian(misfit)(x0, F, 30)
+    _close(duals.hvp(misfit, x0, v, F, 30), H @ v, rtol=1e-10, atol=1e-10)
+    with pytest.raises(TypeError, match="expected 3, got 2"):
+        duals.hvp(misfit, x0, v, F)
+
+
 def test_hessian_with_tuple_argnums_gives_blocks():
     a, b = np.array([0.3, -0.2]), np.array([0.5, 0.1, 0.9])
     f = numba.njit(lambda a, b: np.sum(a) ** 2 * np.sum(b * b) + a[0] * b[2] ** 3)

@@ -5,6 +5,7 @@ import pytest
 import duals
 import duals.numpy as dnp
 from duals.testing import numerical_jacobian
+from finite_differences import central_differences
 
 RNG = np.random.default_rng(0)
 W = RNG.standard_normal((4, 3))
@@ -154,6 +155,17 @@ def test_hvp_equals_hessian_times_vector():
     f = lambda x: np.sum(np.exp(x[:-1]) * np.sin(x[1:]) ** 2)  # noqa: E731
     x, v = RNG.standard_normal(5), RNG.standard_normal(5)
     np.testing.assert_allclose(duals.hvp(f, x, v), duals.hessian(f)(x) @ v, rtol=1e-12)
+
+
+def test_hvp_holds_extra_arguments_constant_as_scipy_hessp_passes_them():
+    def misfit(p, S, v):
+        return np.sum((p[0] * S / (p[1] + S) - v) ** 2)
+    S, data = np.linspace(0.1, 5.0, 9), np.cos(np.arange(9.0))
+    p, u = np.array([1.5, 1.0]), np.array([0.3, -0.7])
+    H = duals.hessian(misfit)(p, S, data)
+    np.testing.assert_allclose(duals.hvp(misfit, p, u, S, data), H @ u, rtol=1e-12)
+    along_u = central_differences(lambda t: duals.grad(misfit)(p + t * u, S, data), [0.0], 0)
+    np.testing.assert_allclose(duals.hvp(misfit, p, u, S, data), along_u, rtol=1e-6)
 
 
 def test_value_grad_hessian_matches_the_separate_transformations():

@@ -495,22 +495,23 @@ def _dual_sweep(f, args, nums, who, seeds):
         _release(tape)
 
 
-def compiled_hvp(f, x, v):
-    """compiled_hvp(f, x, v) -> ``H(x)·v`` of a scalar compiled ``f``: one recording over duals
-    of one lane (seeded with ``v``) and one sweep.
+def compiled_hvp(f, x, v, *args):
+    """compiled_hvp(f, x, v, *args) -> ``H(x)·v`` of a scalar compiled ``f(x, *args)`` (``args``
+    held constant): one recording over duals of one lane (seeded with ``v``) and one sweep.
 
     >>> import numba, numpy as np
     >>> compiled_hvp(numba.njit(lambda x: x[0] ** 2 * x[1]), np.array([1.0, 2.0]), np.array([1.0, 0.0])).tolist()
     [4.0, 2.0]
     """
     f = _check_dispatcher(f, "hvp")
-    x = _input(x, "hvp", "x")
+    call, nums, _ = _inputs(f, (x,) + args, 0, "hvp")
+    x = call[0]
     v = np.asarray(v, dtype=np.float64)
     if v.shape != _shape(x):
         raise ValueError(f"hvp: v has shape {v.shape} but x has shape {_shape(x)}; they must match")
-    rec, value, _, tangents = _dual_sweep(f, [x], [0], "hvp", v.reshape(-1, 1))
+    rec, value, _, tangents = _dual_sweep(f, call, nums, "hvp", v.reshape(-1, 1))
     check_float_output(value, "hvp")
-    return rec.split(tangents[:, 0], [x], [0])[0]
+    return rec.split(tangents[:, 0], call, nums)[0]
 
 
 def compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None):
