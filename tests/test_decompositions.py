@@ -215,6 +215,17 @@ def test_lstsq_and_pinv_of_a_rank_deficient_matrix_raise(mode, call):
         getattr(duals, mode)(call)(a)
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("columns", [None, 2], ids=["vector", "matrix"])
+def test_lstsq_of_a_constant_rank_deficient_matrix_is_linear_in_b(mode, columns):
+    a = np.outer(RNG.standard_normal(4), RNG.standard_normal(3)) + np.outer(RNG.standard_normal(4), [1.0, 0, 0])
+    b = RNG.standard_normal(4 if columns is None else (4, columns))
+    solve = lambda b: np.linalg.lstsq(a, b, rcond=None)[0]  # noqa: E731
+    jac = getattr(duals, mode)(solve)(b)
+    assert_close(jac, numerical_jacobian(solve, (b,), 0), 1e-7, 1e-8, "finite differences")
+    assert_close(np.tensordot(jac, b, b.ndim), solve(b), 1e-12, 1e-12, "linear in b")
+
+
 def test_pinv_hermitian_reads_the_lower_triangle_as_numpy_does():
     a = RNG.standard_normal((3, 3)) + 3 * np.eye(3)
     jac = duals.jacrev(lambda a: np.linalg.pinv(a, hermitian=True))(a)

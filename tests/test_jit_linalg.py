@@ -189,6 +189,14 @@ def test_least_squares_of_a_rank_deficient_matrix_refuses_a_derivative():
         jacfwd(least_squares, argnums=(0, 1))(A, np.ones(3))
 
 
+@pytest.mark.parametrize("transform", [jacfwd, duals.jacrev], ids=["forward", "reverse"])
+def test_least_squares_of_a_constant_rank_deficient_matrix_is_linear_in_b(transform):
+    A, b = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]]), np.array([1.0, 0.5, -0.2])
+    db = transform(least_squares, argnums=1)(A, b)
+    np.testing.assert_allclose(db, central_differences(least_squares, (A, b), 1), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(db, duals.jacfwd(lambda b: np.linalg.lstsq(A, b)[0])(b), rtol=1e-12, atol=1e-14)
+
+
 def test_hessian_of_least_squares_names_lstsq_and_what_to_do():
     with pytest.raises(TypeError, match=r"np\.linalg\.lstsq of nested duals .* normal equations"):
         hessian(lstsq_sum)(np.eye(3)[:, :2] + 0.1, np.ones(3))

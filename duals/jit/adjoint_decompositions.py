@@ -46,6 +46,7 @@ from .differentials import (_attach, _contiguous, _diagonal, _identity_minus, _l
                             _pair, _right, _scaled, _step, _values, _zeros)
 from .errors import MARK
 from .extras import _real
+from .linalg import truncated_pinv
 from .parts import real_values
 
 __all__ = []
@@ -426,7 +427,7 @@ def _lstsq_typer(a, b, rcond=-1.0):
         br = _values(b)
         m, n = ar.shape
         x, res, rank, sv = np.linalg.lstsq(ar, br, rcond)
-        if rank < min(m, n):
+        if a_moves and rank < min(m, n):
             raise np.linalg.LinAlgError(_LSTSQ_RANK)
         if a_moves and second and not _distinct_nonzero(real_values(ar), m, n, eps):
             raise np.linalg.LinAlgError(_LSTSQ_SECOND_ORDER)   # the factors of duals need it
@@ -437,7 +438,8 @@ def _lstsq_typer(a, b, rcond=-1.0):
         rhs = _zeros(m, k, like)        # db − dA x
         _copy_rhs(b, rhs)
         r = _minus(b2, np.dot(ar, x2))
-        pinv = _contiguous(np.linalg.pinv(ar, 0.0))
+        u, s, vt = np.linalg.svd(ar, full_matrices=False)
+        pinv = truncated_pinv(u, s, vt, rank)
         dx = _zeros(n, k, like)
         if a_moves:
             _right(a, _negated(x2), rhs)

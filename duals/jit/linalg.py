@@ -374,6 +374,13 @@ def _cholesky_typer(a):
 
 # ---------------------------------------------------------------- lstsq
 
+@register_jitable
+def truncated_pinv(u, s, vt, rank):
+    """The pseudo-inverse of the matrix ``u s vt`` (a thin SVD) from its ``rank`` largest singular
+    values, those lstsq keeps: lstsq's solution is this times ``b``, linear in ``b`` for a constant matrix."""
+    return np.ascontiguousarray(np.dot(vt[:rank].T / s[:rank], np.ascontiguousarray(u[:, :rank].T)))
+
+
 def _lstsq_typer(a, b, rcond=-1.0):
     T = _ours("np.linalg.lstsq", a, b)
     if T is None:
@@ -386,6 +393,7 @@ def _lstsq_typer(a, b, rcond=-1.0):
                 "solve the normal equations np.linalg.solve(A.T @ A, A.T @ b) instead")
     vector = b.ndim == 1
     width = T.lanes
+    a_moves = is_dual_array(a)
 
     def impl(a, b, rcond=-1.0):
         ar, da = split(a, T)
@@ -393,11 +401,11 @@ def _lstsq_typer(a, b, rcond=-1.0):
         m, n = ar.shape
         b2 = np.ascontiguousarray(br).reshape((m, 1)) if vector else br
         x, res, rank, sv = np.linalg.lstsq(ar, b2, rcond)
-        if rank < min(m, n):
+        if a_moves and rank < min(m, n):
             raise np.linalg.LinAlgError("duals.jit: np.linalg.lstsq has no derivative at a matrix "
                                         "of deficient rank (the solution jumps there)")
         u, s, vt = np.linalg.svd(ar, full_matrices=False)
-        pinv = np.ascontiguousarray(np.dot(vt.T / s, u.T))
+        pinv = truncated_pinv(u, s, vt, rank)
         k = x.shape[1]
         lanes = width
         rhs = minus(_columns(db, m, k, lanes), lanes_left(da, x))

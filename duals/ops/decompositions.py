@@ -527,7 +527,8 @@ def lstsq(a, b, rcond=None):
     unless ``a`` is tall and of full rank), ``rank`` is plain. ``x``, ``residuals`` and the
     singular values ``s`` of ``a`` (those of ``svd(a, compute_uv=False)``, NumPy's values) are
     differentiated for a full-rank ``a`` (tall, or wide with the minimum-norm ``x``); a
-    rank-deficient ``a`` raises ``LinAlgError`` on a derivative.
+    rank-deficient ``a`` raises ``LinAlgError`` on a derivative, unless ``a`` is a constant: then
+    ``x`` is the truncated pseudo-inverse of ``a`` times ``b``, linear in ``b``.
 
     >>> x, res, rank, s = lstsq(np.array([[1.0], [1.0]]), np.array([1.0, 3.0]))
     >>> np.round(x, 12).tolist(), np.round(res, 12).tolist(), int(rank)
@@ -538,11 +539,14 @@ def lstsq(a, b, rcond=None):
     if not _traced(a, b):
         return x_np, res_np, rank, s
     m, n = shape(a)[-2:]
-    if rank < min(m, n):
-        raise _rank_deficient("lstsq", rank, min(m, n), "remove the dependent columns, or regularize "
-                              "(np.linalg.solve(a.T @ a + lam * np.eye(n), a.T @ b))")
     vector = ndim(b) == 1
     B = getitem(b, (slice(None), None)) if vector else b
+    if rank < min(m, n):
+        if _traced(a):
+            raise _rank_deficient("lstsq", rank, min(m, n), "remove the dependent columns, or "
+                                  "regularize (np.linalg.solve(a.T @ a + lam * np.eye(n), a.T @ b))")
+        x = matmul(_truncated_pseudo_inverse(a, rank), B)   # a constant: x is linear in b
+        return _with_value(getitem(x, (slice(None), 0)) if vector else x, x_np), res_np, rank, s
     x, R = _full_rank_pseudo_solve(a, B)
     if res_np.size:
         r = B - matmul(a, x)
@@ -553,6 +557,13 @@ def lstsq(a, b, rcond=None):
     if _traced(a):   # a = Q R: the singular values of the square R, half the work of a's own
         s = _with_value(svd(R, compute_uv=False), s)
     return _with_value(x, x_np), residuals, rank, s
+
+
+def _truncated_pseudo_inverse(a, rank):
+    """The pseudo-inverse of a plain ``a`` from its ``rank`` largest singular values (the ones
+    ``lstsq`` keeps), so that ``lstsq(a, b)[0]`` is this matrix times ``b``."""
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return (vh[:rank].conj().T / s[:rank]) @ u[:, :rank].conj().T
 
 
 _DEFAULT = object()
