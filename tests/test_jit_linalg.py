@@ -112,6 +112,11 @@ def solve_matrix(A, B):
 
 
 @njit
+def solve_matrix_sum(A, B):
+    return np.sum(np.linalg.solve(A, B))
+
+
+@njit
 def cholesky_of(A):
     return np.linalg.cholesky(A)
 
@@ -306,6 +311,14 @@ def test_det_at_a_singular_matrix_has_the_cofactors_as_derivative_and_the_numpy_
     assert abs(expected[0, 0] - (a[1, 1] if a.shape == (2, 2) else 6.0)) < 1e-13
     with pytest.raises(np.linalg.LinAlgError, match="second derivative (of np.linalg.det at a singular|is not)"):
         duals.hessian(det_of)(a)   # forward over forward (2 x 2) or forward over reverse (3 x 3)
+
+
+def test_a_singular_solve_under_compiled_grad_says_singular_and_not_det():
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    with pytest.raises(np.linalg.LinAlgError, match=r"^Matrix is singular to machine precision\.$"):
+        duals.grad(solve_matrix_sum)(singular, np.ones((2, 2)))
+    with pytest.raises(np.linalg.LinAlgError, match="derivative of det at a singular matrix"):
+        duals.grad(det_of)(singular)
 
 
 def test_cholesky_of_a_matrix_that_is_not_positive_definite_raises():

@@ -145,10 +145,17 @@ overload(operator.matmul, target="cpu")(_product_impl)
 
 # ---------------------------------------------------------------- np.linalg
 
+_SINGULAR = "Matrix is singular to machine precision."
+_SINGULAR_DET = ("Matrix is singular (compiled reverse mode eliminates on the values: the derivative "
+                 "of det at a singular matrix, the adjugate, comes from duals.jacfwd, and its second "
+                 "derivative is not computed)")
+
+
 @register_jitable
 def _eliminate(M, R):
     """Gaussian elimination with partial pivoting (on the values) of ``M X = R`` in place;
-    returns the sign of the row permutation. ``M`` is square, ``R`` has the same rows."""
+    returns the sign of the row permutation, 0.0 for a singular ``M`` (the caller raises).
+    ``M`` is square, ``R`` has the same rows."""
     n = M.shape[0]
     sign = 1.0
     for k in range(n):
@@ -157,10 +164,7 @@ def _eliminate(M, R):
             if abs(_real(M[r, k])) > abs(_real(M[p, k])):
                 p = r
         if _real(M[p, k]) == 0.0:
-            raise np.linalg.LinAlgError("Matrix is singular (compiled reverse mode eliminates on "
-                                        "the values: the derivative of det at a singular matrix, "
-                                        "the adjugate, comes from duals.jacfwd, and its second "
-                                        "derivative is not computed)")
+            return 0.0
         if p != k:
             sign = -sign
             for c in range(n):
@@ -210,7 +214,8 @@ def _ov_solve(A, B):
     def impl(A, B):
         M = _square_copy(A, T)
         R = _columns_copy(B, T)
-        _eliminate(M, R)
+        if _eliminate(M, R) == 0.0:
+            raise np.linalg.LinAlgError(_SINGULAR)
         _back_substitute(M, R)
         return R[:, 0].copy() if vector else R
     return impl
@@ -251,7 +256,8 @@ def _ov_inv(A):
         R = np.zeros(A.shape, T)
         for i in range(A.shape[0]):
             R[i, i] = 1.0
-        _eliminate(M, R)
+        if _eliminate(M, R) == 0.0:
+            raise np.linalg.LinAlgError(_SINGULAR)
         _back_substitute(M, R)
         return R
     return impl
@@ -266,6 +272,8 @@ def _ov_det(A):
     def impl(A):
         M = _square_copy(A, T)
         sign = _eliminate(M, np.empty((A.shape[0], 0), T))
+        if sign == 0.0:
+            raise np.linalg.LinAlgError(_SINGULAR_DET)
         total = M[0, 0] * sign
         for k in range(1, A.shape[0]):
             total = total * M[k, k]
@@ -282,6 +290,8 @@ def _ov_slogdet(A):
     def impl(A):
         M = _square_copy(A, T)
         sign = _eliminate(M, np.empty((A.shape[0], 0), T))
+        if sign == 0.0:
+            raise np.linalg.LinAlgError(_SINGULAR)
         logabs = 0.0
         for k in range(A.shape[0]):
             if _real(M[k, k]) < 0.0:
