@@ -677,6 +677,29 @@ def test_a_0d_array_argument_that_meets_an_array_function_is_told_to_reshape():
     assert duals.grad(sum_of_squares_of)(x.reshape(1)).tolist() == [4.0]
 
 
+@numba.njit
+def misspelled(x):
+    return np.sum(x) * undefined_scale  # noqa: F821
+
+
+@numba.njit
+def summed_rows(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * 2.0
+    return s
+
+
+@pytest.mark.parametrize("transform", [duals.jacfwd, duals.grad], ids=["forward", "reverse"])
+def test_a_function_that_does_not_compile_for_plain_numbers_is_named_as_the_fault(transform):
+    with pytest.raises(TypeError, match=r"cannot compile misspelled even for plain numbers, so the "
+                                        r"error is in the function.*undefined_scale"):
+        transform(misspelled)(np.ones(2))
+    with pytest.raises(TypeError, match=r"summed_rows even for plain numbers.*iadd\(float64, array"):
+        transform(summed_rows)(np.ones((2, 2)))     # a 2-d array where the code expects 1-d
+    assert transform(summed_rows)(np.ones(3)).tolist() == [2.0, 2.0, 2.0]
+
+
 def test_non_dispatcher_is_refused_with_a_clear_error():
     from duals.jit import compiled_hessian, compiled_jacfwd, compiled_jvp
     with pytest.raises(TypeError, match="numba.njit"):

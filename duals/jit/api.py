@@ -32,7 +32,7 @@ from ..arguments import output as _output, split_aux as _split_aux
 from ..arguments import COMPILED_HESSIAN_LANES, COMPILED_LANES, chunk_lanes as _chunk_lanes
 from ._types import DualType, _typeof_dual, dtype_of_type
 from .driver import drivable, hot, jacfwd_driver, jvp_driver
-from .errors import reraise
+from .errors import plain_failure, reraise
 from . import promotion_notes
 from .promotion import dual_type_of, promoted_arguments, promoted_call, promoting_copy
 from .vectorized import entry, is_vectorized
@@ -215,14 +215,21 @@ def _promoting_call(f, args, who):
             return out
         except nb_errors.NumbaError as exc:  # compiling failed (errors inside the code pass through)
             if mode is True or not any(_is_float_array(a) for a in args):
-                reraise(exc, who, getattr(f, "__name__", None))
+                _uncompiled(f, args, exc, who)
             first = exc
     try:  # a plain array argument rebound to hold duals (x = x0, then x = step(x, p)): promote it
         out = promoted_call(f, promoted_arguments(args))
     except nb_errors.NumbaError as again:
-        reraise(first if mode != "arguments" else again, who, getattr(f, "__name__", None))
+        _uncompiled(f, args, first if mode != "arguments" else again, who)
     _PROMOTING[f] = "arguments"
     return out
+
+
+def _uncompiled(f, args, exc, who):
+    """Raise the compile error ``exc`` of ``f`` on duals as the entry point's own, or the plain
+    values' error when ``f`` does not compile for those either (the function has a bug)."""
+    plain = plain_failure(f, args)
+    reraise(exc if plain is None else plain, who, getattr(f, "__name__", None), plain_too=plain is not None)
 
 
 def _is_float_array(a):

@@ -195,10 +195,33 @@ def _scalar_given_to_array_code(first):
     return attribute is not None and hasattr(np.ndarray, attribute.group(1))
 
 
-def reraise(exc, who, name=None):
-    """reraise(exc, who, name=None): Numba's compile error ``exc`` for the dual specialisation
-    of ``name`` as a short TypeError: the duals.jit message it carries, or else the first
-    line of Numba's own, with the user's line. Numba's full text stays on ``.numba_error``."""
+def _plain_value(a):
+    """The plain value under a dual or adjoint argument (its primal, at every level)."""
+    while isinstance(a, (np.ndarray, np.void)) and a.dtype.names and "primal" in a.dtype.names:
+        a = a["primal"]
+    return a
+
+
+def plain_failure(f, args):
+    """Numba's error when dispatcher ``f`` does not compile for the plain values of ``args``
+    either (a bug of the function's own), else None. A private copy compiles: ``f`` keeps its
+    specialisations."""
+    try:
+        options = {k: v for k, v in f.targetoptions.items() if k != "cache"}
+        copy = numba.njit(**options)(f.py_func)
+        copy.get_call_template([numba.typeof(_plain_value(a)) for a in args], {})  # compiles, defaults folded
+    except errors.NumbaError as exc:
+        return exc
+    except Exception:   # an argument Numba cannot type, or not a plain dispatcher: no verdict
+        return None
+    return None
+
+
+def reraise(exc, who, name=None, plain_too=False):
+    """reraise(exc, who, name=None, plain_too=False): Numba's compile error ``exc`` for the dual
+    specialisation of ``name`` as a short TypeError: the duals.jit message it carries, or else the
+    first line of Numba's own, with the user's line. ``plain_too``: ``exc`` came from compiling
+    for plain numbers, so the function itself is at fault. Numba's full text stays on ``.numba_error``."""
     text = _ANSI.sub("", str(exc))
     where = _user_line(text)
     at = f" (in {where[0]}, line {where[1]})" if where else ""
@@ -228,9 +251,14 @@ def reraise(exc, who, name=None):
         if method is not None:
             first = f"x.{method.group(1)}() on an array of duals"
             hint = _HINTS.get("." + method.group(1))
-        message = (f"Numba could not compile {name or 'the function'} for dual numbers: "
-                   f"{first[:300]}. " + (hint or "If the plain call works, this construct is not "
-                                         "supported on duals; see the compiled-mode guide for what is"))
+        if plain_too:
+            message = (f"Numba cannot compile {name or 'the function'} even for plain numbers, so "
+                       f"the error is in the function, not in its derivative: {first[:300]}")
+        else:
+            message = (f"Numba could not compile {name or 'the function'} for dual numbers: "
+                       f"{first[:300]}. " + (hint or "If the plain call works, this construct is "
+                                             "not supported on duals; see the compiled-mode guide "
+                                             "for what is"))
     error = TypeError(f"{who}: {message}{at}")
     error.numba_error = exc
     raise error from None
