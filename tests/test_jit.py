@@ -724,6 +724,15 @@ def test_traced_arrays_handed_to_njit_code_by_python_code_say_to_differentiate_i
     np.testing.assert_array_equal(duals.grad(weighted_total)(p, w), w)  # the way out
 
 
+def test_a_traced_scalar_handed_to_njit_code_is_refused_not_returned_as_a_users_dual():
+    """It came back as a Dual of the user's level, which jacfwd took for a constant (zero)."""
+    square = numba.njit(lambda t: t * t)
+    for transform in (duals.jacfwd, duals.hessian):
+        with pytest.raises(TypeError, match="traced by duals' (forward|reverse) mode.*differentiate the compiled"):
+            transform(lambda x: square(x[0]))(np.array([1.5]))
+    assert square(duals.Dual(1.5, 1.0)).tangent == 3.0   # a user's own Dual still runs
+
+
 @njit
 def root_squared(x):
     s = math.sqrt(x[0] + x[1])

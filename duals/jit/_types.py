@@ -313,6 +313,10 @@ _SCALAR_TYPES = {}
 def _typeof_dual(val, c):
     p = val.primal
     t = val._tangent
+    if val._trace.level != USER_TRACE.level:   # the result would come back as a user's Dual
+        raise TypeError(f"a value traced by duals' forward mode (from jvp, jacfwd or hessian of "
+                        f"Python code) was passed to a @numba.njit function, which takes plain "
+                        f"numbers and arrays: {_DIFFERENTIATE_IT_ITSELF}")
     if type(p) is float and type(t) is np.ndarray and t.ndim == 1:
         found = _SCALAR_TYPES.get(t.shape[0])
         if found is None:
