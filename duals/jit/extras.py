@@ -3,8 +3,8 @@
 * piecewise-constant functions (``math.floor``, ``round``, ``np.rint`` ...) apply to the real
   part: their derivative is zero and the result is a plain number, as in the NumPy path;
 * ``bool(x)`` (``if x:``) tests the real part;
-* ``min``/``max`` of three or more arguments, ``math.log(x, base)``, ``math.copysign`` and
-  scalar ``np.clip`` are built from the table's entries, so they follow its policy at
+* ``min``/``max`` of three or more arguments, ``math.log(x, base)`` (on duals only: Numba's
+  plain call lacks it) and scalar ``np.clip`` are built from the table's entries, so they follow its policy at
   non-differentiable points (``np.clip`` at a bound splits the tie like ``maximum``);
 * ``math.degrees``/``math.radians`` and NumPy's ``degrees``/``radians``/``rad2deg``/``deg2rad``
   (of duals and of dual arrays) are products by their constant.
@@ -23,7 +23,7 @@ from .._overloads import overload
 from ._types import DualType
 
 VALUE_ONLY = (math.floor, math.ceil, math.trunc, np.floor, np.ceil, np.trunc, np.rint, np.signbit)
-COMPOSED = (builtins.round, builtins.bool, math.log, math.copysign, np.clip, builtins.min, builtins.max,
+COMPOSED = (builtins.round, builtins.bool, math.log, np.clip, builtins.min, builtins.max,
             math.degrees, math.radians, np.degrees, np.radians, np.rad2deg, np.deg2rad)
 
 
@@ -106,14 +106,6 @@ def _ov_bool(x):
 def _ov_log_base(x, base):
     if _is_dual(x, base):
         return lambda x, base: math.log(x) / math.log(base)
-
-
-@overload(math.copysign)
-def _ov_copysign(x, y):
-    if isinstance(x, DualType):
-        return lambda x, y: math.copysign(1.0, _real(y)) * abs(x)
-    if isinstance(y, DualType):
-        return lambda x, y: math.copysign(x, _real(y))
 
 
 def _angle_conversion(func, factor):
