@@ -52,10 +52,21 @@ def _compare(op):
 
 
 def _no_float(self):
+    if getattr(self._trace, "imperative", False):
+        raise TypeError(
+            "float() of a Var would drop its derivative from the tape. To log or print it take "
+            "v.item() (a Python number, detached, as PyTorch's) or v.value (its NumPy value); in "
+            "a computation keep the Var (np.* functions instead of math.*)")
     raise TypeError(
         "converting a traced value to a Python number would drop its derivative. Keep it "
         "as an array (use dnp.* / np.* functions instead of math.*), or take duals.stop_gradient(x) "
         "explicitly; inside @numba.njit code use duals.jacfwd on the compiled function")
+
+
+def _round(self, ndigits=None):
+    """round(x[, ndigits]): the rounded plain value (a step function: derivative 0), as NumPy's."""
+    value = np.asarray(_primal(self))
+    return round(value[()], ndigits) if value.ndim == 0 else np.round(value, ndigits or 0)
 
 
 def _int(self):
@@ -116,7 +127,15 @@ def _conversion_cause():
         return ("a scipy.sparse matrix times a traced array (L @ x, L.dot(x)) runs SciPy's own "
                 "product, which makes the array plain; write dnp.matmul(L, x) or x @ L.T "
                 "(import duals.numpy as dnp), whose derivative is L's")
+    if type(owner).__name__ in ("RClass", "CClass"):
+        return ("np.r_[...] and np.c_[...] make plain arrays; write dnp.r_[...] / dnp.c_[...] "
+                "(import duals.numpy as dnp), which keep traced values")
+    if isinstance(owner, np.vectorize):
+        return ("np.vectorize calls its function on plain numbers, one at a time; call the "
+                "function on the array itself (arithmetic and np.* functions work element-wise "
+                "on traced arrays; write branches with np.where)")
     if library is not None:
+        library = re.sub(r"^numpy\.(?:numeric|fromnumeric|lib)\.", "numpy.", library)  # np.full's home
         counterpart = _counterpart(library)
         if counterpart is None:
             use = "Use its duals.numpy counterpart if there is one (docs/supported.md lists them)"
@@ -127,8 +146,14 @@ def _conversion_cause():
                 f"value (duals.stop_gradient(x)) if no derivative through it is wanted")
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno) if frame is not None else ""
     if "array(" in line:
-        return ("np.array / np.asarray of traced values makes a plain NumPy array; write "
-                "dnp.array([...]) or dnp.stack([...]) (import duals.numpy as dnp), which keep them")
+        return ("np.array / np.asarray of traced values makes a plain NumPy array (NumPy lets "
+                "nothing intercept it); write dnp.asarray(x, dtype=...) to convert or cast, "
+                "dnp.array([...]) or dnp.stack([...]) to build from pieces (import duals.numpy "
+                "as dnp), which keep them, or leave the call out: a traced value is an array already")
+    cast = re.search(r"\b(?:np|numpy)\.(float64|float32|double|single)\(", line)
+    if cast is not None:
+        return (f"np.{cast.group(1)}(x) of a traced value makes a plain number; leave the cast "
+                f"out (a traced value is a float already) or write x.astype(np.{cast.group(1)})")
     if re.search(r"\]\s*=(?!=)", line):   # a[...] = value, not a comparison
         return ("storing a traced value into a plain NumPy array (a[i] = value) would drop it; "
                 "build the array with dnp.stack / dnp.where / dnp.concatenate, or write the loop "
@@ -162,6 +187,11 @@ def _counterpart(name):
 
 
 def _setitem(self, index, value):
+    if getattr(self._trace, "imperative", False):
+        raise TypeError(
+            "item assignment into a Var is not recorded by the tape: build the new array "
+            "(dnp.where(mask, new, x), dnp.concatenate of slices), or change a leaf's value "
+            "outside the recording: with duals.no_grad(): w.value[i] = ...")
     raise TypeError(
         "item assignment into a traced array is not supported: traced values are immutable. "
         "Use dnp.where(mask, new, x) to replace entries, dnp.concatenate of slices to rebuild "
@@ -354,8 +384,18 @@ def _array_function(self, func, types, args, kwargs):
                 _FUNCTIONS[target] = impl
     impl = _FUNCTIONS.get(func)
     if impl is None:
+        if func is np.copyto:
+            raise TypeError(_copyto_refused(_numpy_caller()))
         raise TypeError(_unsupported(_public_name(func)))
     return impl(*args, **kwargs)
+
+
+def _copyto_refused(caller):
+    if caller in ("full", "full_like"):
+        return (f"numpy.{caller} with a traced fill value writes it into a plain array, which "
+                f"cannot hold it; write dnp.{caller}(...) (import duals.numpy as dnp)")
+    return ("numpy.copyto writes into a plain array, which cannot hold a traced value; build the "
+            "new array instead: dnp.where(mask, value, a) for copyto(a, value, where=mask)")
 
 
 def _public_name(func):
@@ -437,6 +477,7 @@ def install():
     T.__bool__ = lambda self: bool(_primal(self))
     T.__float__ = _no_float
     T.__int__ = _int
+    T.__round__ = _round
     T.__complex__ = _no_float
     T.__array__ = _no_array
     T.__getitem__ = getitem

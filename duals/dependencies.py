@@ -19,6 +19,7 @@ a traced value (``if x > 0``, ``where(x > 0, ...)``), ``maximum``/``minimum``/``
 """
 import numpy as np
 
+from .float_warnings import call_at_user_line
 from .core import Trace, Tracer, bind, new_level
 from .index_sets import IndexSets, seed, union
 
@@ -104,6 +105,14 @@ class Dependent(Tracer):
         return f"Dependent(shape={self.shape}, {self._sets!r})"
 
 
+def refuse_containers(out, who):
+    """Refuse a tuple, list or dict as the output of a function with a sparse Jacobian."""
+    if isinstance(out, (tuple, list, dict)):
+        raise TypeError(f"{who}: the function returned a {type(out).__name__}; a sparse Jacobian "
+                        f"has one output array (its rows): return dnp.stack(outputs) for numbers, "
+                        f"dnp.concatenate(outputs) for 1-d arrays (import duals.numpy as dnp)")
+
+
 def detect(f, args, argnum, kwargs=None):
     """detect(f, args, argnum, kwargs=None) -> (IndexSets of f's output, whether it was decided by value).
 
@@ -115,10 +124,8 @@ def detect(f, args, argnum, kwargs=None):
     trace = DependencyTrace(new_level())
     call = list(args)
     call[argnum] = Dependent(x, seed(np.shape(x)), trace)
-    out = f(*call, **(kwargs or {}))
-    if isinstance(out, (tuple, list, dict)):
-        raise TypeError(f"sparsity: the function returned a {type(out).__name__}; a sparse "
-                        f"Jacobian has one output array (its rows): concatenate the outputs")
+    out = call_at_user_line(f, *call, **(kwargs or {}))
+    refuse_containers(out, "sparsity")
     n = int(np.size(x))
     if type(out) is Dependent and out._trace is trace:
         sets = out._sets

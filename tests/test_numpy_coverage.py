@@ -546,9 +546,42 @@ def scattered_buffer(x):
     return np.sum(a)
 
 
+def filled_like(x):
+    return np.sum(np.full_like(x, x[0]) * x)
+
+
+def filled(x):
+    return np.sum(np.full(3, x[0]))
+
+
+def cast_first(x):
+    first = np.float64(x[0])
+    return first * x[1]
+
+
+def vectorized(x):
+    return np.sum(np.vectorize(lambda t: t * t)(x))
+
+
+def padded(x):
+    y = np.r_[x, 0.0]
+    return np.sum(y * y)
+
+
+def cast_input(x):
+    x = np.asarray(x, dtype=float)
+    return np.sum(x * x)
+
+
 @pytest.mark.parametrize("f, x, says", [
     (lambda y: robertson_rhs(0.0, y), np.array([0.9, 1e-5, 0.1]),
      r"np\.array / np\.asarray of traced values.*dnp\.array\(\[\.\.\.\]\)"),
+    (cast_input, np.ones(2), r"dnp\.asarray\(x, dtype=\.\.\.\) to convert or cast"),
+    (filled_like, np.ones(2), r"numpy\.full_like with a traced fill value .* dnp\.full_like"),
+    (filled, np.ones(2), r"numpy\.full converts its argument.*Write dnp\.full instead"),
+    (cast_first, np.ones(2), r"np\.float64\(x\) of a traced value makes a plain number"),
+    (vectorized, np.ones(2), r"np\.vectorize calls its function on plain numbers"),
+    (padded, np.ones(2), r"np\.r_\[\.\.\.\] and np\.c_\[\.\.\.\] make plain arrays"),
     (triangular_misfit, np.array([0.2]), r"scipy\.linalg\.solve_triangular converts its argument.*"
                                           r"Use its duals\.numpy counterpart if there is one"),
     (scipy_logsumexp, np.array([0.2, 0.4]),

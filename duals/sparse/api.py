@@ -15,6 +15,7 @@ import numpy as np
 from .. import tree
 from ..arguments import Containers, argnums as _argnums, as_input, chunk_lanes, is_compiled, split_aux
 from ..core import Tracer, new_level
+from ..dependencies import refuse_containers
 from ..float_warnings import call_at_user_line
 from ..forward import Dual, JVPTrace
 from ..reverse import ReverseTrace, Var, backward
@@ -51,9 +52,7 @@ def _input(args, argnum, who):
 
 
 def _output(y, who):
-    if isinstance(y, (tuple, list, dict)):
-        raise TypeError(f"{who}(sparsity=...): the function returned a {type(y).__name__}; a sparse "
-                        f"Jacobian has one output array (its rows): concatenate the outputs")
+    refuse_containers(y, f"{who}(sparsity=...)")
     if not isinstance(y, (Tracer, np.ndarray, float, int, np.number)):
         raise TypeError(f"{who}: the function returned a {type(y).__name__}; return an array")
 
