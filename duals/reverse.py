@@ -411,8 +411,20 @@ class Var(Tracer):
     def is_leaf(self):
         return self.grad_fn is None
 
-    def backward(self, gradient=None, retain_graph=False):
+    def item(self, *args):
+        """item(*args) -> a Python number, detached from the tape, as PyTorch's ``.item()``
+        (inside a transformation, where the value is traced, the entry as a traced 0-d value)."""
+        if self._trace.imperative and not isinstance(self._value, Tracer):
+            return np.asarray(self._value).item(*args)
+        return Tracer.item(self, *args)
+
+    def backward(self, gradient=None, retain_graph=False, create_graph=False):
         """backward(gradient=None, retain_graph=False): add d(self)/d(leaf) into every leaf's ``.grad``."""
+        if create_graph:
+            raise NotImplementedError(
+                "backward(create_graph=True): the Var tape's gradients are plain arrays, not "
+                "recorded; for second derivatives use duals.hessian(f), duals.hvp(f, x, v) or "
+                "nest duals.grad, with f written as a function of arrays")
         shape = np.shape(self._value)
         if gradient is None:
             if shape != () and math.prod(shape) != 1:

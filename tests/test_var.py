@@ -82,6 +82,27 @@ def test_retain_grad_keeps_the_gradient_of_a_non_leaf():
     assert float(x.grad) == pytest.approx(36.0)
 
 
+def test_item_and_round_give_python_numbers_for_logging_and_float_says_so():
+    w = Var(np.array([1.0, 2.0]))
+    loss = (w * w).sum()
+    history = [loss.item(), round(loss, 3)]
+    assert type(history[0]) is float and history == [5.0, 5.0] and np.mean(history) == 5.0
+    with pytest.raises(TypeError, match=r"float\(\) of a Var.*v\.item\(\)"):
+        float(loss)
+    loss.backward()
+    np.testing.assert_array_equal(w.grad, [2.0, 4.0])   # item() recorded nothing
+    g = duals.grad(lambda x: np.sum(x ** 2) * x.item(0))(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(g, [7.0, 4.0])        # inside a transformation item() stays traced
+
+
+def test_what_the_var_tape_does_not_do_says_what_to_do_instead():
+    w = Var(np.array([1.0, 2.0]))
+    with pytest.raises(NotImplementedError, match="create_graph=True.*duals.hessian"):
+        (w * w).sum().backward(create_graph=True)
+    with pytest.raises(TypeError, match="assignment into a Var.*no_grad"):
+        (w * 1.0)[0] = 5.0
+
+
 def test_detach_cuts_the_value_from_the_tape():
     x = Var(2.0)
     y = x * x.detach()
