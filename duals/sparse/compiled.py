@@ -148,12 +148,12 @@ def compiled_jacobian(f, argnum, has_aux, chunk_size, sparsity, patterns, who, p
     def jacobian(*args):
         args, i = _input(args, argnum, who)
         S, exact = patterns(args, i, {})
-        try:
-            return evaluate(args, i, S, exact)
+        try:   # "auto" checks its first call too: the lanes of every call alike, compiled once
+            return evaluate(args, i, S, exact and not auto)
         except compressed.PatternMismatch:
             if not auto:
                 raise
-            return evaluate(args, i, patterns.refresh(args, i, {}), True)
+            return evaluate(args, i, patterns.refresh(args, i, {}), False)
 
     def evaluate(args, i, S, exact):
         dtype = np.result_type(args[i])
@@ -203,12 +203,12 @@ def compiled_hessian(f, argnum, sparsity, patterns, who, pool=None):
     def hessian(*args):
         args, i = _input(args, argnum, who)
         S, exact = patterns(args, i, {})
-        try:
-            return evaluate(args, i, S, exact)
+        try:   # "auto" checks its first call too: the lanes of every call alike, compiled once
+            return evaluate(args, i, S, exact and not auto)
         except compressed.PatternMismatch:
             if not auto:
                 raise
-            return evaluate(args, i, patterns.refresh(args, i, {}), True)
+            return evaluate(args, i, patterns.refresh(args, i, {}), False)
 
     def evaluate(args, i, S, detected):
         dtype = np.result_type(args[i])
