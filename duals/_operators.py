@@ -503,6 +503,7 @@ def install():
         setattr(T, name, _method(name))
     for name in ("argmax", "argmin", "argsort", "any", "all", "nonzero"):
         setattr(T, name, _value_method(name))
+    T.compress = lambda self, condition, axis=None: N["compress"](condition, self, axis)
     T.conj = T.conjugate = lambda self: N["conj"](self)
     T.real = property(lambda self: N["real"](self))
     T.imag = property(lambda self: N["imag"](self))

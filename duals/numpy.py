@@ -28,6 +28,7 @@ from .ops import pieces as _pieces  # noqa: F401
 from .ops import decompositions as _decompositions  # noqa: F401
 from .ops import special as _special  # noqa: F401
 from .ops import assembly as _assembly  # noqa: F401
+from .ops import subsets as _subsets  # noqa: F401
 from .ops import grids as _grids  # noqa: F401
 from .ops import sorting as _sorting  # noqa: F401
 from .ops import nan_order as _nan_order  # noqa: F401

@@ -637,3 +637,13 @@ def test_interp_with_traced_sample_points_matches_compiled_mode_and_differences(
     off_knots = [0, 2, 3, 5, 6]
     np.testing.assert_allclose(J[off_knots], central_differences(f, (xp,), 0)[off_knots], atol=1e-8)
     assert J[1].tolist() == [0.0, 1.0, 0.0, 0.0]   # at xp[1]: the segment [1, 2] moves with its left end
+
+
+def test_delete_insert_compress_take_their_positions_plain_and_say_so_when_traced():
+    x = np.array([1.0, 2.0, 3.0])
+    inserted = duals.grad(lambda x: np.sum(np.insert(x, int(x[0]), x[2]) ** 2))(x)
+    np.testing.assert_array_equal(inserted, [2.0, 4.0, 12.0])   # a position from the value: a step
+    np.testing.assert_array_equal(duals.grad(lambda x: np.sum(np.compress(x > 1.0, x)))(x), [0.0, 1.0, 1.0])
+    with pytest.raises(TypeError, match="choose: the index array a cannot be a traced value"):
+        duals.grad(lambda x: np.sum(np.choose(x, [x, x])))(x)
+    assert np.delete(x, 1).tolist() == [1.0, 3.0]   # plain calls are NumPy's
