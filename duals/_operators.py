@@ -285,6 +285,9 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
                 _CALLS[ufunc] = target
             return target(*inputs, **kwargs)
     table = {"reduce": _REDUCERS, "accumulate": _ACCUMULATORS}.get(method, {})
+    if method == "accumulate" and ufunc in (np.maximum, np.minimum) and len(inputs) == 1:
+        from .ops.calculus import running_extreme
+        return running_extreme(*inputs, **kwargs, largest=ufunc is np.maximum)
     if ufunc.__name__ in table and len(inputs) == 1:
         name, allowed = table[ufunc.__name__]
         kwargs.setdefault("axis", 0)  # a ufunc reduces along the first axis by default

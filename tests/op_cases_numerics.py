@@ -31,6 +31,13 @@ CASES = [
     Case("cumprod", lambda x: np.cumprod(x), ((5,),), ("cumprod", "linear_recurrence")),
     Case("cumprod-axis", lambda x: np.cumprod(x, axis=1), ((2, 4),), ("cumprod", "linear_recurrence")),
     Case("cumprod-accumulate", lambda x: np.multiply.accumulate(x), ((3, 2),), ("cumprod",)),
+    Case("maximum-accumulate", lambda x: np.maximum.accumulate(x, axis=1) ** 2, ((3, 5),),
+         ("running_extreme", "linear_recurrence", "where")),
+    Case("minimum-accumulate-flat", lambda x: np.minimum.accumulate(x.ravel() * x[0, 0], axis=None),
+         ((2, 3),), ("running_extreme", "linear_recurrence")),
+    # a drawdown as finance code writes it: the running peak minus the value
+    Case("maximum-accumulate-drawdown", lambda x: np.max(np.maximum.accumulate(np.cumsum(x)) - np.cumsum(x)),
+         ((6,),), ("running_extreme", "cumsum", "max")),
     # a zero among the factors: the products after it are zero, their derivatives are not
     Case("cumprod-through-a-zero", lambda x: np.cumprod(x * np.array([1.0, 0.0, 1.0, 1.0], dtype=x.dtype)),
          ((4,),), ("cumprod", "linear_recurrence")),

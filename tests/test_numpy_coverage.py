@@ -647,3 +647,19 @@ def test_delete_insert_compress_take_their_positions_plain_and_say_so_when_trace
     with pytest.raises(TypeError, match="choose: the index array a cannot be a traced value"):
         duals.grad(lambda x: np.sum(np.choose(x, [x, x])))(x)
     assert np.delete(x, 1).tolist() == [1.0, 3.0]   # plain calls are NumPy's
+
+
+def test_running_extremes_refuse_what_has_no_derivative_and_match_the_chain_of_maximum():
+    with pytest.raises(TypeError, match=r"maximum\.accumulate of complex values"):
+        duals.jacfwd(lambda z: np.maximum.accumulate(z), holomorphic=True)(np.array([1.0 + 1j, 2.0]))
+    with pytest.raises(TypeError, match=r"out=\.\.\.\) cannot write a traced value"):
+        duals.grad(lambda x: np.sum(np.minimum.accumulate(x, out=np.empty(3))))(np.ones(3))
+    t = np.array([1.0, 1.0, 0.5, 1.0, 2.0])   # ties: the chain np.maximum(acc, t[k]) splits each
+
+    def chain(t):
+        acc = [t[0]]
+        for k in range(1, t.size):
+            acc.append(np.maximum(acc[-1], t[k]))
+        return np.stack(acc)
+    for transform in (duals.jacfwd, duals.jacrev):
+        np.testing.assert_array_equal(transform(lambda t: np.maximum.accumulate(t))(t), transform(chain)(t))

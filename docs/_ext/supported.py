@@ -48,6 +48,11 @@ which `duals.numpy` is built from) and from the Numba overloads `duals.jit` inst
 - **rules in**: the module of `duals/ops/` (or `duals/`) whose docstring states the policy at
   non-differentiable points.
 
+Ufunc methods on traced values (Python path): `np.add.reduce`/`accumulate`, `np.multiply.reduce`/`accumulate`,
+`np.maximum.reduce`/`accumulate`, `np.minimum.reduce`/`accumulate` and `np.logaddexp.reduce`
+(a running maximum splits a tie as `np.maximum` does). `np.add.at` changes its first argument in
+place, which cannot hold a traced value: the error says what to write instead.
+
 Functions with no derivative rule raise an error naming them, on every path
 ([non-differentiable points](non_differentiable.md) says what is returned where a rule has a kink).
 """

@@ -1,6 +1,7 @@
 """Discrete calculus: ``diff`` (with ``n``, ``prepend``/``append``), ``gradient`` (central
 differences, one-sided at the edges), ``cumprod`` and trapezoidal integration (``trapezoid``, and
-``trapz`` where NumPy still has it).
+``trapz`` where NumPy still has it), and the running extremes ``np.maximum.accumulate`` and
+``np.minimum.accumulate``.
 
 The linear ones on the common path are primitives paired with their transposes: the first
 difference, the uniform-step gradient with first-order edges, the trapezoidal rule with a
@@ -24,7 +25,7 @@ from ..index_sets import along_axis, axis_rule, broadcast as broadcast_sets, red
 from . import dtype_of, export, innermost, ndim_of as ndim, negative_into, normalize_axis, shape_of as shape
 from .reductions import refuse_out_and_integer_dtype, sum as _sum, unbroadcast
 from .assembly import operand
-from .elementwise import align
+from .elementwise import align, where
 from .fused_vjp import READS
 from .shape import broadcast_to, concatenate, getitem, moveaxis, reshape
 
@@ -124,13 +125,13 @@ def diff(a, n=1, axis=-1, prepend=_ABSENT, append=_ABSENT):
     return a
 
 
-def _linear_recurrence_rows(a, b, out, reverse):
+def _linear_recurrence_rows(a, b, out, reverse, restart):
     n = out.shape[1]
     for r in range(out.shape[0]):
         y = 0.0
         for i in range(n):
             k = n - 1 - i if reverse else i
-            y = a[r, k] * y + b[r, k]
+            y = b[r, k] if restart and a[r, k] == 0.0 else a[r, k] * y + b[r, k]
             out[r, k] = y
 
 
@@ -145,19 +146,20 @@ def _compiled_rows():
     return _COMPILED[0]
 
 
-def _linear_recurrence_impl(a, b, *, reverse):
+def _linear_recurrence_impl(a, b, *, reverse, restart=False):
     dtype = np.result_type(a, b)
     batch = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
     n = a.shape[-1]
     a2, b2 = (np.ascontiguousarray(np.broadcast_to(v, batch + (n,)), dtype).reshape(-1, n) for v in (a, b))
     out = np.empty(a2.shape, dtype)
-    _compiled_rows()(a2, b2, out, reverse)
+    _compiled_rows()(a2, b2, out, reverse, restart)
     return out.reshape(batch + (n,))
 
 
 # y_k = a_k y_{k-1} + b_k along the last axis from y_{-1} = 0, or with ``reverse`` y_k = a_k y_{k+1}
 # + b_k from y_n = 0 (leading axes of a and b broadcast): the tangent and the cotangent of a
-# running product, and of itself, without dividing by an entry
+# running product, and of itself, without dividing by an entry. With ``restart`` a zero factor
+# selects (y_k = b_k, even where y_{k-1} is inf or NaN): a branch not taken, for the running extremes
 linear_recurrence_p = Primitive("linear_recurrence", _linear_recurrence_impl)
 
 
@@ -171,30 +173,32 @@ def _shifted(y, fill, reverse=False):
     return concatenate([gap, getitem(y, (Ellipsis, slice(0, s[-1] - 1)))], axis=-1)
 
 
-def _transposed_recurrence(a, g, reverse):
+def _transposed_recurrence(a, g, reverse, restart=False):
     """The transpose of the recurrence with factors ``a``: z_k = g_k + a_{k+1} z_{k+1} (from the
     end), or for a ``reverse`` one z_k = g_k + a_{k-1} z_{k-1}."""
-    return linear_recurrence_p(_shifted(a, 0.0, not reverse), g, reverse=not reverse)
+    return linear_recurrence_p(_shifted(a, 0.0, not reverse), g, reverse=not reverse, restart=restart)
 
 
-def _recurrence_jvp_factors(t, out, a, b, *, reverse):
+def _recurrence_jvp_factors(t, out, a, b, *, reverse, restart=False):
+    if restart:
+        raise NotImplementedError("linear_recurrence: restart=True takes plain factors")
     return linear_recurrence_p(a, align(t, a, out) * _shifted(out, 0.0, reverse), reverse=reverse)
 
 
-def _recurrence_vjp(g, wanted, out, a, b, *, reverse):
-    z = _transposed_recurrence(a, g, reverse)
+def _recurrence_vjp(g, wanted, out, a, b, *, reverse, restart=False):
+    z = _transposed_recurrence(a, g, reverse, restart)
     full = SimpleNamespace(shape=shape(out))
     return [unbroadcast(z * _shifted(out, 0.0, reverse), full, shape(a)) if wanted[0] else None,
             unbroadcast(z, full, shape(b)) if wanted[1] else None]
 
 
 linear_recurrence_p.def_jvp(0, _recurrence_jvp_factors)
-linear_recurrence_p.def_jvp(1, lambda t, out, a, b, *, reverse: linear_recurrence_p(
-    a, align(t, b, out), reverse=reverse))
+linear_recurrence_p.def_jvp(1, lambda t, out, a, b, *, reverse, restart=False: linear_recurrence_p(
+    a, align(t, b, out), reverse=reverse, restart=restart))
 linear_recurrence_p.vjp_all = _recurrence_vjp
 
 
-def _recurrence_sparsity(sets, out, a, b, *, reverse):
+def _recurrence_sparsity(sets, out, a, b, *, reverse, restart=False):
     """y_k depends on the factors and terms up to k (from k on, for a ``reverse`` recurrence)."""
     s = np.shape(innermost(out))
     dst, src = np.tril_indices(s[-1])
@@ -238,6 +242,75 @@ def cumprod(a, axis=None, dtype=None, out=None):
     if axis == nd - 1:
         return cumprod_p(a)
     return moveaxis(cumprod_p(moveaxis(a, axis, -1)), -1, axis)
+
+
+def _running_extreme_impl(x, *, largest):
+    return (np.maximum if largest else np.minimum).accumulate(x, axis=-1)
+
+
+def _extreme_factors(out, x, largest):
+    """(a, b), plain: the derivatives of ``maximum(previous, x_k)`` (``minimum``) in the running
+    extreme before ``k`` and in ``x_k``, by the table's rule (a tie splits evenly, NaN gives 0)."""
+    out, x = innermost(out), innermost(x)
+    previous, current = out[..., :-1], x[..., 1:]
+    wins = np.greater if largest else np.less
+    a = np.where(wins(previous, current), 1.0, np.where(previous == current, 0.5, 0.0))
+    b = np.where(wins(current, previous), 1.0, np.where(previous == current, 0.5, 0.0))
+    edge = np.zeros(x.shape[:-1] + (1,))
+    return (np.concatenate([edge, a], axis=-1).astype(x.dtype),
+            np.concatenate([edge + 1.0, b], axis=-1).astype(x.dtype))
+
+
+def _selected(b, t):
+    """``b * t`` with an exact zero where ``b`` is (the entry that does not win contributes
+    nothing, even an inf or NaN of its own)."""
+    return where(b != 0.0, t * b, 0.0)
+
+
+def _running_extreme_jvp(t, out, x, *, largest):
+    a, b = _extreme_factors(out, x, largest)
+    return linear_recurrence_p(a, _selected(b, t), reverse=False, restart=True)
+
+
+def _running_extreme_vjp(g, out, x, *, largest):
+    a, b = _extreme_factors(out, x, largest)
+    return _selected(b, _transposed_recurrence(a, g, False, restart=True))
+
+
+# running maxima (``largest``) or minima along the last axis: NumPy's maximum.accumulate, whose
+# derivative is the chain of maximum's rule, a linear recurrence whose zero factors select
+running_extreme_p = Primitive("running_extreme", _running_extreme_impl)
+running_extreme_p.def_jvp(0, _running_extreme_jvp)
+running_extreme_p.def_vjp(0, _running_extreme_vjp)
+running_extreme_p.def_sparsity(axis_rule(lambda m, *rest, **params: np.tril_indices(m)))
+
+
+def running_extreme(x, axis=0, dtype=None, *, largest):
+    """running_extreme(x, axis=0, *, largest): ``np.maximum.accumulate(x, axis)`` (``largest``) or
+    ``np.minimum.accumulate``, of a traced ``x`` (a tie splits the derivative as ``maximum``'s rule
+    does; ``out=`` is refused before, as for every ufunc).
+
+    >>> running_extreme(np.array([1.0, 3.0, 2.0]), largest=True).tolist()
+    [1.0, 3.0, 3.0]
+    """
+    name = f"numpy.{'maximum' if largest else 'minimum'}.accumulate"
+    x = operand(x)
+    if dtype is not None and np.dtype(dtype) != dtype_of(x):
+        raise TypeError(f"{name}(..., dtype={np.dtype(dtype)}) of traced values: cast the input instead")
+    if dtype_of(x).kind == "c":
+        raise TypeError(f"{name} of complex values: NumPy orders them lexicographically, which has "
+                        f"no derivative; take the real part or the modulus first")
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    nd = ndim(x)
+    if nd == 0:
+        raise ValueError(f"{name}: cannot accumulate on a scalar")
+    axis = normalize_axis(axis, nd)[0]
+    if shape(x)[axis] == 0:
+        return x
+    if axis == nd - 1:
+        return running_extreme_p(x, largest=largest)
+    return moveaxis(running_extreme_p(moveaxis(x, axis, -1), largest=largest), -1, axis)
 
 
 def _trapezoid_impl(y, *, dx, axis):
