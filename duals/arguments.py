@@ -59,7 +59,7 @@ def as_input(x, who, what):
                         f"differentiated leaf by leaf by duals.grad, jacfwd, jacrev and hessian "
                         f"of Python functions; here pass the arrays as separate arguments")
     a = np.asarray(x)
-    check_numeric_dtype(a, f"{who}: {what}")
+    check_numeric_dtype(a if a.dtype.kind != "O" or a.ndim else x, f"{who}: {what}")
     if a.dtype.kind not in "fc":
         a = a.astype(np.float64)
     return a[()] if a.ndim == 0 else a

@@ -14,6 +14,7 @@ from .arguments import chunk_lanes as _chunk_lanes, is_compiled as _is_compiled,
 from .core import Tracer, escaped, new_level
 from .float_warnings import call_at_user_line, reported_at_user_line
 from .validation import check_float_output, check_numeric_dtype, check_real_tangent
+from .random_states import each_from_one_state
 from .forward import Dual, JVPTrace
 from .holomorphic import HolomorphicJVPTrace, HolomorphicReverseTrace, RealOutputs, complex_like
 from .holomorphic import real_sparse, refuse_complex, require_complex
@@ -248,7 +249,7 @@ def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=No
         starts = range(0, max(total, 1), chunk)
         fixed = (f, args, kwargs, nums, sizes, total, chunk, has_aux, holomorphic)
         if pool is None:
-            passes = [_forward_pass(*fixed, start) for start in starts]
+            passes = each_from_one_state(lambda start: _forward_pass(*fixed, start), starts)
         else:
             _workers.check_untraced(args, kwargs, "jacfwd")
             from .worker_tasks import forward_passes

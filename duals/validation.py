@@ -39,6 +39,10 @@ def _refuse(kind, value, what):
     if kind == "b":
         raise TypeError(f"{what} is boolean; booleans have no derivative. "
                         f"Pass it as a constant (tangent None / outside argnums)")
+    if not isinstance(value, (np.ndarray, np.generic, list, tuple, str, bytes)):
+        raise TypeError(f"{what} (of type {type(value).__name__}) is not a number or an array of "
+                        f"numbers, so it cannot be differentiated; leave it out of argnums (pass "
+                        f"the numbers to differentiate as their own arguments)")
     raise TypeError(f"{what} has dtype {np.asarray(value).dtype}, which cannot be differentiated; "
                     f"pass a float array (for example np.asarray(x, dtype=float))")
 

@@ -759,3 +759,73 @@ def test_a_partial_dividing_by_zero_is_inf_or_nan_as_in_python_mode(transform):
         ratio(np.array([1.0, 0.0]))
     with pytest.raises(ZeroDivisionError):
         getattr(duals, transform)(ratio)(np.array([1.0, 0.0]))
+
+
+@njit
+def noisy_energy(x):
+    s = 0.0
+    for i in range(x.size):
+        s += (x[i] * (1.0 + 0.1 * np.random.normal())) ** 2
+    return s
+
+
+@njit
+def next_normal():
+    return np.random.normal()
+
+
+@njit
+def seeded_normals(seed, n):
+    np.random.seed(seed)
+    return np.array([np.random.normal() for _ in range(n)])
+
+
+def test_a_function_drawing_from_numbas_global_generator_sees_one_sample_in_every_pass():
+    """20 inputs: jacfwd runs two passes of lanes and hessian blocks of columns; each pass starts
+    from the random state the first did, and leaves it where one plain call does."""
+    x = np.linspace(-1.0, 1.0, 20)
+    scale = (1.0 + 0.1 * seeded_normals(3, 20)) ** 2
+    seeded_normals(3, 0)
+    noisy_energy(x)
+    after_one_call = next_normal()
+    for transform, expected in ((duals.jacfwd, 2.0 * x * scale), (duals.grad, 2.0 * x * scale),
+                                (duals.hessian, np.diag(2.0 * scale))):
+        seeded_normals(3, 0)
+        np.testing.assert_allclose(transform(noisy_energy)(x), expected, rtol=1e-12, atol=1e-15)
+    seeded_normals(3, 0)
+    duals.jacfwd(noisy_energy)(x)
+    assert next_normal() == after_one_call
+
+
+@njit
+def decay_series(p, n):
+    x = np.empty(n)
+    x[0] = 1.0
+    for i in range(1, n):
+        x[i] = x[i - 1] * (1.0 - 0.01 * p[0])
+    return x
+
+
+@njit
+def exp_list_sum(x):
+    values = numba.typed.List.empty_list(numba.types.float64)
+    for v in x:
+        values.append(math.exp(v))
+    return sum(values)
+
+
+@njit
+def noisy_mean(mu, sigma):
+    np.random.seed(0)
+    return np.random.normal(mu, sigma)
+
+
+def test_what_the_code_fixes_as_a_float_or_an_integer_is_named_with_the_way_out():
+    with pytest.raises(TypeError, match=r"decay_series needs an integer as argument 1.*tangent None"):
+        duals.jvp(decay_series, (np.array([2.0]), 5), (np.ones(1), 0.0))
+    with pytest.raises(TypeError, match=r"typed container declared with float elements.*typed\.List\(\)"):
+        duals.jacfwd(exp_list_sum)(np.array([0.3, -0.7]))
+    with pytest.raises(TypeError, match=r"np\.random's parameters must be plain.*mu \+ sigma \* np\.random\.normal\(\)"):
+        duals.grad(noisy_mean, argnums=(0, 1))(0.5, 2.0)
+    with pytest.raises(TypeError, match=r"argument 1 \(of type object\) is not a number.*out of argnums"):
+        duals.grad(lambda x, p: x, argnums=1)(1.0, object())

@@ -191,3 +191,16 @@ def test_one_chunk_policy_refuses_a_bad_chunk_size_on_every_path(transform, bad)
     for f in (np.sin, numba.njit(lambda x: x * 2.0)):
         with pytest.raises(ValueError, match="chunk_size must be a positive integer"):
             transform(f, chunk_size=bad)(np.ones(3))
+
+
+def test_jacfwd_in_chunks_sees_one_sample_of_numpys_global_generator():
+    def noisy(x):
+        return (x * (1.0 + 0.1 * np.random.normal(size=x.size))) ** 2
+    x = np.linspace(-1.0, 1.0, 7)
+    np.random.seed(5)
+    scale = (1.0 + 0.1 * np.random.normal(size=7)) ** 2
+    after_one_call = np.random.uniform()
+    np.random.seed(5)
+    J = duals.jacfwd(noisy, chunk_size=2)(x)        # four passes
+    np.testing.assert_allclose(J, np.diag(2.0 * x * scale), rtol=1e-12, atol=1e-15)
+    assert np.random.uniform() == after_one_call

@@ -30,9 +30,10 @@ from ..forward import Dual
 from ..arguments import argnums as _argnums, as_input as _as_input, is_compiled as _is_compiled
 from ..arguments import output as _output, split_aux as _split_aux
 from ..arguments import COMPILED_HESSIAN_LANES, COMPILED_LANES, chunk_lanes as _chunk_lanes
+from ..random_states import each_from_one_state
 from ._types import DualType, _typeof_dual, dtype_of_type
 from .driver import drivable, hot, jacfwd_driver, jvp_driver
-from .errors import plain_failure, reraise
+from .errors import MARK, plain_failure, reraise, whole_numbers
 from . import promotion_notes
 from .promotion import dual_type_of, promoted_arguments, promoted_call, promoting_copy
 from .vectorized import entry, is_vectorized
@@ -226,10 +227,18 @@ def _promoting_call(f, args, who):
 
 
 def _uncompiled(f, args, exc, who):
-    """Raise the compile error ``exc`` of ``f`` on duals as the entry point's own, or the plain
-    values' error when ``f`` does not compile for those either (the function has a bug)."""
-    plain = plain_failure(f, args)
-    reraise(exc if plain is None else plain, who, getattr(f, "__name__", None), plain_too=plain is not None)
+    """Raise the compile error ``exc`` of ``f`` on duals as the entry point's own (duals' own
+    message where it has one), or the plain values' error when ``f`` does not compile for those
+    either (the function has a bug)."""
+    plain = None if MARK in str(exc) else plain_failure(f, args)
+    name = getattr(f, "__name__", None)
+    counts = whole_numbers(args) if plain is not None else ()
+    if counts and plain_failure(f, args, counts) is None:
+        listed = ", ".join(map(str, counts))
+        raise TypeError(f"{who}: {name} needs an integer as argument {listed}, which holds a whole "
+                        f"number differentiated as a float; leave it out of argnums (in jvp, give "
+                        f"it the tangent None)") from None
+    reraise(exc if plain is None else plain, who, name, plain_too=plain is not None)
 
 
 def _is_float_array(a):
@@ -562,9 +571,8 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
                 return plan.split(block)
         if pool is None:
             primals = [args[i] for i in nums]
-            passes = []
-            for index in range(len(plan.starts)):
-                passes.append(_forward_chunk(f, args, nums, plan, index, has_aux, primals))
+            passes = each_from_one_state(lambda index: _forward_chunk(
+                f, args, nums, plan, index, has_aux, primals), range(len(plan.starts)))
         else:
             from .worker_tasks import forward_chunks
             passes = pool.run(forward_chunks, (f, args, nums, single, chunk_size, has_aux),
@@ -717,7 +725,7 @@ def compiled_hessian(f, argnums=0, chunk_size=None, workers=None):
         chunk = _chunk_lanes(chunk_size, total, "hessian", most=COMPILED_HESSIAN_LANES)
         pairs = [(a, b) for a in range(0, max(total, 1), chunk) for b in range(0, max(total, 1), chunk)]
         if pool is None:
-            passes = [_hessian_pass(f, args, nums, chunk, pair) for pair in pairs]
+            passes = each_from_one_state(lambda pair: _hessian_pass(f, args, nums, chunk, pair), pairs)
         else:
             from .worker_tasks import hessian_passes
             passes = pool.run(hessian_passes, (f, args, nums, chunk), pairs, describe=lambda block: (

@@ -184,6 +184,27 @@ _HINTS = {
 }
 
 
+def _stored_or_drawn(text, first, hint):
+    """(first line, hint) for a dual stored where the code fixed a float type (a typed container's
+    elements, a jitclass field) or given as a parameter of np.random; unchanged otherwise."""
+    if re.search(r"(?:ListType|DictType)\[[^\n]*(?:Dual|Adjoint)\d*\[", text):
+        return ("a dual stored into a typed container declared with float elements",
+                "Create the container untyped (typed.List(), [] or {}), so that its element type "
+                "follows the values stored")
+    cast = re.match(r"Cannot cast ((?:Dual|Adjoint)\d*\[[^\]]*\]) to (\w+)", first)
+    if cast is not None:
+        return (f"a dual ({cast.group(1)}) stored where the code fixes the type {cast.group(2)}",
+                "A jitclass field, record or typed container declared float cannot hold a dual: "
+                "keep the differentiated values in arrays or local variables (pass the "
+                "parameters to the function as arguments)")
+    drawn = re.match(r"no implementation of (normal|uniform|lognormal|exponential|gamma|beta)\(.*(?:Dual|Adjoint)", first)
+    if drawn is not None:
+        return (first, "np.random's parameters must be plain numbers; draw a standard variate and "
+                "transform it: mu + sigma * np.random.normal(), lo + (hi - lo) * "
+                "np.random.uniform(), scale * np.random.exponential()")
+    return first, hint
+
+
 def _scalar_given_to_array_code(first):
     """Whether Numba's first line says that a NumPy array function (not a ufunc) or an array
     attribute got a scalar dual, not an array of them."""
@@ -202,14 +223,26 @@ def _plain_value(a):
     return a
 
 
-def plain_failure(f, args):
+def whole_numbers(args):
+    """The positions of ``args`` whose plain value is one whole number (a step count that became
+    a float when it was differentiated)."""
+    found = []
+    for i, a in enumerate(args):
+        v = _plain_value(a)
+        if isinstance(v, (float, np.floating)) and float(v).is_integer():
+            found.append(i)
+    return tuple(found)
+
+
+def plain_failure(f, args, integers=()):
     """Numba's error when dispatcher ``f`` does not compile for the plain values of ``args``
-    either (a bug of the function's own), else None. A private copy compiles: ``f`` keeps its
-    specialisations."""
+    either (a bug of the function's own; the positions ``integers`` as int64), else None. A
+    private copy compiles: ``f`` keeps its specialisations."""
     try:
-        options = {k: v for k, v in f.targetoptions.items() if k != "cache"}
+        options = {k: v for k, v in f.targetoptions.items() if k not in ("cache", "nopython")}
         copy = numba.njit(**options)(f.py_func)
-        copy.get_call_template([numba.typeof(_plain_value(a)) for a in args], {})  # compiles, defaults folded
+        plain = [types.int64 if i in integers else numba.typeof(_plain_value(a)) for i, a in enumerate(args)]
+        copy.get_call_template(plain, {})  # compiles, defaults folded
     except errors.NumbaError as exc:
         return exc
     except Exception:   # an argument Numba cannot type, or not a plain dispatcher: no verdict
@@ -247,6 +280,7 @@ def reraise(exc, who, name=None, plain_too=False):
             hint = ("An array operation got a single dual number. If that value is a 0-d array "
                     "argument (np.array(2.0)): compiled derivatives pass a differentiated 0-d array "
                     "as a number, so pass a 1-element array (x.reshape(1)) instead")
+        first, hint = _stored_or_drawn(text, first, hint)
         method = re.search(r"BoundFunction\(array\.(\w+) for array\((?:Dual|Adjoint)", text)
         if method is not None:
             first = f"x.{method.group(1)}() on an array of duals"

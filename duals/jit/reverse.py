@@ -29,6 +29,7 @@ from .. import tree
 from ..arguments import COMPILED_HESSIAN_LANES, chunk_lanes, in_dtype, output, split_aux
 from ..forward import Dual
 from ..validation import check_float_output
+from ..random_states import each_from_one_state
 from ._types import dual_dtype
 from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
 from .api import call_on_duals, compiled_hessian, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
@@ -537,7 +538,7 @@ def compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None):
         lanes = chunk_lanes(chunk_size, total, "hessian", most=REVERSE_HESSIAN_LANES)
         starts = range(0, max(total, 1), lanes)
         if pool is None:
-            columns = [hessian_columns(f, args, nums, total, lanes, start) for start in starts]
+            columns = each_from_one_state(lambda start: hessian_columns(f, args, nums, total, lanes, start), starts)
         else:
             from .worker_tasks import hessian_column_chunks
             columns = pool.run(hessian_column_chunks, (f, args, nums, total, lanes), starts,

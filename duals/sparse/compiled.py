@@ -15,6 +15,7 @@ entries are read back from the dual output where it lies (:mod:`duals.sparse.gat
 import numpy as np
 
 from ..arguments import COMPILED_LANES, split_aux
+from ..random_states import each_from_one_state
 from . import compressed, spread
 from .api import _checker, _input, _patterns, _single_argnum
 
@@ -54,7 +55,8 @@ class _CompiledForward:
         self.rows = None
 
     def __call__(self, seeds):
-        return np.concatenate([self._push(seeds[a:b]) for a, b in self.bounds(*seeds.shape)], axis=0)
+        return np.concatenate(each_from_one_state(lambda ab: self._push(seeds[ab[0]:ab[1]]),
+                                                  self.bounds(*seeds.shape)), axis=0)
 
     @staticmethod
     def bounds(k, n=None):
@@ -217,8 +219,8 @@ def compiled_hessian(f, argnum, sparsity, patterns, who, pool=None):
         lanes = None if pool is None else spread.compiled_hessian(pool, f, args, i, who, _CompiledForward.bounds)
 
         def push(seeds):   # H @ seeds.T, seeds (k, n): one recording over duals per chunk of lanes
-            parts = ([hessian_lanes(f, args, i, who, seeds[a:b])
-                      for a, b in _CompiledForward.bounds(seeds.shape[0])] if lanes is None else [lanes(seeds)])
+            parts = (each_from_one_state(lambda ab: hessian_lanes(f, args, i, who, seeds[ab[0]:ab[1]]),
+                                         _CompiledForward.bounds(seeds.shape[0])) if lanes is None else [lanes(seeds)])
             return np.concatenate(parts, axis=0).astype(dtype, copy=False)
         return compressed.symmetric(S, push, dtype, check)
 
