@@ -489,6 +489,9 @@ def test_float32_inputs_give_float32_derivatives():
     np.testing.assert_allclose(J, duals.jacfwd(outer_tanh)(x.astype(np.float64)), rtol=1e-6, atol=1e-6)
     _, t = duals.jvp(outer_tanh, (x,), (np.ones(3, np.float32),))
     assert t.dtype == np.float32
+    energy = numba.njit(lambda x: np.sum(np.sin(x) * x))   # a scalar computed in float64 on duals
+    for transform in (duals.jacfwd, duals.grad, duals.hessian):
+        assert transform(energy)(x).dtype == np.float32
 
 
 # ---------------------------------------------------------------- every entry of the table

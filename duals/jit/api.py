@@ -28,7 +28,7 @@ from .. import tree
 from ..core import Tracer
 from ..forward import Dual
 from ..arguments import argnums as _argnums, as_input as _as_input, is_compiled as _is_compiled
-from ..arguments import output as _output, split_aux as _split_aux
+from ..arguments import in_dtype, output as _output, split_aux as _split_aux
 from ..arguments import COMPILED_HESSIAN_LANES, COMPILED_LANES, chunk_lanes as _chunk_lanes
 from ..random_states import each_from_one_state
 from ._types import DualType, _typeof_dual, dtype_of_type
@@ -642,6 +642,9 @@ class _JacobianPlan:
             from .complex_entry import refuse_complex_inputs
             refuse_complex_inputs(args, nums)
         sizes = [_size(p) for p in primals]
+        # float32 in, float32 out (the duals compute in float64), as on the NumPy path
+        self.narrow = [np.dtype(p.dtype) if isinstance(p, (np.ndarray, np.floating)) and p.dtype.kind == "f"
+                       and p.dtype != np.float64 else None for p in primals]
         self.total = sum(sizes)
         self.chunk = _chunk_lanes(chunk_size, self.total, "jacfwd", most=MAX_LANES)
         self.lanes = (self.chunk,)
@@ -686,6 +689,8 @@ class _JacobianPlan:
                 part = full[..., cut[0]:cut[1]]
                 part = (part if fresh else part.copy()).reshape(lead + cut[2])
                 blocks.append(part if part.ndim else _output(part))
+        if any(self.narrow):
+            blocks = [b if d is None else in_dtype(b, np.empty(0, d)) for b, d in zip(blocks, self.narrow)]
         return blocks[0] if self.single else tuple(blocks)
 
 
@@ -775,6 +780,6 @@ def _blocks2(full, nums, sizes, args, out_shape, single):
         row = []
         for c, (j, m) in enumerate(zip(nums, sizes)):
             part = np.ascontiguousarray(full[..., offsets[r]:offsets[r] + n, offsets[c]:offsets[c] + m])
-            row.append(_output(part.reshape(out_shape + _shape(args[i]) + _shape(args[j]))))
+            row.append(_output(in_dtype(part.reshape(out_shape + _shape(args[i]) + _shape(args[j])), args[j])))
         grid.append(tuple(row))
     return grid[0][0] if single else tuple(grid)
