@@ -422,6 +422,44 @@ def test_nan_reductions_leave_the_missing_readings_out_as_the_numpy_path():
         np.testing.assert_allclose(d_means[j, :, j], np.where(np.isnan(READINGS[:, j]), 0.0, 1.0 / counts[j]))
 
 
+@njit
+def gappy_record_summary(x):
+    """A record with missing samples, summarised the way analysis code does."""
+    running = np.nancumsum(x * x)
+    growth = np.nancumprod(1.0 + 0.1 * x)
+    peak = x[np.nanargmax(x)]
+    return np.nanmedian(x ** 2) + running[-1] * growth[-2] + peak
+
+
+@pytest.mark.parametrize("record", [[0.31, np.nan, 0.45, 0.88, 0.57, 0.12], [0.2, 0.7, np.nan, np.nan, -0.4]],
+                         ids=["one-gap", "two-gaps"])
+def test_numbas_nan_functions_leave_the_gaps_out_for_duals_too(record):
+    """Numba's own nancumsum, nancumprod and nanmedian test each entry with a NaN test that said
+    "never NaN" for duals (the gaps were kept, silently); nanargmax is a position."""
+    x = np.array(record)
+    assert duals.value_and_grad(gappy_record_summary)(x)[0] == gappy_record_summary(x)
+    gaps = np.isnan(x)
+
+    def with_gaps(y):
+        z = x.copy()
+        z[~gaps] = y
+        return gappy_record_summary(z)
+    expected = central_differences(with_gaps, (x[~gaps],), 0)
+    for transform in (jacfwd, duals.grad):
+        got = transform(gappy_record_summary)(x)
+        np.testing.assert_allclose(got[~gaps], expected, rtol=1e-6, atol=1e-8)
+        assert np.all(got[gaps] == 0.0)
+    H = duals.hessian(gappy_record_summary)(x)
+    second = central_differences(lambda y: _gapped_grad(x, gaps, y), (x[~gaps],), 0)
+    np.testing.assert_allclose(H[np.ix_(~gaps, ~gaps)], second, rtol=1e-5, atol=1e-6)
+
+
+def _gapped_grad(x, gaps, y):
+    z = x.copy()
+    z[~gaps] = y
+    return duals.grad(gappy_record_summary)(z)[~gaps]
+
+
 def test_nanmax_at_minus_infinity_and_max_at_tied_infinities_split_as_the_numpy_path():
     @njit
     def extremes(x, y):

@@ -405,6 +405,13 @@ def _digitize(x, bins, right=False):
         return lambda x, bins, right=False: np.digitize(_plain(x), _plain(bins), right)
 
 
+def _nan_position(pick):
+    def ov(a):
+        if _has_dual(a):
+            return lambda a: pick(_plain(a))
+    return ov
+
+
 def _matrix_rank(A, tol=None):
     if _has_dual(A):
         return lambda A, tol=None: np.linalg.matrix_rank(real_values(A), tol)
@@ -416,9 +423,8 @@ MARK_MODULE = _errors.__name__
 UNSUPPORTED = {
     "sort it first (np.sort follows the derivative policy) and index the entries":
         ("percentile", "quantile"),
-    "replace the NaNs first (np.where(np.isnan(x), 0.0, x)) and use the plain function":
-        ("nanmedian", "nanpercentile", "nanquantile", "nanprod", "nanvar", "nanstd", "nancumsum",
-         "nancumprod", "nanargmax", "nanargmin"),
+    "drop the NaNs first (x[~np.isnan(x)]) and call the function without nan":
+        ("nanpercentile", "nanquantile", "nanprod", "nanvar", "nanstd"),
     "write it as a loop over the entries, or differentiate it on the Python path (duals.numpy)":
         ("polyval", "cov", "corrcoef", "histogram", "unique", "linspace"),
 }
@@ -456,6 +462,8 @@ def _install():
     for f in (np.round, np.around):
         overload(f, target="cpu")(_round)
     for f, value_only in ((np.searchsorted, _searchsorted), (np.digitize, _digitize),
+                          (np.nanargmax, _nan_position(np.nanargmax)),
+                          (np.nanargmin, _nan_position(np.nanargmin)),
                           (np.linalg.matrix_rank, _matrix_rank)):   # indices, a rank: no derivative
         overload(f, target="cpu")(value_only)
     for advice, names in UNSUPPORTED.items():

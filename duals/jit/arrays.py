@@ -31,7 +31,7 @@ from numba.core.typing.templates import (AbstractTemplate, AttributeTemplate, in
 from .._overloads import overload, register_jitable
 from .. import derivatives
 from ._types import DualType
-from .compat import array_methods, compile_numpy_subroutine, keep_out_of_fused_loops
+from .compat import array_methods, compile_numpy_subroutine, keep_out_of_fused_loops, nan_aware
 from .rules import COMPARISONS, binary_choice, spellings
 
 
@@ -338,6 +338,7 @@ def _install():
     for name in COMPARISONS:
         _register(_binary_impl, name, getattr(operator, name))
     keep_out_of_fused_loops(_not_fusable)
+    nan_aware(lambda dtype: isinstance(dtype, DualType))
     # a method call x.sum() resolves to Numba's own overload function: overloaded here too
     methods = array_methods()
     for label, reduce in (("sum", _sum), ("prod", _prod), ("mean", _mean)):

@@ -3,7 +3,8 @@
 Compiled mode extends Numba through its extension API (``@overload``, ``StructModel``,
 ``@intrinsic``, typing templates), and beyond it in the few places gathered here: the typing
 of dual arrays (:func:`install_dtype_hooks`), the array-expression rewrite
-(:func:`keep_out_of_fused_loops`), Numba's array methods (:func:`array_methods`), compiling
+(:func:`keep_out_of_fused_loops`), the NaN test of Numba's ``nan*`` functions
+(:func:`nan_aware`), Numba's array methods (:func:`array_methods`), compiling
 a subroutine under NumPy's error model (:func:`compile_numpy_subroutine`) and the data pointer
 of NumPy's ``np.void`` (:func:`void_data_offset`), and the pipeline of promoting
 specialisations (:func:`rewriting_compiler`). :func:`check` runs before any of it is
@@ -14,6 +15,7 @@ refuses with one clear message, and the rest of duals keeps working.
 True
 """
 import numba
+import numpy as np
 
 # the range tested (see the README's development section); the upper end is exclusive
 SUPPORTED = ((0, 60), (0, 69))
@@ -27,6 +29,7 @@ INTERNALS = (
     ("numba.np.arraymath", "array_sum"),
     ("numba.np.arraymath", "array_prod"),
     ("numba.np.arraymath", "array_mean"),
+    ("numba.np.arraymath", "get_isnan"),
     ("numba.core.targetconfig", "ConfigStack"),
     ("numba.core.compiler", "DefaultPassBuilder"),
 )
@@ -128,6 +131,24 @@ def keep_out_of_fused_loops(excluded):
             match(self, instr, expr, target_name)
     _match_array_expr._duals = True
     array_exprs.RewriteArrayExprs._match_array_expr = _match_array_expr
+
+
+def nan_aware(is_dual_type):
+    """nan_aware(is_dual_type): Numba's NaN-skipping reductions (``np.nancumsum``, ``nancumprod``,
+    ``nanmedian`` ...) ask ``get_isnan(dtype)`` how to test an entry, and for any dtype but float
+    and complex it answers "never NaN", which would silently keep the NaNs of an array of duals.
+    For dual dtypes it answers ``np.isnan`` (which duals overload); for every other dtype Numba's
+    own answer stands."""
+    from numba.np import arraymath
+
+    original = arraymath.get_isnan
+    if getattr(original, "_duals", False):
+        return
+
+    def get_isnan(dtype):
+        return np.isnan if is_dual_type(dtype) else original(dtype)
+    get_isnan._duals = True
+    arraymath.get_isnan = get_isnan
 
 
 def array_methods():

@@ -122,9 +122,8 @@ def _no_rule_typer(label, arity):
     def check(args):
         if any(_has_dual(a) for a in args):
             raise errors.TypingError(
-                f"{MARK}{label} has no derivative rule for dual numbers; add a line for it to "
-                f"duals/derivatives.py (then it works in every mode), or write it with "
-                f"functions that have one")
+                f"{MARK}{label} has no derivative rule for dual numbers; write it with functions "
+                f"that have one (np.where, np.maximum, ...; docs/supported.md lists them)")
     if arity == 1:
         def ov(x):
             check((x,))
