@@ -644,3 +644,28 @@ def test_functions_without_a_compiled_rule_give_one_line_naming_them():
         with pytest.raises(TypeError, match=rf"^jacfwd: {label} of dual numbers is not supported") as info:
             jacfwd(f)(np.array([1.0, 2.0, 3.0]))
         assert "\n" not in str(info.value)
+
+
+@njit
+def floored_energy(x):
+    return np.sum(np.clip(x, x[0] + 0.1, 0.8) ** 2)
+
+
+def test_clip_of_an_array_with_a_traced_bound():
+    x = np.array([0.31, 0.72, 0.45, 0.88, 0.57])
+    expected = central_differences(floored_energy, (x,), 0)
+    for transform in (jacfwd, duals.grad):
+        np.testing.assert_allclose(transform(floored_energy)(x), expected, rtol=1e-7, atol=1e-9)
+
+
+@njit
+def polynomial_misfit(p, t):
+    return np.sum(np.polynomial.polynomial.polyval(t, p) ** 2)
+
+
+def test_a_numba_implementation_that_asks_numpy_for_a_common_dtype_is_named():
+    p, t = np.array([0.3, 0.7, 0.4]), np.array([0.05, 0.2, 0.33])
+    polynomial_misfit(p, t)   # the plain call is fine
+    with pytest.raises(TypeError, match=r"Numba's implementation of a NumPy function \(\w+\) cannot take "
+                                        r"arrays of duals.*loops"):
+        jacfwd(polynomial_misfit)(p, t)

@@ -17,6 +17,7 @@ forward over forward: duals of duals, the two levels being distinct types.
 >>> compiled_jacfwd(f)(np.array([1.0, 2.0])).tolist()
 [4.0, 4.0]
 """
+import os
 import threading
 import weakref
 
@@ -214,6 +215,8 @@ def _promoting_call(f, args, who):
             out = promoted_call(f, args)
             _PROMOTING[f] = True
             return out
+        except np.exceptions.DTypePromotionError as exc:   # raised by typing, not a NumbaError
+            raise _no_common_dtype(exc, who) from None
         except nb_errors.NumbaError as exc:  # compiling failed (errors inside the code pass through)
             if mode is True or not any(_is_float_array(a) for a in args):
                 _uncompiled(f, args, exc, who)
@@ -224,6 +227,21 @@ def _promoting_call(f, args, who):
         _uncompiled(f, args, first if mode != "arguments" else again, who)
     _PROMOTING[f] = "arguments"
     return out
+
+
+def _no_common_dtype(exc, who):
+    """The error for a function of Numba's NumPy support that asks NumPy for a common dtype of a
+    dual array's (a structured dtype: there is none), named from the traceback."""
+    name, tb = None, exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if f"{os.sep}numba{os.sep}np{os.sep}" in code.co_filename:
+            name = code.co_name
+        tb = tb.tb_next
+    return TypeError(f"{who}: Numba's implementation of a NumPy function{f' ({name})' if name else ''} "
+                     f"cannot take arrays of duals (it asks NumPy for a common dtype, which a dual "
+                     f"array has not); write that computation with loops and arithmetic, or "
+                     f"differentiate it on the Python path (duals.numpy)")
 
 
 def _uncompiled(f, args, exc, who):

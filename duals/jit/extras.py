@@ -125,6 +125,9 @@ for _func, _factor in ((math.degrees, 180.0 / math.pi), (np.degrees, 180.0 / mat
 def _ov_clip(a, a_min, a_max):
     if _is_dual(a, a_min, a_max) and not any(isinstance(t, types.Array) for t in (a, a_min, a_max)):
         return lambda a, a_min, a_max: min(max(a, a_min), a_max)
+    bounds_move = any(isinstance(getattr(t, "dtype", t), DualType) for t in (a_min, a_max))
+    if bounds_move and not any(isinstance(t, (types.NoneType, types.Omitted)) for t in (a_min, a_max)):
+        return lambda a, a_min, a_max: np.minimum(np.maximum(a, a_min), a_max)   # arrays, a bound traced
 
 
 def _n_ary(func):
