@@ -41,8 +41,9 @@ which `duals.numpy` is built from) and from the Numba overloads `duals.jit` inst
   ✓ differentiated, to any order and in every nesting; *value*: NumPy's plain answer for the values
   (indices, booleans, piecewise constants), no derivative.
 - **compiled**: inside `@numba.njit` code run on dual numbers (`duals.jvp`, `jacfwd`, `hessian` of
-  a dispatcher, see [compiled code](compiled.md)). ✓ duals.jit has a rule; *error*: refused with a
-  message that names the function; — no rule. Compiled reverse mode (`grad`, `vjp`, `jacrev` of a
+  a dispatcher, see [compiled code](compiled.md)). ✓ duals.jit has a rule; ✓ Numba's: Numba's own
+  implementation runs on duals as written (tested); *error*: refused with a message that names
+  the function; — no rule. Compiled reverse mode (`grad`, `vjp`, `jacrev` of a
   dispatcher) runs the same functions but those that work on tangent lanes; [compiled reverse
   mode](compiled_reverse.md) lists them.
 - **rules in**: the module of `duals/ops/` (or `duals/`) whose docstring states the policy at
@@ -92,10 +93,13 @@ def _jit_modules():
     return found
 
 
-def _compiled(target, jit):
+def _compiled(name, target, jit):
+    from duals.jit.array_functions import THROUGH_NUMBA
     modules = jit.get(id(target), set()) if target is not None else set()
     if modules - {"duals.jit.errors", "duals.jit.adjoint_arrays"}:  # the column is forward mode
         return "✓"
+    if name in THROUGH_NUMBA:
+        return "✓ Numba's"
     return "*error*" if modules else "—"
 
 
@@ -126,7 +130,7 @@ def rows():
         module = getattr(func, "__module__", None) or type(func).__module__
         if module == "duals.core":                  # element-wise primitives of the derivative table
             module = "duals.derivatives"
-        out.append((public, written, mode, mode, _compiled(target, jit), module.replace("duals.", "")))
+        out.append((public, written, mode, mode, _compiled(name, target, jit), module.replace("duals.", "")))
     return sorted(out)
 
 
@@ -139,7 +143,8 @@ def render():
         table.append(f"| `{public}` | {written} | {fwd} | {rev} | {compiled} | `{module}` |")
     count = (f"{len(found)} names: {sum(r[2] == '✓' for r in found)} differentiated, "
              f"{sum(r[2] != '✓' for r in found)} value-only; {sum(r[4] == '✓' for r in found)} with a "
-             f"rule in compiled code.\n")
+             f"rule in compiled code, {sum(r[4] == '✓ Numba' + chr(39) + 's' for r in found)} more "
+             f"through Numba's own implementation.\n")
     return HEADER + "\n" + count + "\n" + "\n".join(table) + "\n"
 
 

@@ -417,6 +417,18 @@ def _matrix_rank(A, tol=None):
         return lambda A, tol=None: np.linalg.matrix_rank(real_values(A), tol)
 
 
+# NumPy functions whose own Numba implementation runs on arrays of duals as written (it is made of
+# indexing, assignment and arithmetic, which duals overloads): no rule of duals' is needed, and
+# tests/test_jit_through_numba.py differentiates each against central differences
+THROUGH_NUMBA = (
+    "append", "array", "array_split", "asarray", "atleast_2d", "average", "broadcast_to",
+    "column_stack", "concatenate", "copy", "delete", "diag", "diagflat", "diff", "dstack",
+    "expand_dims", "flip", "fliplr", "flipud", "hstack", "insert", "kron", "moveaxis", "outer",
+    "partition", "ravel", "repeat", "reshape", "resize", "roll", "rot90", "select", "split",
+    "stack", "swapaxes", "take", "take_along_axis", "transpose", "trapezoid", "tril", "triu",
+    "vstack",
+)
+
 # ---------------------------------------------------------------- clear errors for the rest
 
 MARK_MODULE = _errors.__name__
