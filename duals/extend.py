@@ -221,17 +221,18 @@ def _checked_rule(name, kind, argnum, rule, vectorized):
         base, target = (args[argnum], out) if kind == "JVP" else (out, args[argnum])
         lead = shape_of(d)[:lead_of(d, base)]
         if vectorized or not lead:
-            return _check(rule(d, out, *args, **params), lead, target)
+            return _check(rule(d, out, *args, **params), lead, target, shape_of(base))
         n = int(np.prod(lead))
         flat = reshape(d, (n,) + shape_of(base))
-        parts = [_check(rule(getitem(flat, k), out, *args, **params), (), target) for k in range(n)]
+        parts = [_check(rule(getitem(flat, k), out, *args, **params), (), target, shape_of(base))
+                 for k in range(n)]
         if all(p is None for p in parts):
             return None
         zero = np.zeros(shape_of(target), dtype=np.result_type(_plain(out)))
         parts = [zero if p is None else p for p in parts]
         return reshape(stack(parts), lead + shape_of(target))
 
-    def _check(result, lead, target):
+    def _check(result, lead, target, given):
         if result is None:
             return None
         expected = tuple(lead) + shape_of(target)
@@ -245,7 +246,11 @@ def _checked_rule(name, kind, argnum, rule, vectorized):
                 f"expected {expected}{lanes}. Return one entry per entry of {what}"
                 + ("" if kind == "JVP" else " (sum over the axes it was broadcast along)")
                 + (", or declare the rule without vectorized=True to get one lane at a time"
-                   if vectorized and lead else ""))
+                   if vectorized and lead else "")
+                + (f". Argument {argnum} has shape {given}, smaller than the output: its tangent "
+                   f"arrives as {tuple(lead) + tuple(given)}, lanes first, so align its axes before "
+                   f"broadcasting (t[..., None] for a scalar argument)"
+                   if kind == "JVP" and vectorized and lead and len(given) < len(shape_of(target)) else ""))
         return result
 
     apply.__name__ = getattr(rule, "__name__", f"{name}_{kind.lower()}_{argnum}")

@@ -132,3 +132,14 @@ def test_gradcheck_catches_a_wrong_custom_rule():
     wrong = duals.extend.elementwise("test_wrong_gammaln", sp.gammaln, lambda out, x: polygamma(x, n=1))
     with pytest.raises(AssertionError, match="agree with each other but not with finite differences"):
         duals.gradcheck(wrong, X)
+
+
+def test_a_vectorized_rule_for_a_broadcast_argument_is_told_to_align_its_lanes():
+    from duals.extend import primitive
+    scaled = primitive("scaled_by", lambda a, b: a * b)
+    scaled.def_jvp(0, lambda t, out, a, b: b * t, vectorized=True)
+    scaled.def_jvp(1, lambda t, out, a, b: a * t, vectorized=True)   # needs a * t[..., None]
+    with pytest.raises(ValueError, match=r"Argument 1 has shape \(\), smaller than the output.*t\[\.\.\., None\]"):
+        duals.jacfwd(lambda b: scaled(np.array([0.3, 0.8, 1.4]), b))(2.0)
+    scaled.def_jvp(1, lambda t, out, a, b: a * t[..., None], vectorized=True)
+    np.testing.assert_allclose(duals.jacfwd(lambda b: scaled(np.array([0.3, 0.8, 1.4]), b))(2.0), [0.3, 0.8, 1.4])
