@@ -729,3 +729,15 @@ def test_an_integer_result_is_refused_by_grad_and_hvp_as_in_python_mode():
         duals.hvp(count_above, x, x)
     np.testing.assert_array_equal(duals.jacrev(count_above)(x), [0.0, 0.0])
     np.testing.assert_array_equal(duals.jacfwd(count_above)(x), [0.0, 0.0])
+
+
+@numba.njit
+def parts_of_real(x):
+    return np.sum(np.real(x) * x) + np.imag(x[1]) * x[0] + np.sum(np.angle(x) * x) + np.conj(x[2]) * x[1]
+
+
+def test_real_imag_angle_conj_of_real_adjoints_are_as_forward_mode():
+    x = np.array([1.0, -2.0, 0.5])
+    _close(duals.grad(parts_of_real)(x), duals.jacfwd(parts_of_real)(x), rtol=1e-15, atol=0.0)
+    _close(duals.grad(parts_of_real)(x), central_differences(parts_of_real, [x], 0), rtol=1e-8, atol=1e-8)
+    _close(duals.hessian(parts_of_real)(x), duals.jit.compiled_hessian(parts_of_real)(x), rtol=1e-15, atol=0.0)

@@ -34,6 +34,7 @@ from numba.core.typing.templates import AttributeTemplate, infer_getattr
 from .._overloads import overload, overload_attribute, overload_method, register_jitable
 from .. import derivatives, kernels
 from ._types import DualType, make
+from .extras import _real as _real_part
 from ..forward import Dual
 from .complex_lanes import as_zlanes, lcomplex, lconj, lim, lre, lre_scale, lto_complex
 from .complex_types import ComplexDualType, complex_of, has_complex, is_complex_dual, to_complex
@@ -266,11 +267,17 @@ def _imag_of_real(x):
     return make(x._re * 0.0, lzero(x._du))
 
 
+def _real_dual(x):
+    """A dual or an adjoint (compiled reverse mode) over a real number."""
+    from .adjoint import AdjointType
+    return type(x) in (DualType, AdjointType)
+
+
 @overload_attribute(DualType, "real")
 def _attr_real(x):
     if is_complex_dual(x):
         return _real
-    if type(x) is DualType:
+    if _real_dual(x):
         return _real_of_real
 
 
@@ -278,7 +285,7 @@ def _attr_real(x):
 def _attr_imag(x):
     if is_complex_dual(x):
         return _imag
-    if type(x) is DualType:
+    if _real_dual(x):
         return _imag_of_real
 
 
@@ -286,7 +293,7 @@ def _attr_imag(x):
 def _method_conjugate(x):
     if is_complex_dual(x):
         return _conj
-    if type(x) is DualType:
+    if _real_dual(x):
         return _real_of_real
 
 
@@ -294,7 +301,7 @@ def _on_duals(impl_complex, impl_real):
     def ov(x):
         if is_complex_dual(x):
             return impl_complex
-        if type(x) is DualType:
+        if _real_dual(x):
             return impl_real
     return ov
 
@@ -308,6 +315,8 @@ if np.conjugate is not np.conj:
 
 @overload(np.angle)
 def _ov_angle(z, deg=False):
+    if _real_dual(z) and type(z) is not DualType:   # an adjoint: 0 or pi, piecewise constant
+        return lambda z, deg=False: np.angle(_real_part(z), deg)
     if not isinstance(z, DualType) or type(z) not in (DualType, ComplexDualType):
         return None
 
