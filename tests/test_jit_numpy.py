@@ -669,3 +669,13 @@ def test_a_numba_implementation_that_asks_numpy_for_a_common_dtype_is_named():
     with pytest.raises(TypeError, match=r"Numba's implementation of a NumPy function \(\w+\) cannot take "
                                         r"arrays of duals.*loops"):
         jacfwd(polynomial_misfit)(p, t)
+
+
+@njit
+def third_smallest_squared(x):
+    return x[np.argpartition(x, 2)[2]] ** 2
+
+
+def test_a_numba_implementation_calling_a_method_duals_lack_is_named_not_the_users_code():
+    with pytest.raises(TypeError, match=r"Numba's np\.argpartition calls x\.astype\(\) on the array of duals"):
+        jacfwd(third_smallest_squared)(np.array([0.31, 0.72, 0.45, 0.88]))

@@ -281,7 +281,11 @@ def reraise(exc, who, name=None, plain_too=False):
                     "as a number, so pass a 1-element array (x.reshape(1)) instead")
         first, hint = _stored_or_drawn(text, first, hint)
         method = re.search(r"BoundFunction\(array\.(\w+) for array\((?:Dual|Adjoint)", text)
-        if method is not None:
+        inside = re.search(r"Overload in function 'np_(\w+)'", text)
+        if method is not None and inside is not None:   # the call is in Numba's own np.<name>
+            first = f"Numba's np.{inside.group(1)} calls x.{method.group(1)}() on the array of duals"
+            hint = "Write it with functions that take duals (np.argsort, np.partition ...; docs/supported.md)"
+        elif method is not None:
             first = f"x.{method.group(1)}() on an array of duals"
             hint = _HINTS.get("." + method.group(1))
         if plain_too:
