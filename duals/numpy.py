@@ -51,6 +51,12 @@ for _name, _func in _ops.NAMESPACE.items():
     else:
         globals()[_name] = _func
 
+# NumPy 2's other names of the same functions (acos is arccos, concat is concatenate, pow is power)
+_SPELLED = {id(getattr(_np, n)): n for n in _ops.NAMESPACE if "." not in n and callable(getattr(_np, n, None))}
+for _alias in dir(_np):
+    if not _alias.startswith("_") and _alias not in globals() and id(getattr(_np, _alias)) in _SPELLED:
+        globals()[_alias] = globals()[_SPELLED[id(getattr(_np, _alias))]]
+
 
 # NumPy names that are safe on traced values because they differentiate nothing: constants,
 # dtypes and their queries, plain creation functions (their results are constants), index

@@ -370,3 +370,14 @@ def test_holomorphic_jacobians_in_chunks_and_by_workers_are_the_same():
 def test_hessian_of_a_real_function_of_complex_inputs_names_itself_and_hvp():
     with pytest.raises(TypeError, match=r"^hessian: input 0 is complex.*use hvp\(f, z, v\)"):
         duals.hessian(lambda z: np.sum(np.abs(z) ** 2))(np.array([1 + 1j, 2.0]))
+
+
+def test_stop_gradient_is_a_constant_for_the_holomorphic_check_in_every_mode():
+    z = np.array([2.0 + 1.0j])
+    scaled = lambda z: z * np.abs(duals.stop_gradient(z))  # noqa: E731
+    for transform in (duals.jacfwd, duals.jacrev):
+        np.testing.assert_allclose(transform(scaled, holomorphic=True)(z), [[abs(2 + 1j)]], rtol=1e-15)
+    np.testing.assert_allclose(duals.hessian(lambda z: np.sum(z * scaled(z)), holomorphic=True)(z),
+                               [[2 * abs(2 + 1j)]], rtol=1e-15)
+    with pytest.raises(TypeError, match="applies abs, which is not holomorphic"):
+        duals.jacrev(lambda z: z * np.abs(z), holomorphic=True)(z)

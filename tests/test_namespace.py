@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+import duals
 import duals.numpy as dnp
 from duals.ops import NAMESPACE
 
@@ -39,3 +40,11 @@ def test_unsupported_fft_names_fail_too():
 def test_a_name_numpy_does_not_have_says_so():
     with pytest.raises(AttributeError, match="nor does numpy"):
         dnp.no_such_function
+
+
+def test_numpy_2_spellings_of_supported_functions_are_the_same_functions():
+    import duals.numpy as dnp
+    assert dnp.acos is dnp.arccos and dnp.concat is dnp.concatenate and dnp.pow is dnp.power
+    assert duals.grad(dnp.acos)(0.5) == duals.grad(np.acos)(0.5) == duals.grad(np.arccos)(0.5)
+    with pytest.raises(AttributeError, match="matrix_transpose has no derivative rule"):
+        dnp.matrix_transpose
