@@ -90,3 +90,8 @@ def test_logsumexp_takes_scipys_weights_and_their_derivatives(kwargs):
         reverse = duals.grad(loss, argnums=argnum)(a, b)
         np.testing.assert_allclose(reverse.ravel(), fd, rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(duals.jacfwd(loss, argnums=argnum)(a, b), reverse, rtol=1e-13, atol=1e-15)
+
+
+def test_ndtr_of_complex_values_names_itself():
+    with pytest.raises(TypeError, match="duals' ndtr is computed for real numbers only"):
+        duals.jacfwd(lambda z: sp.ndtr(z), holomorphic=True)(np.array([0.5 + 0.1j]))

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..core import Primitive
 from ..index_sets import elementwise_rule
-from . import export, innermost
+from . import dtype_of, export, innermost
 from .elementwise import PRIMITIVES, masked, stop_gradient, where
 from .reductions import max as amax
 from .reductions import sum as asum
@@ -63,6 +63,9 @@ def ndtr(x):
     >>> float(ndtr(0.0))
     0.5
     """
+    if np.result_type(dtype_of(x)).kind == "c":
+        raise TypeError("duals' ndtr is computed for real numbers only (through erfc) and got complex "
+                        "values; scipy.special.ndtr itself computes complex values, without a derivative")
     return 0.5 * PRIMITIVES["erfc"](-_SQRT_HALF * x)
 
 
