@@ -61,7 +61,8 @@ class HolomorphicReverseTrace(ReverseTrace):
     def process(self, primitive, args, params, reported=False):
         from .ops.elementwise import stop_gradient_p
         if primitive is stop_gradient_p:   # a constant, as in forward mode: what follows is not refused
-            return bind(primitive, *[a._value if type(a) is Var and a._trace is self else a for a in args])
+            return bind(primitive, *[a._value if type(a) is Var and a._trace is self else a for a in args],
+                        **params)
         if not primitive.holomorphic:
             for a in args:
                 if type(a) is Var and a._trace is self:
