@@ -679,3 +679,15 @@ def third_smallest_squared(x):
 def test_a_numba_implementation_calling_a_method_duals_lack_is_named_not_the_users_code():
     with pytest.raises(TypeError, match=r"Numba's np\.argpartition calls x\.astype\(\) on the array of duals"):
         jacfwd(third_smallest_squared)(np.array([0.31, 0.72, 0.45, 0.88]))
+
+
+@njit
+def positive_squares(z):
+    return np.extract(z > 0, z ** 2)
+
+
+def test_extract_of_dual_arrays_gathers_by_the_condition():
+    x = np.array([0.3, -1.2, 2.5, 0.7, 0.1])
+    expected = central_differences(positive_squares, (x,), 0)
+    for transform in (jacfwd, duals.jacrev):
+        np.testing.assert_allclose(transform(positive_squares)(x), expected, rtol=1e-7, atol=1e-9)

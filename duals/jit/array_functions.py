@@ -395,6 +395,11 @@ def _has_dual(*ts):
     return any(is_dual_array(t) or isinstance(t, DualType) for t in ts)
 
 
+def _extract(condition, arr):
+    if is_dual_array(arr) and isinstance(condition, types.Array) and not _has_dual(condition):
+        return lambda condition, arr: np.ravel(arr)[np.ravel(condition) != 0]   # a gather by mask
+
+
 def _searchsorted(a, v, side="left"):
     if _has_dual(a, v):
         return lambda a, v, side="left": np.searchsorted(_plain(a), _plain(v), side)
@@ -464,6 +469,7 @@ def _install():
     overload(np.linalg.matrix_power, target="cpu")(_matrix_power)
     overload(np.bincount, target="cpu")(_bincount)
     overload(np.sinc, target="cpu")(_sinc)
+    overload(np.extract, target="cpu")(_extract)
     for name in rules.derivatives.UNARY:
         _fn_on_arrays(getattr(fn, name), 1)
     for name in rules.derivatives.BINARY:
