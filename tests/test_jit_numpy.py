@@ -691,3 +691,29 @@ def test_extract_of_dual_arrays_gathers_by_the_condition():
     expected = central_differences(positive_squares, (x,), 0)
     for transform in (jacfwd, duals.jacrev):
         np.testing.assert_allclose(transform(positive_squares)(x), expected, rtol=1e-7, atol=1e-9)
+
+
+PHASES = np.array([0.1, 3.0, 6.2, 0.5, -3.0, 2.9])
+COMPOSED_KERNELS = {   # duals/jit/composed_arrays.py: NumPy functions written with dual arithmetic
+    "vdot": lambda x: np.vdot(x, np.sin(x[::-1])),
+    "vander": lambda x: np.vander(x, 3),
+    "vander-increasing-square": lambda x: np.vander(x, increasing=True),
+    "nan_to_num-of-log": lambda x: np.nan_to_num(np.log(x)) * x,
+    "nan_to_num-in-place-transposed": lambda x: np.nan_to_num(np.log(np.outer(x, x)).T, copy=False,
+                                                              nan=1.0, neginf=-5.0) * x,
+    "nan_to_num-of-a-scalar": lambda x: np.nan_to_num(np.log(x[2])) * x,
+    "unwrap-of-a-phase-ramp": lambda x: np.unwrap(PHASES * x[0] + x[1]),
+    "unwrap-with-discont": lambda x: np.unwrap(np.cumsum(4.0 * x), discont=4.0),
+}
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in log")
+@pytest.mark.parametrize("name", sorted(COMPOSED_KERNELS))
+def test_numpy_functions_composed_from_dual_arithmetic(name):
+    kernel = COMPOSED_KERNELS[name]
+    f = njit(kernel)
+    x = np.array([0.9, 1.3, -0.7, 2.1])     # a negative entry: log gives NaN, replaced by a constant
+    np.testing.assert_array_equal(f(x), kernel(x))    # NumPy's values, to the bit
+    expected = central_differences(f, (x,), 0)
+    for transform in (jacfwd, duals.jacrev):
+        np.testing.assert_allclose(transform(f)(x), expected, rtol=1e-7, atol=1e-8)
