@@ -8,6 +8,7 @@ order statistics, ``fmax``/``fmin``, ``heaviside``, ``sinc``, the angle conversi
 import numpy as np
 
 import duals.numpy as dnp
+from duals.ops.quantile_methods import METHODS
 from op_cases import Case
 
 G = ("getitem",)
@@ -100,6 +101,8 @@ CASES = [
          ("sort",)),
     Case("nanquantile-traced-q", lambda x, q: np.nanquantile(_with_nans(x), q * q / (1.0 + q * q), axis=1),
          ((2, 3), ()), ("sort", "div")),
+    Case("nanpercentile-every-method", lambda x: np.stack([np.nanpercentile(_with_nans(x), [5.0, 40.0, 95.0], method=m)
+                                                           for m in METHODS]), ((2, 3),), ("sort",)),
     Case("nanpercentile", lambda x: np.nanpercentile(_with_nans(x), 40.0), ((2, 3),), ("sort",)),
     Case("nanmax-nanmin", lambda x: np.nanmax(_with_nans(x), axis=1) - np.nanmin(_with_nans(x), axis=1),
          ((2, 3),), ("max", "min", "select")),

@@ -8,6 +8,7 @@ the tie policy itself is tested in ``test_numpy_coverage.py``.
 import numpy as np
 
 import duals.numpy as dnp
+from duals.ops.quantile_methods import CONTINUOUS, METHODS
 from op_cases import Case
 
 G = ("getitem",)
@@ -35,6 +36,11 @@ CASES = [
          ((3,),), G + ("mul",), domain=(0.05, 0.95)),
     Case("quantile-data-and-q", lambda x, q: np.quantile(x, q, axis=1), ((2, 5), ()), G,
          domain=(0.05, 0.95)),
+    Case("quantile-every-method", lambda x: np.stack([np.quantile(x, [0.02, 0.3, 0.5, 0.97], axis=0, method=m)
+                                                      for m in METHODS]), ((7, 2),), G),
+    Case("quantile-traced-q-continuous-methods",
+         lambda x, q: np.stack([np.quantile(x, q, axis=1, method=m) for m in ("linear",) + tuple(CONTINUOUS)]),
+         ((2, 5), ()), G, domain=(0.05, 0.95)),
     Case("interp-x", lambda x: np.interp(x, XP, np.sin(XP)), ((4,),), G + ("select",), float32=False),
     Case("interp-fp", lambda fp: np.interp(np.array([-2.5, 0.3, 1.7, 4.0]), XP, fp), ((7,),), G,
          float32=False),

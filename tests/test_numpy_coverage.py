@@ -14,6 +14,7 @@ import pytest
 import duals
 import duals.numpy as dnp
 from duals import Dual, Var
+from duals.ops.quantile_methods import METHODS
 from duals.testing import assert_close
 from finite_differences import central_differences
 
@@ -487,7 +488,6 @@ def test_a_variance_without_degrees_of_freedom_is_nan_as_in_numpy(transform):
 
 @pytest.mark.parametrize("call,match", [
     (lambda d: np.pad(d, 1, mode="mean"), r"numpy\.pad with mode='mean'.*supported modes"),
-    (lambda d: np.percentile(d, 50, method="nearest"), r"numpy\.percentile with method='nearest'"),
     (lambda d: np.quantile(d, 0.5, weights=np.ones(3)), r"numpy\.quantile with weights="),
     (lambda d: np.interp(0.5, d, [0.0, 1.0, 2.0], period=3.0), r"numpy\.interp: traced sample points xp with period="),
     (lambda d: np.take(d, np.array([0]) * d), r"take: the indices cannot be a traced value"),
@@ -663,3 +663,23 @@ def test_running_extremes_refuse_what_has_no_derivative_and_match_the_chain_of_m
         return np.stack(acc)
     for transform in (duals.jacfwd, duals.jacrev):
         np.testing.assert_array_equal(transform(lambda t: np.maximum.accumulate(t))(t), transform(chain)(t))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_quantiles_of_every_method_equal_numpys_to_the_bit(method):
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 5, 8):
+        x = rng.normal(size=n)
+        with_nan = np.concatenate([x, [np.nan]])
+        for q in (0.0, 0.01, 0.25, 0.5, 0.6, 0.99, 1.0):
+            for f, data in ((lambda a: np.quantile(a, q, method=method), x),
+                            (lambda a: np.percentile(a, [100 * q, 50.0], method=method), x),
+                            (lambda a: np.nanquantile(a, q, method=method), with_nan)):
+                value, tangent = duals.jvp(f, (data,), (np.ones_like(data),))
+                np.testing.assert_array_equal(value, f(data))
+                np.testing.assert_allclose(tangent, 1.0)   # weights of entries that sum to one
+
+
+def test_an_unknown_quantile_method_is_refused_as_numpy_refuses_it():
+    with pytest.raises(ValueError, match="'sideways' is not a valid method"):
+        duals.grad(lambda x: np.quantile(x, 0.5, method="sideways"))(np.arange(3.0))

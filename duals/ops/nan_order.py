@@ -2,7 +2,7 @@
 
 Each slice is sorted (NaN last, NumPy's order) and read at positions that depend on how many
 of its entries are not NaN, so every slice gets its own pair of neighbouring order statistics
-and the linear method's weight between them: the derivative of each result is that of
+and the method's weight between them: the derivative of each result is that of
 ``median``/``quantile`` of the slice's numbers alone (a NaN entry has derivative zero). A
 slice of NaN only gives NaN and NumPy's ``RuntimeWarning``.
 
@@ -19,7 +19,8 @@ from . import export, ndim_of as ndim, shape_of as shape
 from .assembly import operand, take_along_axis
 from .elementwise import where
 from .shape import moveaxis, reshape
-from .sorting import (_check_method, _float_dtype, _keep_dims, _no_out, _plain, _to_last,
+from .quantile_methods import positions as positions_of_method
+from .sorting import (_float_dtype, _keep_dims, _method_of, _no_out, _no_weights, _plain, _to_last,
                       fraction_of_percent, sort)
 
 
@@ -41,7 +42,7 @@ def _at(ordered, index, lead):
     return moveaxis(picked, tuple(range(-len(lead), 0)), tuple(range(len(lead)))) if lead else picked
 
 
-def _nan_quantile(a, q, axis, keepdims):
+def _nan_quantile(a, q, axis, keepdims, method):
     q_plain = np.asarray(_plain(q), dtype=np.float64)
     if not (np.all(q_plain >= 0) and np.all(q_plain <= 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
@@ -51,16 +52,9 @@ def _nan_quantile(a, q, axis, keepdims):
     counts, ordered = _counts(y)
     qs = q_plain.shape
     q_full = q_plain.reshape(qs + (1,) * len(kept))
-    last = np.maximum(counts - 1, 0)
-    virtual = (counts - 1) * q_full                          # NumPy's linear method, per slice
-    lo = np.clip(np.floor(virtual), 0, last).astype(np.intp)
-    hi = np.minimum(lo + 1, last)
+    q_traced = reshape(q, qs + (1,) * len(kept)) if isinstance(q, Tracer) else None
+    lo, hi, t = positions_of_method(method, counts, q_full, q_traced, dtype)   # per slice
     below, above = _at(ordered, lo, qs), _at(ordered, hi, qs)
-    if isinstance(q, Tracer):
-        q_traced = reshape(q, qs + (1,) * len(kept))
-        t = q_traced * (counts - 1) - lo
-    else:
-        t = (virtual - lo).astype(dtype)
     diff = above - below
     out = where(_plain(t) >= 0.5, above - diff * (1.0 - t), below + diff * t)
     out = where(counts == 0, np.asarray(np.nan, dtype), out)
@@ -71,16 +65,17 @@ def _nan_quantile(a, q, axis, keepdims):
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
                 weights=None, interpolation=None):
     """nanquantile(a, q, axis=None, keepdims=False): ``quantile`` of each slice's entries that are
-    not NaN (linear method; ``q`` may be traced).
+    not NaN (any of NumPy's methods; ``q`` may be traced).
 
     >>> float(nanquantile(np.array([1.0, np.nan, 2.0, 3.0, 4.0]), 0.5))
     2.5
     """
-    _check_method("nanquantile", method, weights, interpolation)
     _no_out("nanquantile", out)
+    method = _method_of(method, interpolation)
     if not isinstance(a, Tracer) and not isinstance(q, Tracer):
-        return np.nanquantile(a, q, axis=axis, keepdims=keepdims)
-    return _nan_quantile(a, q, axis, keepdims)
+        return np.nanquantile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
+    _no_weights("nanquantile", weights)
+    return _nan_quantile(a, q, axis, keepdims, method)
 
 
 @export()
@@ -91,11 +86,12 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     >>> float(nanpercentile(np.array([1.0, np.nan, 2.0, 3.0, 4.0]), 25))
     1.75
     """
-    _check_method("nanpercentile", method, weights, interpolation)
     _no_out("nanpercentile", out)
+    method = _method_of(method, interpolation)
     if not isinstance(a, Tracer) and not isinstance(q, Tracer):
-        return np.nanpercentile(a, q, axis=axis, keepdims=keepdims)
-    return _nan_quantile(a, fraction_of_percent(q), axis, keepdims)
+        return np.nanpercentile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
+    _no_weights("nanpercentile", weights)
+    return _nan_quantile(a, fraction_of_percent(q), axis, keepdims, method)
 
 
 @export()

@@ -34,6 +34,7 @@ from ..index_sets import _ranges, collect, gather_rule, positions, take
 from . import dtype_of, export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
 from .assembly import operand, take as take_entries, take_along_axis
 from .elementwise import where
+from .quantile_methods import positions as positions_of_method
 from .shape import concatenate, getitem, moveaxis, reshape, transpose
 
 
@@ -314,7 +315,7 @@ def _sorted_entries(y, positions):
 _FEW_POSITIONS = 8
 
 
-def _order_statistic(a, q, axis, keepdims):
+def _order_statistic(a, q, axis, keepdims, method):
     q_plain = _plain(q).astype(np.float64)
     if not (np.all(q_plain >= 0) and np.all(q_plain <= 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
@@ -322,14 +323,7 @@ def _order_statistic(a, q, axis, keepdims):
     y, kept, n, axes = _to_last(a, axis)
     dtype = _float_dtype(a)
     qs = q_plain.shape
-    # NumPy's virtual index for the linear method, (n - 1) q, computed as NumPy computes it
-    virtual = (n - 1) * q_plain
-    lo = np.clip(np.floor(virtual), 0, n - 1).astype(np.intp)
-    hi = np.minimum(lo + 1, n - 1)
-    if isinstance(q, Tracer):
-        t = q * (n - 1) - lo.astype(dtype)
-    else:
-        t = (virtual - lo).astype(dtype)
+    lo, hi, t = positions_of_method(method, n, q_plain, q, dtype)
     # the entries below and above each virtual index, shaped q's shape + the kept shape
     count = lo.size
     entries = _sorted_entries(y, np.concatenate([lo.reshape(-1), hi.reshape(-1)]))
@@ -351,33 +345,35 @@ def _order_statistic(a, q, axis, keepdims):
 @export()
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
              weights=None, interpolation=None):
-    """quantile(a, q, axis=None, keepdims=False): the ``q``-th quantiles (``0 <= q <= 1``), linear method.
+    """quantile(a, q, axis=None, keepdims=False): the ``q``-th quantiles (``0 <= q <= 1``), any of NumPy's methods.
 
     ``q`` may be traced too (the derivative is the slope between the two entries).
 
     >>> float(quantile(np.array([1.0, 2.0, 3.0, 4.0]), 0.5))
     2.5
     """
-    _check_method("quantile", method, weights, interpolation)
     _no_out("quantile", out)
+    method = _method_of(method, interpolation)
     if not _traced(a, q):
-        return np.quantile(a, q, axis=axis, keepdims=keepdims)
-    return _order_statistic(a, q, axis, keepdims)
+        return np.quantile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
+    _no_weights("quantile", weights)
+    return _order_statistic(a, q, axis, keepdims, method)
 
 
 @export()
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
                weights=None, interpolation=None):
-    """percentile(a, q, axis=None, keepdims=False): the ``q``-th percentiles (``0 <= q <= 100``), linear method.
+    """percentile(a, q, axis=None, keepdims=False): the ``q``-th percentiles (``0 <= q <= 100``), any of NumPy's methods.
 
     >>> float(percentile(np.array([1.0, 2.0, 3.0, 4.0]), 25))
     1.75
     """
-    _check_method("percentile", method, weights, interpolation)
     _no_out("percentile", out)
+    method = _method_of(method, interpolation)
     if not _traced(a, q):
-        return np.percentile(a, q, axis=axis, keepdims=keepdims)
-    return _order_statistic(a, fraction_of_percent(q), axis, keepdims)
+        return np.percentile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
+    _no_weights("percentile", weights)
+    return _order_statistic(a, fraction_of_percent(q), axis, keepdims, method)
 
 
 def fraction_of_percent(q):
@@ -388,15 +384,16 @@ def fraction_of_percent(q):
     return q
 
 
-def _check_method(name, method, weights, interpolation):
-    if interpolation is not None:
-        method = interpolation
-    if method != "linear" or weights is not None:
-        what = f"method={method!r}" if method != "linear" else "weights="
+def _method_of(method, interpolation):
+    """The method asked for: ``interpolation=`` is NumPy's former name of ``method=``."""
+    return method if interpolation is None else interpolation
+
+
+def _no_weights(name, weights):
+    if weights is not None:
         raise NotImplementedError(
-            f"numpy.{name} with {what} has no derivative rule in duals on traced values; only the "
-            f"default method='linear' without weights is supported. Use it, or compose the statistic "
-            f"from np.sort(x) and indexing")
+            f"numpy.{name} with weights= has no derivative rule in duals on traced values; call "
+            f"it without weights, or compose the statistic from np.sort(x) and indexing")
 
 
 @export()
