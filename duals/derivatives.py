@@ -96,14 +96,18 @@ TABLE = {
     "sin": unary("sin(x)", "cos(x)", holomorphic=True),
     "cos": unary("cos(x)", "-sin(x)", holomorphic=True),
     "tan": unary("tan(x)", "1.0 + out * out", domain=(-1.2, 1.2), holomorphic=True),
-    "arcsin": unary("arcsin(x)", "1.0 / sqrt(1.0 - x * x)", domain=OPEN_UNIT, holomorphic=True),
-    "arccos": unary("arccos(x)", "-1.0 / sqrt(1.0 - x * x)", domain=OPEN_UNIT, holomorphic=True),
+    # sqrt(1 - x²) as sqrt(1 - x) sqrt(1 + x), those written -(x - 1) and x - (-1): on a branch cut
+    # (real |x| > 1 of complex x) the sign of x's zero imaginary part survives (adding a real
+    # constant would turn -0 into +0), so the derivative is that of the side of the cut whose
+    # value NumPy returns (Kahan's rule)
+    "arcsin": unary("arcsin(x)", "1.0 / (sqrt(-(x - 1.0)) * sqrt(x - -1.0))", domain=OPEN_UNIT, holomorphic=True),
+    "arccos": unary("arccos(x)", "-1.0 / (sqrt(-(x - 1.0)) * sqrt(x - -1.0))", domain=OPEN_UNIT, holomorphic=True),
     "arctan": unary("arctan(x)", "1.0 / (1.0 + x * x)", holomorphic=True),
     "sinh": unary("sinh(x)", "cosh(x)", holomorphic=True),
     "cosh": unary("cosh(x)", "sinh(x)", holomorphic=True),
     "tanh": unary("tanh(x)", "1.0 - out * out", holomorphic=True),
-    "arcsinh": unary("arcsinh(x)", "1.0 / sqrt(x * x + 1.0)", holomorphic=True),
-    "arccosh": unary("arccosh(x)", "1.0 / (sqrt(x - 1.0) * sqrt(x + 1.0))", domain=(1.2, 3.0), holomorphic=True),
+    "arcsinh": unary("arcsinh(x)", "1.0 / sqrt(x * x - -1.0)", holomorphic=True),   # - -1.0: as arcsin
+    "arccosh": unary("arccosh(x)", "1.0 / (sqrt(x - 1.0) * sqrt(x - -1.0))", domain=(1.2, 3.0), holomorphic=True),
     "arctanh": unary("arctanh(x)", "1.0 / (1.0 - x * x)", domain=OPEN_UNIT, holomorphic=True),
     "abs": unary("abs(x)", "sign(x)", numpy=("abs", "absolute", "fabs"), away_from_zero=True),
     "sign": unary("sign(x)", "0.0", away_from_zero=True, discontinuous=True),

@@ -39,15 +39,17 @@ from .ops import histograms as _histograms  # noqa: F401
 from .ops import ufuncs as _ufuncs  # noqa: F401
 from .ops import queries as _queries  # noqa: F401
 from .ops import fft as _fft  # noqa: F401
+from .ops import scimath as _scimath  # noqa: F401
 
 linalg = _types.ModuleType("duals.numpy.linalg", "Differentiable numpy.linalg.")
 special = _types.ModuleType("duals.numpy.special", "Differentiable special functions (SciPy's names).")
 fft = _types.ModuleType("duals.numpy.fft", "Differentiable numpy.fft (docs/complex.md).")
+emath = _types.ModuleType("duals.numpy.emath", "Differentiable numpy.emath: complex where the real result is undefined.")
 
 for _name, _func in _ops.NAMESPACE.items():
     if "." in _name:
         _sub, _leaf = _name.split(".", 1)
-        setattr({"linalg": linalg, "special": special, "fft": fft}[_sub], _leaf, _func)
+        setattr({"linalg": linalg, "special": special, "fft": fft, "emath": emath}[_sub], _leaf, _func)
     else:
         globals()[_name] = _func
 

@@ -1,6 +1,8 @@
 """Cases of the complex parts (real, imag, conj, abs and angle of complex values): real functions of
 real arguments that pass through complex numbers, so that every mode pairing of test_ops.py runs
 them (complex inputs themselves are tested in test_complex.py)."""
+import numpy as np
+
 import duals.numpy as dnp
 from op_cases import Case
 
@@ -27,5 +29,14 @@ CASES += [
     Case("fft-imag", lambda x, y: dnp.imag(dnp.fft.fft(x + 1j * y, n=5)), ((2, 4), (4,)), ("dft",)),
     Case("rfft-irfft", lambda x: dnp.fft.irfft(dnp.fft.rfft(x, norm="ortho") * (1.0 + 0.5j), n=6),
          ((2, 5),), ("rfft", "irfft")),
+    Case("hfft-of-complex", lambda x, y: np.fft.hfft(_z(x, y), n=7, norm="ortho"), ((2, 4), (4,)),
+         ("irfft", "conj")),
+    Case("ihfft-imag", lambda x: dnp.imag(np.fft.ihfft(x, axis=0)), ((5, 2),), ("rfft", "conj")),
+    Case("emath-sqrt-log-of-negatives", lambda x: dnp.imag(np.emath.sqrt(x - 2.5)) * dnp.real(np.emath.log(x - 2.5)),
+         ((4,),), ("sqrt", "log")),
+    Case("emath-arcsin-arccos-beyond-one", lambda x: dnp.imag(np.emath.arcsin(1.5 * x + 2.0))
+         + dnp.real(np.emath.arccos(1.5 * x + 2.0)), ((4,),), ("arcsin", "arccos")),
+    Case("emath-power-logn", lambda x: dnp.real(np.emath.power(x - 2.5, 1.5) + np.emath.logn(3.0, x - 2.5)),
+         ((4,),), ("pow", "log")),
     Case("fft2-real", lambda x: dnp.real(dnp.fft.ifft2(x * dnp.fft.fft2(x))), ((3, 4),), ("dft",)),
 ]

@@ -73,6 +73,36 @@ def test_unary_forward_matches_finite_differences_in_both_real_directions(name):
         close(t, central(op, z, direction))
 
 
+# points on the axes, beyond ±1 and between, with either sign of the zero part: the branch cuts of
+# NumPy's principal branches (sqrt, log: negative reals; arcsin, arccos, arctanh: real |x| > 1;
+# arccosh: real x < 1; arcsinh, arctan: imaginary |y| > 1) and the points beside them
+ON_THE_AXES = np.array([complex(r, z) for r in (1.3, -1.3, 0.6, -0.6) for z in (0.0, -0.0)]
+                       + [complex(z, i) for i in (1.3, -1.3, 0.6) for z in (0.0, -0.0)])
+
+
+def along_the_axis(op, step):
+    """``op`` at each point of ON_THE_AXES moved by ``step`` along its own axis, the signed zero of
+    its other part kept exactly (``z + h`` would turn ``-0.0j`` into ``+0.0j``)."""
+    return op(np.array([complex(z.real + step, z.imag) if z.real != 0 else complex(z.real, z.imag + step)
+                        for z in ON_THE_AXES]))
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_derivative_on_a_branch_cut_is_that_of_the_side_numpy_takes(name):
+    """On a cut the value is one side's limit; the derivative must be that side's, in forward and
+    reverse mode (``arcsin(1.3 + 0j)``: one side's derivative is ``+1.2j``, the other's ``-1.2j``)."""
+    op = PRIMITIVES[name]
+    direction = np.where(ON_THE_AXES.real != 0, 1.0 + 0j, 1j)
+    with np.errstate(all="ignore"):
+        expected = (along_the_axis(op, 1e-7) - along_the_axis(op, -1e-7)) / 2e-7    # along direction
+        forward = duals.jvp(op, (ON_THE_AXES,), (direction,))[1]
+        reverse = duals.vjp(op, ON_THE_AXES)[1](np.ones_like(ON_THE_AXES))[0] * direction
+    defined = np.isfinite(expected) & (np.abs(expected) < 1e3)     # not at a pole
+    assert defined.sum() >= 8
+    for got in (forward, reverse):
+        close(got[defined], expected[defined], 1e-5)
+
+
 @pytest.mark.parametrize("name", UNARY)
 def test_unary_reverse_is_the_transpose_of_forward(name):
     gap, scale = adjoint_gap(PRIMITIVES[name], [sample(name)], 0, np.random.default_rng(1))

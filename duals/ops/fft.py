@@ -321,6 +321,36 @@ def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     return _inverse_real_many(a, s, axes, norm, "fft.irfft2")
 
 
+# the Hermitian transforms are the real ones of the conjugate, with the scale of the other direction
+SWAPPED_NORM = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+@export("fft.hfft")
+def hfft(a, n=None, axis=-1, norm=None, out=None):
+    """hfft(a, n=None, axis=-1, norm=None): the real spectrum of a signal with Hermitian symmetry,
+    given by its first half: ``irfft(conj(a), n)`` with the scale of the forward direction.
+
+    >>> hfft(np.array([1.0, 0.0, 0.0])).tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
+    _no_out(out, "fft.hfft")
+    _checked(norm, n, "fft.hfft")
+    return irfft(conj(a) if dtype_of(a).kind == "c" else a, n, axis, SWAPPED_NORM[norm])
+
+
+@export("fft.ihfft")
+def ihfft(a, n=None, axis=-1, norm=None, out=None):
+    """ihfft(a, n=None, axis=-1, norm=None): the inverse of :func:`hfft`, ``conj(rfft(a, n))`` with
+    the scale of the inverse direction.
+
+    >>> ihfft(np.array([1.0, 1.0, 1.0, 1.0])).real.tolist()
+    [1.0, 0.0, 0.0]
+    """
+    _no_out(out, "fft.ihfft")
+    _checked(norm, n, "fft.ihfft")
+    return conj(rfft(a, n, axis, SWAPPED_NORM[norm]))
+
+
 def _shift(x, axes, sign):
     from .assembly import roll
     nd = ndim(x)
