@@ -48,12 +48,14 @@ class DependencyTrace(Trace):
         out = bind(prim, *values, **params)
         rule = prim.sparsity or conservative_rule
         result = rule(sets, out, *values, **params)
-        if result is None:
+        if result is None or not result.nnz:
+            # a result of traced inputs with derivative zero (sign, //, stop_gradient) leaves as a
+            # plain value, which a branch may read unseen: the pattern is this point's
+            if any(s is not None and s.nnz for s in sets):
+                self.by_value = True
             return out
         if result.by_value:
             self.by_value = True
-        if not result.nnz:
-            return out
         return Dependent(out, result, self)
 
 

@@ -112,6 +112,36 @@ def test_comparisons_and_bool_mark_the_pattern_as_decided_by_value():
     assert detect(lambda x: x[np.argmax(x)], (np.array([1.0, 3.0]),), 0)[1]
 
 
+# branches decided on values that leave the trace as plain arrays (derivative zero): the pattern
+# must still be marked as this point's, or "auto" reuses it where the branch flips (a user trial)
+PLAIN_DECISIONS = {
+    "sign": lambda u: np.sign(u) > 0,
+    "floor_divide": lambda u: u // 1.0 >= 0,
+    "divmod": lambda u: np.divmod(u, 1.0)[0] >= 0,
+    "copysign": lambda u: np.copysign(1.0, u) > 0,
+    "stop_gradient": lambda u: duals.stop_gradient(u) > 0,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN_DECISIONS))
+def test_a_decision_on_a_plain_result_of_traced_values_is_by_value(name):
+    decide = PLAIN_DECISIONS[name]
+
+    def upwind(u):
+        return dnp.where(decide(u), u * (u - dnp.roll(u, 1)), u * (dnp.roll(u, -1) - u))
+    u = np.sin(np.linspace(0.0, 2 * np.pi, 8, endpoint=False)) + 0.1
+    assert detect(upwind, (u,), 0)[1]
+    for jac in (duals.jacfwd, duals.jacrev):
+        auto = jac(upwind, sparsity="auto")
+        for point in (u, -u):      # every upwind direction flips
+            np.testing.assert_allclose(auto(point).toarray(), jac(upwind)(point), rtol=1e-15, atol=1e-15)
+
+
+def test_arrays_shaped_like_a_traced_value_do_not_read_it():
+    for like in (np.zeros_like, np.ones_like, np.empty_like, lambda u: np.full_like(u, 2.0)):
+        assert not detect(lambda u: like(u) * 0.0 + u[::-1], (np.ones(3),), 0)[1]
+
+
 def test_a_constant_mask_is_not_a_decision_by_value():
     mask = np.array([True, False, True])
     sets, by_value = detect(lambda x: dnp.where(mask, x, 2.0 * x[::-1]), (np.ones(3),), 0)

@@ -650,5 +650,17 @@ def copy(x):
     return x.copy() if isinstance(x, Tracer) else np.copy(x)
 
 
+def _shaped_like(np_func):
+    """NumPy's ``np_func`` of an array of x's shape and dtype: x's values are not read, so a
+    sparsity detection does not count it as a decision by value."""
+    def func(x, *args, **kwargs):
+        if isinstance(x, Tracer):
+            x = np.empty(shape(x), dtype_of(x))
+        return np_func(x, *args, **kwargs)
+    func.__name__ = np_func.__name__
+    func.__doc__ = f"{np_func.__name__}(x, ...): a plain (constant) array shaped like x."
+    return func
+
+
 for _np_func in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
-    export(_np_func.__name__, value_only=True)(_on_value(_np_func, "a plain (constant) array shaped like x's value."))
+    export(_np_func.__name__, value_only=True)(_shaped_like(_np_func))
