@@ -144,6 +144,8 @@ class ReverseTrace(Trace):
                 names = reads(inputs)
                 values = [_own(a) if i is None and name in names else a
                           for a, i, name in zip(values, inputs, ("x", "y"))]
+        if params:
+            params = _owned_params(params)
         # the versions of the traced arguments when recorded, kept only when one is not 0
         versions = [None if i is None else i.version for i in inputs] if changed else None
         return Var._new(out, Node(primitive, values, params, inputs, versions, saved), self)
@@ -231,6 +233,15 @@ def _own(a):
     are (a 0-d array is an array: ``buf *= 7`` changes it).
     """
     return a.copy() if _changeable(a) else a
+
+
+def _owned_params(params):
+    """``params`` with the tape's own copy of each array in them (an index array or a mask that
+    the user's code reuses and changes, as :func:`_own` does for operands); ``params`` itself
+    when none is changeable."""
+    if not any(_changeable(v) or (type(v) is tuple and any(map(_changeable, v))) for v in params.values()):
+        return params
+    return {k: (tuple(map(_own, v)) if type(v) is tuple else _own(v)) for k, v in params.items()}
 
 
 def _changeable(a):

@@ -15,7 +15,7 @@ import numpy as np
 from . import core as _core
 from . import cotangents as _cotangents
 from .cotangents import OWNED, SHARED, Cotangents, Scaled
-from .ops import all_of_copies, innermost, is_complex, one_number
+from .ops import all_of_copies, innermost, is_complex
 from .ops import fused_groups
 from .ops.fused_vjp import RULES, SCALAR_RULES
 from .reverse import Node, takes_marks as _takes_marks
@@ -81,7 +81,8 @@ def walk(seeds, retain_graph, accumulate):
         if node.retained is not None:
             owner = node.retained()
             if owner is not None:
-                owner.grad = g if owner.grad is None else add(owner.grad, g)
+                mine = g if g_free or type(g) is not np.ndarray else g.copy()
+                owner.grad = mine if owner.grad is None else add(owner.grad, g)
                 g_free = False
         every = None
         if type(node.out) is not np.ndarray:   # a number: the 0-d rules, evaluated with math
@@ -134,11 +135,13 @@ def walk(seeds, retain_graph, accumulate):
             store.done(g)
     leaves = {}
     for key, leaf in pending.items():
-        g = store.take(key)[0]
+        g, g_owned = store.take(key)
         if type(g) is Scaled:
             g = g.product()
-        elif one_number(g) and not g.flags.writeable:
-            g = g.copy()    # one number for all entries (a sum's cotangent): an array of its own
+        elif type(g) is np.ndarray and not g_owned:
+            # the caller's seed, or one array that reached several leaves (through add): each
+            # leaf gets its own, so that changing one gradient in place changes nothing else
+            g = g.copy()
         if accumulate and is_complex(leaf._value) and not is_complex(g):
             g = _add()(g, np.zeros((), dtype=leaf._value.dtype))   # .grad of a complex leaf: complex
         if accumulate:

@@ -71,9 +71,33 @@ def stencil_with_reused_rows(x):
     return total
 
 
+def minibatches_of_a_permutation_shuffled_in_place(x):
+    perm = np.arange(3)
+    total = 0.0
+    for epoch in range(2):
+        batch = perm[:2]                       # a view: the index array changes with perm
+        total = total + np.sum(np.array([1.0, 10.0]) * x[batch] ** 2)
+        perm[:] = perm[::-1].copy()
+    return total
+
+
+def reused_index_mask_and_bins(x):
+    index = np.array([0, 1])
+    mask = np.array([True, False, True])
+    bins = np.array([0, 1, 1])
+    a = np.take(x, index) ** 2
+    b = np.sum(x[mask] ** 3)
+    c = np.bincount(bins, weights=x ** 2, minlength=2)
+    index[:] = [2, 2]
+    mask[:] = True                             # another count of entries
+    bins[:] = 0
+    return np.sum(a * np.array([1.0, 2.0])) + b + np.sum(c * np.array([3.0, 5.0])) + np.sum(x[index])
+
+
 FUNCTIONS = [work_buffer_reuse, discounted_cost, matrix_edited_after_use,
              out_argument_overwrites_a_constant, copy_then_augmented_assignment,
-             slice_of_a_buffer, stencil_with_reused_rows]
+             slice_of_a_buffer, stencil_with_reused_rows,
+             minibatches_of_a_permutation_shuffled_in_place, reused_index_mask_and_bins]
 X = np.array([0.3, -0.2, 0.5])
 
 
@@ -303,3 +327,30 @@ def test_aux_of_vjp_changed_in_place_leaves_the_pullback_exact():
     total, pullback, m = duals.vjp(total_and_model, p, has_aux=True)
     m *= 100.0   # the very array exp's rule reads
     np.testing.assert_allclose(pullback(1.0)[0], duals.grad(lambda p: np.sum(decay_model(p)))(p), rtol=1e-14)
+
+
+def test_gradients_of_leaves_are_arrays_of_their_own():
+    """A cotangent that reaches leaves unchanged (through +, a reshape) was the caller's seed
+    itself, and one array for both leaves: a Jacobian built row by row from a reused unit vector
+    came out wrong, and scaling one gradient in place scaled the other (a user trial)."""
+    w, b = duals.Var(np.array([0.5, 1.5, -1.0])), duals.Var(np.array([0.1, 0.2, 0.3]))
+    y = (w + b).reshape(3)
+    e, rows = np.zeros(3), []
+    for i in range(3):
+        w.zero_grad()
+        b.zero_grad()
+        e[:] = 0.0
+        e[i] = 1.0
+        y.backward(gradient=e, retain_graph=True)
+        rows.append(w.grad)
+    np.testing.assert_array_equal(np.array(rows), np.eye(3))
+    w.grad *= 0.5
+    np.testing.assert_array_equal(b.grad, [0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(e, [0.0, 0.0, 1.0])
+
+    _, pullback = duals.vjp(lambda a, c: (a + c).reshape(3), np.ones(3), np.ones(3))
+    ct = np.ones(3)
+    ga, gc = pullback(ct)
+    ga *= 2.0
+    np.testing.assert_array_equal(gc, np.ones(3))
+    np.testing.assert_array_equal(ct, np.ones(3))
