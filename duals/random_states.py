@@ -1,12 +1,14 @@
-"""The global random states a function may draw from, held fixed across the passes of one derivative.
+"""The state a function may read and change, held fixed across the passes of one derivative.
 
 A derivative computed in several passes (``jacfwd`` in chunks of lanes, a compiled Hessian in
 blocks of columns) calls the function once per pass. A function that draws from a global
 generator (``np.random.normal`` in ``@njit`` code or in NumPy's legacy global state, Python's
-``random``) would draw other numbers in each pass, and the columns of one Jacobian would belong
-to different samples. So every pass starts from the states the first started from, and the
-last leaves them where one plain call leaves them. (A ``numpy.random.Generator`` passed in as an
-argument is the caller's own: it is not rewound.)
+``random``) would draw other numbers in each pass, and one that changes an array argument (an
+``order`` it reverses at each call, a counter, a scratch buffer) would start each pass from
+another state: the columns of one Jacobian would belong to different calls. So every pass starts
+from the random states and argument arrays the first started from, and the last leaves them
+where one plain call leaves them. (A ``numpy.random.Generator`` passed in as an argument, and
+arrays the function reaches other than through its arguments, are not rewound.)
 
 >>> import numpy as np
 >>> np.random.seed(0)
@@ -34,13 +36,24 @@ def _captured():
     return saved
 
 
-def each_from_one_state(run, items):
-    """each_from_one_state(run, items) -> ``[run(item) for item in items]``, every run from the
-    random states the first began with."""
+def _writable_arrays(args):
+    """The writable NumPy arrays among ``args``, in tuples and lists too, each with a copy."""
+    found = []
+    for a in args:
+        if type(a) is np.ndarray and a.flags.writeable:
+            found.append((a, a.copy()))
+        elif isinstance(a, (tuple, list)):
+            found += _writable_arrays(a)
+    return found
+
+
+def each_from_one_state(run, items, args=()):
+    """each_from_one_state(run, items, args=()) -> ``[run(item) for item in items]``, every run from
+    the random states and the contents of the arrays among ``args`` that the first began with."""
     items = list(items)
     if len(items) < 2:
         return [run(item) for item in items]
-    saved = _captured()
+    saved = _captured() + [(functools.partial(np.copyto, a), before) for a, before in _writable_arrays(args)]
     results = []
     for k, item in enumerate(items):
         if k:

@@ -249,7 +249,8 @@ def _jacfwd(f, argnums=0, has_aux=False, chunk_size=None, group=None, workers=No
         starts = range(0, max(total, 1), chunk)
         fixed = (f, args, kwargs, nums, sizes, total, chunk, has_aux, holomorphic)
         if pool is None:
-            passes = each_from_one_state(lambda start: _forward_pass(*fixed, start), starts)
+            passes = each_from_one_state(lambda start: _forward_pass(*fixed, start), starts,
+                                         tuple(args) + tuple(kwargs.values()))
         else:
             _workers.check_untraced(args, kwargs, "jacfwd")
             from .worker_tasks import forward_passes

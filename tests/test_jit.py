@@ -801,6 +801,34 @@ def test_a_function_drawing_from_numbas_global_generator_sees_one_sample_in_ever
 
 
 @njit
+def alternating_sweep(x, order):
+    order[:] = order[::-1].copy()           # the sweep direction alternates at every call
+    s = 0.0
+    for k in range(order.shape[0]):
+        s += x[order[k]] ** 3 * (k + 1.0)
+    return s
+
+
+def test_every_pass_starts_from_the_argument_arrays_the_first_did():
+    """jacfwd with more lanes than one pass, and compiled Hessians in blocks of columns, call the
+    kernel once per pass; one that changes an argument array saw another state in each pass
+    (columns of one derivative from different calls: a user trial). One plain call leaves
+    ``order`` reversed, so f = sum_k x[n-1-k]^3 (k+1)."""
+    n = 20
+    x = np.linspace(0.1, 1.0, n)
+    weights = n - np.arange(n)
+    for transform, expected in ((duals.jacfwd, 3.0 * x ** 2 * weights), (duals.grad, 3.0 * x ** 2 * weights),
+                                (duals.hessian, np.diag(6.0 * x * weights))):
+        order = np.arange(n)
+        np.testing.assert_allclose(transform(alternating_sweep)(x, order), expected, rtol=1e-12)
+        np.testing.assert_array_equal(order, np.arange(n)[::-1])    # as one plain call leaves it
+    order = np.arange(n)
+    np.testing.assert_allclose(duals.jacfwd(alternating_sweep.py_func, chunk_size=4)(x, order),
+                               3.0 * x ** 2 * weights, rtol=1e-12)
+    np.testing.assert_array_equal(order, np.arange(n)[::-1])
+
+
+@njit
 def decay_series(p, n):
     x = np.empty(n)
     x[0] = 1.0

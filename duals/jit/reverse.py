@@ -538,7 +538,8 @@ def compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None):
         lanes = chunk_lanes(chunk_size, total, "hessian", most=REVERSE_HESSIAN_LANES)
         starts = range(0, max(total, 1), lanes)
         if pool is None:
-            columns = each_from_one_state(lambda start: hessian_columns(f, args, nums, total, lanes, start), starts)
+            columns = each_from_one_state(lambda start: hessian_columns(f, args, nums, total, lanes, start),
+                                          starts, args)
         else:
             from .worker_tasks import hessian_column_chunks
             columns = pool.run(hessian_column_chunks, (f, args, nums, total, lanes), starts,

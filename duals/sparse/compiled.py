@@ -56,7 +56,7 @@ class _CompiledForward:
 
     def __call__(self, seeds):
         return np.concatenate(each_from_one_state(lambda ab: self._push(seeds[ab[0]:ab[1]]),
-                                                  self.bounds(*seeds.shape)), axis=0)
+                                                  self.bounds(*seeds.shape), self.args), axis=0)
 
     @staticmethod
     def bounds(k, n=None):
@@ -220,7 +220,8 @@ def compiled_hessian(f, argnum, sparsity, patterns, who, pool=None):
 
         def push(seeds):   # H @ seeds.T, seeds (k, n): one recording over duals per chunk of lanes
             parts = (each_from_one_state(lambda ab: hessian_lanes(f, args, i, who, seeds[ab[0]:ab[1]]),
-                                         _CompiledForward.bounds(seeds.shape[0])) if lanes is None else [lanes(seeds)])
+                                         _CompiledForward.bounds(seeds.shape[0]), args)
+                     if lanes is None else [lanes(seeds)])
             return np.concatenate(parts, axis=0).astype(dtype, copy=False)
         return compressed.symmetric(S, push, dtype, check)
 
