@@ -55,7 +55,7 @@ class CustomPrimitive(Primitive):
     6.0
     """
 
-    def __init__(self, name, impl, nondiff=()):
+    def __init__(self, name, impl, nondiff=(), holomorphic=False):
         if not isinstance(name, str) or not name:
             raise TypeError(f"duals.extend: a primitive needs a non-empty string name, got {name!r}")
         if name in REGISTRY:
@@ -65,6 +65,9 @@ class CustomPrimitive(Primitive):
             raise TypeError(f"custom primitive {name!r}: impl must be a function computing on "
                             f"NumPy values, got {type(impl).__name__}")
         super().__init__(name, _checked_impl(name, impl), nondiff, registry=CUSTOM)
+        # holomorphic=True transformations refuse it unless its author says its rules are
+        # complex-linear in the tangent (a complex derivative exists)
+        self.holomorphic = bool(holomorphic)
         self.__doc__ = getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
 
@@ -119,12 +122,14 @@ class CustomPrimitive(Primitive):
         return f"<duals custom primitive {self.name}>"
 
 
-def primitive(name, impl, *, nondiff=()):
-    """primitive(name, impl, *, nondiff=()) -> CustomPrimitive: a new primitive computing ``impl`` on plain values.
+def primitive(name, impl, *, nondiff=(), holomorphic=False):
+    """primitive(name, impl, *, nondiff=(), holomorphic=False) -> CustomPrimitive: a new primitive computing ``impl`` on plain values.
 
     ``impl(*arrays, **params)`` receives plain NumPy values only and returns one float
     array. Positions in ``nondiff`` are never differentiated (masks, integer orders).
     Give the rules with ``.def_jvp(argnum, rule)`` and ``.def_vjp(argnum, rule)``.
+    ``holomorphic=True`` says the function has a complex derivative that the rules use, so
+    ``holomorphic=True`` transformations may run it (they refuse it otherwise).
 
     >>> import scipy.special, duals
     >>> lgam = primitive("lgamma_doc", scipy.special.gammaln)
@@ -134,11 +139,11 @@ def primitive(name, impl, *, nondiff=()):
     """
     if name in CUSTOM and CUSTOM[name].__wrapped__ is not impl:
         CUSTOM.pop(name)   # re-declaring a name (a re-run notebook cell) replaces it
-    return CustomPrimitive(name, impl, nondiff)
+    return CustomPrimitive(name, impl, nondiff, holomorphic)
 
 
-def elementwise(name, impl, *partials, nondiff=()):
-    """elementwise(name, impl, *partials, nondiff=()) -> CustomPrimitive for an element-wise function.
+def elementwise(name, impl, *partials, nondiff=(), holomorphic=False):
+    """elementwise(name, impl, *partials, nondiff=(), holomorphic=False) -> CustomPrimitive for an element-wise function.
 
     ``impl(*arrays, **params)`` maps broadcast arguments entry by entry. ``partials[i]``
     is ``d(out, *args, **params)``, the partial derivative with respect to argument ``i``
@@ -151,7 +156,7 @@ def elementwise(name, impl, *partials, nondiff=()):
     >>> round(float(duals.grad(softplus)(0.0)), 6)
     0.5
     """
-    p = primitive(name, impl, nondiff=nondiff)
+    p = primitive(name, impl, nondiff=nondiff, holomorphic=holomorphic)
     for i, d in enumerate(partials):
         if i in p.nondiff:
             continue

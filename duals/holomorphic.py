@@ -25,6 +25,13 @@ from .reverse import ReverseTrace, Var
 
 
 def _refuse(prim, who):
+    from .extend import CustomPrimitive
+    if isinstance(prim, CustomPrimitive):
+        raise TypeError(
+            f"{who}(holomorphic=True): the function applies the custom primitive {prim.name}, which "
+            f"is not declared holomorphic; if it has a complex derivative and its rules compute "
+            f"with it (docs/custom_rules.md), declare it with duals.extend.primitive(..., "
+            f"holomorphic=True); otherwise drop holomorphic=True")
     raise TypeError(
         f"{who}(holomorphic=True): the function applies {prim.name}, which is not holomorphic "
         f"(it has no complex derivative), to a value being differentiated, so df/dz does not exist. "

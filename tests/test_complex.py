@@ -411,3 +411,21 @@ def test_stop_gradient_is_a_constant_for_the_holomorphic_check_in_every_mode():
                                [[2 * abs(2 + 1j)]], rtol=1e-15)
     with pytest.raises(TypeError, match="applies abs, which is not holomorphic"):
         duals.jacrev(lambda z: z * np.abs(z), holomorphic=True)(z)
+
+
+def test_a_custom_primitive_runs_under_holomorphic_only_when_declared_holomorphic():
+    """|z|² as a custom primitive with correct rules has no complex derivative: holomorphic=True
+    took it for holomorphic and returned 0.6 (forward) and 0.6 - 1j (reverse) at 0.3 + 0.5j."""
+    from duals.extend import elementwise, primitive
+    z = np.array([0.3 + 0.5j])
+    squared_modulus = primitive("trial_squared_modulus", lambda w: (w * np.conj(w)).real)
+    squared_modulus.def_jvp(0, lambda t, out, w: 2.0 * (np.conj(w) * t).real)
+    squared_modulus.def_vjp(0, lambda g, out, w: 2.0 * g * w)
+    for transform in (duals.jacfwd, duals.jacrev):
+        with pytest.raises(TypeError, match="custom primitive trial_squared_modulus, which is not "
+                                            "declared holomorphic.*holomorphic=True"):
+            transform(squared_modulus, holomorphic=True)(z)
+    close(duals.grad(lambda w: dnp.sum(squared_modulus(w)))(z), 2.0 * z)    # JAX's convention
+    cube = elementwise("trial_cube", lambda w: w ** 3, lambda out, w: 3.0 * w ** 2, holomorphic=True)
+    for transform in (duals.jacfwd, duals.jacrev):
+        close(np.diag(transform(cube, holomorphic=True)(z)), 3.0 * z ** 2)

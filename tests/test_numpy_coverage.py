@@ -444,7 +444,7 @@ def test_float32_is_kept():
 
 def test_unsupported_functions_name_themselves_the_reason_and_the_way_out():
     d = Dual(np.ones(3), np.ones(3))
-    for call, name in ((lambda: np.histogram2d(d, d), "numpy.histogram2d"), (lambda: np.fft.hfft(d), "numpy.fft.hfft"),
+    for call, name in ((lambda: np.histogram2d(d, d), "numpy.histogram2d"), (lambda: np.roots(d), "numpy.roots"),
                        (lambda: np.linalg.tensorinv(np.eye(4).reshape(2, 2, 2, 2) * d[0], 2), "numpy.linalg.tensorinv"),
                        (lambda: np.i0(d), "numpy.i0"),
                        (lambda: np.subtract.reduce(d), "numpy.subtract.reduce")):
