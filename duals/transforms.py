@@ -680,10 +680,13 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
             n_in = sum(math.prod(_shape(a)) for a in leaves)
             out = f(*args, **kwargs)
             out = out[0] if has_aux else out
-            n_out = sum(math.prod(_shape(y)) for y in tree.flatten(out)[0])
+            outs = tree.flatten(out)[0]
+            n_out = sum(math.prod(_shape(y)) for y in outs)
             chosen[key] = "rev" if n_in > least and n_in > REVERSE_RATIO * n_out else "fwd"
             if not holomorphic and any(is_complex(a) for a in leaves):
                 chosen[key] = "rev"   # complex inputs of a real function: only reverse mode takes them
+            elif not holomorphic and any(is_complex(y) for y in outs):
+                chosen[key] = "fwd"   # complex outputs of real inputs: only forward mode takes them
         return chosen[key]
 
     def jac(*args, **kwargs):

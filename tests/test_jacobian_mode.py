@@ -37,6 +37,19 @@ def test_forced_modes_and_a_bad_mode():
         duals.jacobian(f, mode="reverse")
 
 
+def test_complex_outputs_of_many_real_inputs_take_forward_mode():
+    """Reverse mode takes no complex outputs of real inputs (without holomorphic=True): with more
+    than REVERSE_FROM inputs "auto" picked it and raised (a user trial)."""
+    w = np.array([1.0, 10.0])
+
+    def cascade_response(p):       # first-order sections in series, at two frequencies
+        return np.prod(1.0 / (1.0 + 1j * w[:, None] * p), axis=1)
+    p = np.linspace(0.01, 0.1, 100)
+    jac = duals.jacobian(cascade_response)
+    assert jac.mode_for(p) == "fwd"
+    np.testing.assert_allclose(jac(p), duals.jacfwd(cascade_response)(p), rtol=1e-14)
+
+
 def test_containers_count_every_leaf():
     f = lambda p: np.sum(p["W"] ** 2) + p["b"][0]  # noqa: E731
     p = {"W": np.ones((10, 10)), "b": np.ones(3)}
