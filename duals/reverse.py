@@ -107,6 +107,8 @@ class ReverseTrace(Trace):
                 target = a if a.grad_fn is None else a.grad_fn
                 if target is not a:
                     target.uses += 1
+                if target.exposed is not None:
+                    recount(target)
                 inputs.append(target)
                 changed = changed or target.version != 0
                 if not nested and isinstance(v, Tracer):
@@ -263,7 +265,7 @@ class Node:
     """A recorded primitive application; ``name`` tells the operation (``MulBackward``)."""
 
     __slots__ = ("prim", "args", "params", "out", "inputs", "versions", "version", "freed",
-                 "retained", "seq", "uses", "counted", "__weakref__")
+                 "retained", "seq", "uses", "counted", "exposed", "__weakref__")
 
     def __init__(self, prim, args, params, inputs, versions, out):
         # the order of recording is a topological order: every input was recorded before its use
@@ -282,6 +284,7 @@ class Node:
         self.retained = None
         self.uses = 0               # how many recorded arguments the value is (the walk's fusion)
         self.counted = False        # in a group the walk counted, whose kernel is not compiled yet
+        self.exposed = None         # (value, snapshot) once .value handed out a view (see _expose)
         if _core.ANOMALY is not None:
             _core.ANOMALY.record(self)
 
@@ -298,7 +301,7 @@ class Node:
         return f"<{self.name}>"
 
     def free(self):
-        self.args = self.out = self.params = None
+        self.args = self.out = self.params = self.exposed = None
         self.freed = True
 
 
@@ -306,6 +309,41 @@ def takes_marks(target):
     """Whether the producer of a value (a node, or a leaf) uses marks of structural zeros on its
     cotangent (the walk passes them on; a group's placement into a slice does not)."""
     return type(target) is Node and (target.prim.elementwise or target.prim.unreached is not None)
+
+
+# ---------------------------------------------------------------- values the user holds a view of
+#
+# The counter sees writes through ``.value``'s view by indexing, ``fill`` and ufuncs with
+# ``out=``; NumPy has other writers (np.copyto, np.put, a.sort(), np.asarray(view)[i] = ...) that
+# it cannot see. So a value handed out by ``.value`` keeps a snapshot: before it is recorded
+# again, and when a walk starts, a value that differs from its snapshot counts as changed.
+# Before its first ``.value`` no one but the tape holds the array, so the first snapshot shows
+# what every earlier recording saw.
+
+_EXPOSED = weakref.WeakSet()    # the holders (leaf Vars, Nodes) with a snapshot
+
+
+def _expose(holder, value):
+    if holder.exposed is None:     # (a later .value: the snapshot stays what was last checked)
+        holder.exposed = (value, value.copy())
+        _EXPOSED.add(holder)
+
+
+def recount(holder):
+    """Count a change of an exposed value that the counter did not see (compared with the
+    snapshot, bit for bit), and take a new snapshot."""
+    value, seen = holder.exposed
+    if value.shape != seen.shape or not np.array_equal(
+            np.ascontiguousarray(value).reshape(-1).view(np.uint8), seen.reshape(-1).view(np.uint8)):
+        holder.version += 1
+        holder.exposed = (value, value.copy())
+
+
+def recount_exposed():
+    """:func:`recount` every exposed value (a walk starts)."""
+    for holder in list(_EXPOSED):
+        if holder.exposed is not None:
+            recount(holder)
 
 
 class _VersionedArray(np.ndarray):
@@ -352,7 +390,7 @@ class Var(Tracer):
     6.0
     """
 
-    __slots__ = ("_value", "grad_fn", "_trace", "grad", "version", "__weakref__")
+    __slots__ = ("_value", "grad_fn", "_trace", "grad", "version", "exposed", "__weakref__")
 
     def __init__(self, value):
         if isinstance(value, Tracer):
@@ -366,6 +404,7 @@ class Var(Tracer):
         self._trace = TAPE
         self.grad = None
         self.version = 0
+        self.exposed = None
 
     @classmethod
     def _new(cls, value, node, trace):
@@ -375,6 +414,7 @@ class Var(Tracer):
         v._trace = trace
         v.grad = None
         v.version = 0
+        v.exposed = None
         return v
 
     @classmethod
@@ -388,8 +428,10 @@ class Var(Tracer):
             self._trace.settle(self)   # writes through the view must not reach the caller's array
         v = self._value
         if isinstance(v, np.ndarray):
+            holder = self._holder()
+            _expose(holder, v)
             view = v.view(_VersionedArray)
-            view._box = self._holder()
+            view._box = holder
             return view
         return v
 
@@ -518,6 +560,8 @@ def backward(seeds, retain_graph=False, accumulate=False):
     cotangents are added into ``leaf.grad`` (the ``Var.backward`` behaviour); otherwise
     they are returned keyed by ``id(leaf)``.
     """
+    if _EXPOSED:
+        recount_exposed()
     if _core.ANOMALY is not None:
         return _core.ANOMALY.within("walk", None, None, call_at_user_line, _walk, seeds,
                                     retain_graph, accumulate)
