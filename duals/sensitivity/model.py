@@ -58,14 +58,25 @@ class RightHandSide:
         return self.checked(self.fun(t, y, self.params.value))
 
     def first_value(self, t, y):
-        """value(t, y), where an IndexError, ValueError or TypeError of ``fun`` also names the
-        shapes of ``y`` and ``p`` (the usual cause: ``p`` is not what ``fun`` expects)."""
+        """value(t, y), where an IndexError, KeyError, ValueError or TypeError of ``fun`` also
+        names the shapes of ``y`` and ``p`` (the usual cause: ``p`` is not what ``fun`` expects)."""
+        from numba.core.errors import NumbaError
         try:
             out = self.fun(t, y, self.params.value)
-        except (IndexError, ValueError, TypeError) as exc:
+        except (IndexError, KeyError, ValueError, TypeError) as exc:
             raise type(exc)(f"{self.who}: fun(t0, y0, p) raised {type(exc).__name__}: {exc} "
                             f"(y0 has shape {np.shape(y)}, p is "
                             f"{self._describe_p()}); is p what fun expects?") from exc
+        except NumbaError as exc:     # a compiled fun that does not compile for these arguments
+            if "setitem(readonly array" in str(exc):
+                raise ValueError(f"{self.who}: the compiled fun(t, y, p) writes into y or p, which "
+                                 f"it gets read-only; it must leave them as they are (copy first: "
+                                 f"p = p.copy())") from None
+            from ..jit.errors import reraise
+            try:
+                reraise(exc, self.who, getattr(self.fun, "__name__", None), plain_too=True)
+            except TypeError as short:
+                raise TypeError(f"{short} (y0 has shape {np.shape(y)}, p is {self._describe_p()})") from None
         return self.checked(out)
 
     def _describe_p(self):

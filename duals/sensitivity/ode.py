@@ -321,7 +321,7 @@ def _split_events(result, sol, events, rhs, params, n, k):
     from ..transforms import jacfwd
     y_events, s_events, t_sens = [], [], []
     for event, t_hits, z_hits in zip(events, sol.t_events, sol.y_events):
-        z_hits = np.asarray(z_hits).reshape(len(t_hits), -1)
+        z_hits = np.asarray(z_hits).reshape(len(t_hits), n * (1 + k))   # (0 hits: -1 is ambiguous)
         y_events.append(z_hits[:, :n])
         S = z_hits[:, n:].reshape(len(t_hits), k, n).transpose(0, 2, 1)
         s_events.append(S)
