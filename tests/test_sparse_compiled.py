@@ -300,3 +300,29 @@ def test_compiled_hessian_of_a_vector_output_is_refused_clearly():
 def test_a_scalar_output_is_refused_clearly():
     with pytest.raises((TypeError, NotImplementedError), match="scalar|array output"):
         duals.sparsity(energy, np.ones(4))
+
+
+@numba.njit
+def spring_forces(u, elements):     # assembly over a connectivity table: an integer argument
+    r = np.zeros(u.size)
+    for e in range(elements.shape[0]):
+        a, b = elements[e, 0], elements[e, 1]
+        k = (u[b] - u[a]) ** 3
+        r[a] -= k
+        r[b] += k
+    return r
+
+
+def test_sparse_jacrev_of_a_kernel_with_an_index_table_argument():
+    """The recording took the integer table for an input and promoted it to adjoints, so the
+    kernel's own indexing failed, blamed on the kernel (a user trial)."""
+    u = np.linspace(0.1, 0.9, 6) ** 2
+    elements = np.array([[i, i + 1] for i in range(5)])
+    dense = duals.jacfwd(spring_forces)(u, elements)
+    for sparsity in ("auto", duals.sparsity(spring_forces, u, elements)):
+        np.testing.assert_allclose(duals.jacrev(spring_forces, sparsity=sparsity)(u, elements).toarray(),
+                                   dense, rtol=1e-14, atol=1e-14)
+    _, pullback = duals.vjp(spring_forces, u, elements)
+    du, d_elements = pullback(np.ones(6))
+    np.testing.assert_allclose(du, np.ones(6) @ dense, rtol=1e-14, atol=1e-14)
+    np.testing.assert_array_equal(d_elements, np.zeros(elements.shape))
