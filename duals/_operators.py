@@ -296,6 +296,10 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             return N[name](*inputs, **kwargs)
         raise TypeError(f"numpy.{ufunc.__name__}.{method} with {', '.join(sorted(extra))}= is not "
                         f"supported on traced values; call duals.numpy.{name} instead")
+    if method == "outer" and len(inputs) == 2 and not kwargs and ufunc.nin == 2 and ufunc.nout == 1:
+        a, b = inputs       # every pair of entries: a's axes first, then b's
+        a_shape, b_shape = np.shape(a), np.shape(b)
+        return _array_ufunc(self, ufunc, "__call__", N["reshape"](a, a_shape + (1,) * len(b_shape)), b)
     if method == "at":
         raise TypeError(
             f"numpy.{ufunc.__name__}.at(a, indices, b) changes a in place, which cannot hold a traced "

@@ -115,6 +115,18 @@ class Primitive:
     def __repr__(self):
         return f"<duals primitive {self.name}>"
 
+    def __getattr__(self, name):
+        # dnp.add.reduce, dnp.multiply.outer ...: NumPy's ufunc methods, which take traced values
+        # (or refuse them, np.add.at, with the way out) through __array_ufunc__
+        if name in UFUNC_METHODS:     # (never self.<slot> here: an unset slot would come back)
+            ufunc = Primitive.ufunc.__get__(self)
+            if ufunc is not None:
+                return getattr(ufunc, name)
+        raise AttributeError(name)
+
+
+UFUNC_METHODS = ("reduce", "accumulate", "outer", "at", "reduceat")
+
 
 class Trace:
     """One active transformation. Its ``level`` orders it against the others (inner = higher);

@@ -498,6 +498,7 @@ def test_a_variance_without_degrees_of_freedom_is_nan_as_in_numpy(transform):
     (lambda d: np.add.at(np.zeros(2), np.array([0, 1, 0]), d), r"numpy\.add\.at\(a, indices, b\) changes a in "
      r"place.*a \+ np\.bincount\(indices, weights=b, minlength=a\.size\)"),
     (lambda d: np.maximum.at(np.zeros(2), np.array([0, 1, 0]), d), r"numpy\.maximum\.at.*@numba\.njit"),
+    (lambda d: dnp.add.at(np.zeros(2), np.array([0, 1, 0]), d), r"numpy\.add\.at\(a, indices, b\) changes a"),
 ])
 def test_unsupported_options_say_what_and_how(call, match):
     d = Dual(np.array([0.0, 1.0, 2.0]), np.ones(3))
