@@ -16,7 +16,7 @@ from .core import Primitive, Tracer, new_level
 from .forward import Dual, JVPTrace
 from .ops import lead_of, shape_of
 from .ops.shape import reshape
-from .reverse import ReverseTrace, Var, backward
+from .reverse import ReverseTrace, Var, _own, backward
 
 __all__ = ["checkpoint"]
 
@@ -107,12 +107,22 @@ checkpoint_p.def_sparsity(_sparsity)
 checkpoint_p.vjp_all = lambda g, needed, out, *args, fun: _recompute(g, needed, out, args, fun)
 
 
+def _held(value):
+    """``value`` (a keyword argument, any container) with the tape's own copy of each array its
+    owner could still change."""
+    leaves, treedef = tree.flatten(value)
+    return tree.unflatten(treedef, [_own(leaf) for leaf in leaves])
+
+
 def checkpoint(f):
     """checkpoint(f) -> ``f`` whose intermediates are recomputed in the backward walk instead of stored.
 
-    ``f`` takes arrays (keyword arguments are held constant) and returns one array. Under
-    reverse mode only its arguments and output are kept on the tape; the backward walk
-    reruns ``f`` to differentiate it. Values are unchanged; gradients are equal.
+    ``f`` takes arrays (keyword arguments are held constant, as they are at the call) and
+    returns one array. Under reverse mode only its arguments and output are kept on the tape;
+    the backward walk reruns ``f`` to differentiate it. Values are unchanged; gradients are
+    equal. ``f`` must compute from its arguments alone: an array it reads from a closure or a
+    global must not change before the backward walk (the rerun's value is compared with the
+    first run's, which catches most such changes, not every one).
 
     >>> import numpy as np, duals
     >>> g = checkpoint(lambda x: np.sin(np.cos(x)))
@@ -129,7 +139,8 @@ def checkpoint(f):
             raise TypeError(f"checkpoint: the keyword argument {traced[0]}= is a value being "
                             f"differentiated, but keyword arguments are held constant; pass it "
                             f"positionally: checkpoint(f)(x, {traced[0]})")
-        fun = functools.partial(f, **kwargs) if kwargs else f
+        # held constant: the values of this call, also when the rerun comes later
+        fun = functools.partial(f, **{k: _held(v) for k, v in kwargs.items()}) if kwargs else f
         return checkpoint_p(*args, fun=fun)
 
     return checkpointed

@@ -221,6 +221,21 @@ def test_checkpointed_function_whose_closure_changed_before_backward_raises():
         y.backward()
 
 
+def test_checkpointed_function_with_an_array_keyword_reused_afterwards_is_exact():
+    """Keyword arguments are held constant: the rerun read the buffer as changed (a user trial);
+    where the change left the value as it was, the gradient was silently wrong."""
+    stage = duals.checkpoint(lambda z, c=None: np.sin(z) * c)
+    buffer = np.array([1.0, 2.0, 3.0])
+
+    def loss(x):
+        buffer[:] = [1.0, 2.0, 3.0]
+        y = stage(x, c=buffer)        # x[0] = 0: y[0] = 0 whatever buffer[0] is
+        buffer[0] = 100.0
+        return np.sum(y)
+    x = np.array([0.0, 0.5, 0.7])
+    np.testing.assert_allclose(duals.grad(loss)(x), np.cos(x) * np.array([1.0, 2.0, 3.0]), rtol=1e-14)
+
+
 def test_checkpointed_function_with_its_array_passed_as_an_argument_is_exact():
     c = np.array([1.0, 2.0])
     step = duals.checkpoint(lambda x, c: np.sin(x * c))
