@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from .core import Tracer
+from .core import Tracer, changed_in_place
 from .ops import NAMESPACE as N
 from .ops import innermost
 from .ops.shape import getitem
@@ -240,7 +240,21 @@ def _astype(self, dtype, copy=True):
     if self.dtype.kind == "c":
         raise TypeError(f"astype({np.dtype(dtype)}) of a complex traced value would drop its "
                         f"imaginary part silently; take np.real(z) (or np.abs(z)) explicitly")
-    return self
+    if np.dtype(dtype) != self.dtype:      # another float precision: rounded, as NumPy does
+        from .ops.elementwise import astype_p
+        return astype_p(self, dtype=np.dtype(dtype))
+    return N["copy"](self) if copy else self
+
+
+def _in_place(name):
+    """``a op= b`` of a traced value: a new value for the name ``a``, and every other name for the
+    old one made stale (duals.core.Family), where NumPy would have changed it."""
+    def method(self, other):
+        result = N[name](self, other)
+        changed_in_place(self)
+        return result
+    method.__name__ = f"in_place_{name}"
+    return method
 
 
 def _iter(self):
@@ -472,10 +486,13 @@ def install():
                      ("floordiv", "floor_divide"), ("mod", "mod")):
         setattr(T, f"__{op}__", _binary(name))
         setattr(T, f"__r{op}__", _binary(name, reflected=True))
+    for op, name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
+                     ("pow", "power"), ("matmul", "matmul"), ("floordiv", "floor_divide"), ("mod", "mod")):
+        setattr(T, f"__i{op}__", _in_place(name))
     T.__divmod__ = lambda self, other: N["divmod"](self, other)
     T.__rdivmod__ = lambda self, other: N["divmod"](other, self)
     T.__neg__ = lambda self: N["negative"](self)
-    T.__pos__ = lambda self: self
+    T.__pos__ = lambda self: N["copy"](self)     # np.positive: a new array
     T.__abs__ = lambda self: N["abs"](self)
     import operator
     for op in ("lt", "le", "gt", "ge", "eq", "ne"):
@@ -501,11 +518,11 @@ def install():
     for name in ("sum", "mean", "var", "std", "prod", "max", "min", "cumsum", "ravel", "squeeze",
                  "swapaxes", "clip", "diagonal", "trace", "dot"):
         setattr(T, name, _method(name))
-    T.flatten = _method("ravel")
+    T.flatten = lambda self, order="C": N["copy"](N["ravel"](self, order))   # always a copy
     T.reshape = _reshape
     T.transpose = _transpose
     T.astype = _astype
-    T.copy = lambda self: self
+    T.copy = lambda self, order="C": N["copy"](self)
     for name in ("cumprod", "repeat", "take", "round", "searchsorted"):
         setattr(T, name, _method(name))
     for name in ("argmax", "argmin", "argsort", "any", "all", "nonzero"):

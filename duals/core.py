@@ -16,6 +16,8 @@ Derivative rules follow two conventions used throughout the library:
 """
 import itertools
 
+import numpy as np
+
 __all__ = ["Primitive", "bind", "Trace", "Tracer", "REGISTRY", "new_level", "escaped"]
 
 REGISTRY = {}
@@ -87,6 +89,8 @@ class Primitive:
         level = -1
         for a in args:
             if isinstance(a, Tracer):
+                if a._family is not None and a._family.changed:
+                    raise RuntimeError(STALE)
                 t = a._trace
                 if t.level > level:
                     top = t
@@ -95,7 +99,10 @@ class Primitive:
             if ANOMALY is not None:
                 return ANOMALY.impl(prim, args, params)
             return prim.impl(*args, **params)
-        return top.process(prim, args, params)
+        out = top.process(prim, args, params)
+        if prim in VIEWING and isinstance(out, Tracer):
+            _link_views(out, args)
+        return out
 
     def def_jvp(self, argnum, rule):
         """Register ``rule(tangent, out, *args, **params) -> tangent of out`` for one argument."""
@@ -151,10 +158,73 @@ def escaped():
 
 
 class Tracer:
-    """Base class of traced values (forward ``Dual`` and reverse ``Var``)."""
+    """Base class of traced values (forward ``Dual`` and reverse ``Var``).
 
-    __slots__ = ()
+    ``_family`` is None, or the :class:`Family` shared with the values that are one array for
+    NumPy (views: ``a[0]``, ``a.T``, ``a.reshape(...)``)."""
+
+    __slots__ = ("_family",)
     __array_priority__ = 1000
+
+
+class Family:
+    """The traced values that NumPy would hold as one piece of memory: a value and its views.
+
+    A traced value cannot change in place, so ``a += b`` makes a new value and rebinds ``a``;
+    ``changed`` then marks every other name for the old one (an alias, a view, the argument of a
+    function that changed it in place) as stale: using one raises, where NumPy would have seen
+    the change."""
+
+    __slots__ = ("changed",)
+
+    def __init__(self):
+        self.changed = False
+
+
+STALE = ("a traced value was used after it was changed in place (a += ..., a *= ...) through "
+         "another name for it: a function that changes its argument in place, b = a before "
+         "b += ..., or a view (row = a[0]) before either is changed. NumPy changes every name for "
+         "one array; a traced value cannot change in place. Write a = a + ... and use or return "
+         "the new value (h = add_bias(h, b))")
+
+
+def changed_in_place(t):
+    """Mark ``t`` and every view of it as stale (``t`` was changed in place: rebound to a new value)."""
+    family = t._family
+    if family is None:
+        family = t._family = Family()
+    family.changed = True
+
+
+def refuse_stale(values):
+    """Raise where one of ``values`` (traced values among plain ones) is stale."""
+    for v in values:
+        if isinstance(v, Tracer) and v._family is not None and v._family.changed:
+            raise RuntimeError(STALE)
+
+
+# primitives whose result may be a view of an argument (NumPy's basic indexing, reshape ...)
+VIEWING = set()
+
+
+def _link_views(out, args):
+    """Put ``out`` in the family of the argument whose memory its value shares."""
+    plain = out._under()
+    while isinstance(plain, Tracer):
+        plain = plain._under()
+    if type(plain) is not np.ndarray or plain.base is None:
+        return
+    for a in args:
+        if isinstance(a, Tracer):
+            under = a._under()
+            while isinstance(under, Tracer):
+                under = under._under()
+            if type(under) is np.ndarray and np.may_share_memory(plain, under):
+                family = a._family
+                if family is None:
+                    family = a._family = Family()
+                out._family = family
+                return
 
 
 def bind(prim, *args, **params):

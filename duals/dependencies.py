@@ -80,6 +80,10 @@ class Dependent(Tracer):
         self._val = value
         self._sets = sets
         self._trace = trace
+        self._family = None
+
+    def _under(self):
+        return self._val
 
     @property
     def primal(self):

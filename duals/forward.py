@@ -106,6 +106,7 @@ class Dual(Tracer):
         self.primal = primal if isinstance(primal, (float, np.ndarray)) else p[()] if p.ndim == 0 else p
         self._tangent = t[None]
         self._trace = USER_TRACE
+        self._family = None
 
     @classmethod
     def _new(cls, primal, tangent, trace):
@@ -113,7 +114,11 @@ class Dual(Tracer):
         d.primal = primal
         d._tangent = tangent
         d._trace = trace
+        d._family = None
         return d
+
+    def _under(self):
+        return self.primal
 
     @property
     def tangent(self):

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import core as _core
 from . import cotangents as _cotangents
-from .core import Trace, Tracer, bind
+from .core import Trace, Tracer, bind, changed_in_place, refuse_stale
 from .float_warnings import call_at_user_line
 from .ops.fused_vjp import READS
 
@@ -405,6 +405,7 @@ class Var(Tracer):
         self.grad = None
         self.version = 0
         self.exposed = None
+        self._family = None
 
     @classmethod
     def _new(cls, value, node, trace):
@@ -415,7 +416,11 @@ class Var(Tracer):
         v.grad = None
         v.version = 0
         v.exposed = None
+        v._family = None
         return v
+
+    def _under(self):
+        return self._value
 
     @classmethod
     def _leaf(cls, value, trace):
@@ -478,6 +483,7 @@ class Var(Tracer):
                 "backward(create_graph=True): the Var tape's gradients are plain arrays, not "
                 "recorded; for second derivatives use duals.hessian(f), duals.hvp(f, x, v) or "
                 "nest duals.grad, with f written as a function of arrays")
+        refuse_stale((self,))
         shape = np.shape(self._value)
         if gradient is None:
             if shape != () and math.prod(shape) != 1:
@@ -504,12 +510,10 @@ class Var(Tracer):
         if self.grad_fn is not None:
             self.grad_fn.retained = _weak(self)
 
-    def copy(self):
-        """copy() -> Var: the same value; on the imperative tape a recorded copy (``CopyBackward``)."""
-        if self._trace.imperative:
-            from .ops.elementwise import copy_p
-            return copy_p(self)
-        return self
+    def copy(self, order="C"):
+        """copy() -> Var: the same value, recorded as a copy (``CopyBackward``)."""
+        from .ops.elementwise import copy_p
+        return copy_p(self)
 
     def detach(self):
         """detach() -> Var: the same value as a new leaf, cut from the tape."""
@@ -539,9 +543,12 @@ class Var(Tracer):
         if self.grad_fn is None and self._trace.imperative:
             raise RuntimeError("a leaf Var cannot be modified in place while the tape records; "
                                "update it inside `with duals.no_grad():` or write x = x + ...")
-        # a traced value is immutable, as in JAX: the augmented assignment rebinds the name
-        return {np.add: self.__add__, np.subtract: self.__sub__, np.multiply: self.__mul__,
-                np.true_divide: self.__truediv__}[ufunc](other)
+        # a recorded value cannot change: the augmented assignment rebinds the name, and other
+        # names for the old value (aliases, views) become stale (duals.core.Family)
+        result = {np.add: self.__add__, np.subtract: self.__sub__, np.multiply: self.__mul__,
+                  np.true_divide: self.__truediv__}[ufunc](other)
+        changed_in_place(self)
+        return result
 
     def __repr__(self):
         fn = f", grad_fn={self.grad_fn!r}" if self.grad_fn is not None else ""

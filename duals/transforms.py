@@ -11,7 +11,7 @@ import numpy as np
 from . import tree
 from .arguments import Containers, argnums as _argnums, as_input as _as_input, in_dtype
 from .arguments import chunk_lanes as _chunk_lanes, is_compiled as _is_compiled, output as _output, split_aux as _split_aux
-from .core import Tracer, escaped, new_level
+from .core import Tracer, escaped, new_level, refuse_stale
 from .float_warnings import call_at_user_line, reported_at_user_line
 from .validation import check_float_output, check_numeric_dtype, check_real_tangent
 from .random_states import each_from_one_state
@@ -83,9 +83,11 @@ def _closing(trace, call, *args, **kwargs):
     """``call(*args, **kwargs)``, after which values of ``trace`` refuse to be used (a value kept
     from the call would otherwise take part in later arithmetic as a constant, silently)."""
     try:
-        return call(*args, **kwargs)
+        out = call(*args, **kwargs)
     finally:
         trace.closed = True
+    refuse_stale(tree.flatten(out)[0])   # returned after a change in place through another name
+    return out
 
 # ---------------------------------------------------------------- forward mode
 

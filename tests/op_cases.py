@@ -131,6 +131,8 @@ OTHER = [
     Case("copy", lambda x: copy_p(x) * x, ((3,),), ("copy",)),
     Case("array-of-scalars", lambda x: dnp.array([[x[0], 1.0], [x[1] * x[0], 2.0]]), ((2,),),
          ("concatenate", "reshape")),
+    # astype to another precision: float32 inputs pass through float64 and back (no-op copies at float64)
+    Case("astype-up-and-back", lambda x: np.sin(x.astype(np.float64) * x[0]).astype(x.dtype), ((3,),), ("astype",)),
     Case("ufunc-outer", lambda x, y: np.subtract.outer(x, y) * dnp.multiply.outer(x, y[0])[:, None, :], ((3,), (2, 2)),
          ("sub", "mul", "reshape")),
     Case("primitive-reduce", lambda x: dnp.add.reduce(x * x, axis=1) + dnp.multiply.accumulate(x, axis=1)[:, -1],

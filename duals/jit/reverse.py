@@ -337,13 +337,13 @@ def compiled_grad(f, argnums=0, has_aux=False):
     return gradient
 
 
-def compiled_vjp(f, *primals, has_aux=False):
+def compiled_vjp(f, *primals, has_aux=False, only=None):
     """compiled_vjp(f, *primals, has_aux=False) -> ``(f(*primals), vjp_fn)``; with ``has_aux`` also ``aux``.
 
-    ``vjp_fn(cotangent)`` returns one cotangent per primal (``0.0`` for an integer, zeros for an
-    array of integers or booleans (an index table, a mask), which pass through unchanged) and
-    may be called any number of times: the recording is kept, on a tape of its own, until
-    ``vjp_fn`` is dropped.
+    ``vjp_fn(cotangent)`` returns one cotangent per primal (``0.0`` for an integer, which passes
+    through unchanged) and may be called any number of times: the recording is kept, on a tape
+    of its own, until ``vjp_fn`` is dropped. ``only`` (for duals' own callers): the positions
+    to differentiate; the others pass through unchanged with a zero cotangent (an index table).
 
     >>> import numba, numpy as np
     >>> y, pullback = compiled_vjp(numba.njit(lambda x, n: x * n), np.array([1.0, 2.0]), 3)
@@ -352,7 +352,7 @@ def compiled_vjp(f, *primals, has_aux=False):
     """
     f = _check_dispatcher(f, "vjp")
     args = list(primals)
-    nums = [i for i, a in enumerate(args) if not (_is_integer(a) or _is_index_array(a))]
+    nums = [i for i, a in enumerate(args) if not _is_integer(a) and (only is None or i in only)]
     check_aliases(f, args, nums, "vjp")
     for i in nums:
         args[i] = _input(args[i], "vjp", f"primal {i}")
@@ -373,7 +373,7 @@ def compiled_vjp(f, *primals, has_aux=False):
                                  f"{node.shape}; they must match")
             np.add.at(adj, node.ravel(), c.ravel())
         grads = iter(rec.split(rec.sweep(adj), args, nums))
-        return tuple(next(grads) if i in nums else np.zeros(np.shape(args[i])) if _is_index_array(args[i])
+        return tuple(next(grads) if i in nums else np.zeros(np.shape(args[i])) if np.ndim(args[i])
                      else 0.0 for i in range(len(args)))
 
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
@@ -405,9 +405,6 @@ def _drive(state, tape, who, args, cotangent=None):
 def _is_integer(a):
     return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
 
-
-def _is_index_array(a):
-    return isinstance(a, np.ndarray) and a.dtype.kind in "biu"
 
 
 def compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None, workers=None):

@@ -630,6 +630,29 @@ def result_type(*arrays_and_dtypes):
     return np.result_type(*[a.dtype if isinstance(a, Tracer) else a for a in arrays_and_dtypes])
 
 
+def _astype_impl(x, *, dtype):
+    return np.asarray(x).astype(dtype)
+
+
+# a float value converted to another float dtype (float32 <-> float64 ...): rounded, derivative 1
+astype_p = Primitive("astype", _astype_impl)
+astype_p.def_jvp(0, lambda t, out, x, *, dtype: astype_p(t, dtype=dtype))
+astype_p.def_vjp(0, lambda g, out, x, *, dtype: astype_p(g, dtype=dtype_of(x)))
+astype_p.def_sparsity(elementwise_rule(True))
+
+
+@export("astype")
+def astype(x, dtype, /, *, copy=True, device=None):
+    """astype(x, dtype): ``x`` converted to the float (or complex) ``dtype``; NumPy 2's ``np.astype``.
+
+    >>> astype(np.array([1.0, 2.0]), np.float32).dtype
+    dtype('float32')
+    """
+    if isinstance(x, Tracer):
+        return x.astype(dtype, copy=copy)
+    return np.astype(x, dtype, copy=copy)
+
+
 copy_p = Primitive("copy", np.copy)
 copy_p.elementwise = True
 copy_p.def_jvp(0, lambda t, out, x: t)
@@ -639,15 +662,14 @@ copy_p.def_sparsity(elementwise_rule(True))
 
 @export("copy")
 def copy(x):
-    """copy(x): a copy of a plain array; a traced value is immutable and comes back as it is.
-
-    A ``duals.Var`` of the imperative tape gets a recorded copy, as ``torch.clone`` does.
+    """copy(x): a copy, plain or traced (a new traced value, so that ``y = x.copy(); y += 1``
+    leaves the name ``x`` as NumPy does); a ``duals.Var`` gets a recorded copy, as ``torch.clone``.
 
     >>> import numpy as np
     >>> copy(np.ones(2)).tolist()
     [1.0, 1.0]
     """
-    return x.copy() if isinstance(x, Tracer) else np.copy(x)
+    return copy_p(x) if isinstance(x, Tracer) else np.copy(x)
 
 
 def _shaped_like(np_func):

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..core import Primitive, Tracer
+from ..core import VIEWING, Primitive, Tracer
 from ..index_sets import broadcast as broadcast_sets, collect, gather_rule, positions
 from . import NAMESPACE, VALUE_ONLY, all_of_copies, export, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
 
@@ -197,6 +197,7 @@ def _getitem_impl(x, *, index):
 
 
 getitem_p = Primitive("getitem", _getitem_impl)
+VIEWING.update((reshape_p, broadcast_p, transpose_p, getitem_p))   # NumPy may answer with a view
 
 
 def _scatter_impl(g, *, index, shape):
@@ -398,18 +399,30 @@ def stack(arrays, axis=0):
     return concatenate([expand_dims(a, axis) for a in arrays], axis=axis)
 
 
-@export("array", "asarray", "asanyarray")
-def array(obj, dtype=None):
-    """array(obj): an array from nested lists that may mix traced scalars and floats.
+@export("array")
+def array(obj, dtype=None, *, copy=True):
+    """array(obj, dtype=None): an array from nested lists that may mix traced scalars and floats
+    (a traced value: a copy, as NumPy's, converted to ``dtype``).
 
     >>> array([[1.0, 2.0], [3.0, 4.0]]).shape
     (2, 2)
     """
     if isinstance(obj, Tracer):
-        return obj
+        return obj.astype(obj.dtype if dtype is None else dtype, copy=bool(copy))
     if isinstance(obj, (list, tuple)) and _contains_tracer(obj):
-        return stack([array(o) if isinstance(o, (list, tuple)) else o for o in obj])
-    return np.array(obj, dtype=dtype)
+        stacked = stack([array(o) if isinstance(o, (list, tuple)) else o for o in obj])
+        return stacked if dtype is None else stacked.astype(dtype, copy=False)
+    return np.array(obj, dtype=dtype, copy=copy)
+
+
+@export("asarray", "asanyarray")
+def asarray(obj, dtype=None):
+    """asarray(obj, dtype=None): :func:`array` without a copy of a traced value of that dtype.
+
+    >>> asarray([1.0, 2.0]).tolist()
+    [1.0, 2.0]
+    """
+    return array(obj, dtype, copy=False if isinstance(obj, Tracer) else None)
 
 
 def _contains_tracer(obj):

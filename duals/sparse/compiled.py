@@ -125,7 +125,7 @@ class _CompiledReverse:
 
     def __init__(self, f, args, argnum, has_aux, who):
         _, reverse = _jit()
-        recorded = reverse.compiled_vjp(f, *args, has_aux=has_aux)
+        recorded = reverse.compiled_vjp(f, *args, has_aux=has_aux, only=(argnum,))
         self.value, self.pullback = recorded[0], recorded[1]
         self.aux = recorded[2] if has_aux else None
         self.argnum, self.n = argnum, int(np.size(args[argnum]))
