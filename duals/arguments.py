@@ -130,20 +130,23 @@ class Containers:
 
     def __init__(self, args, nums, single):
         self.nums, self.single = nums, single
-        self.flat_args, self.argnums, self.layout = [], [], []
+        self.flat_args, self.layout = [], []
+        leaves_of = {}   # selected position -> (its leaves' positions in flat_args, treedef)
         for j, a in enumerate(args):
             if j in nums:
                 leaves, treedef = tree.flatten(a)
                 if not leaves:
                     raise ValueError(f"argument {j} is an empty container: there is nothing to "
                                      f"differentiate")
-                self.argnums.extend(range(len(self.flat_args), len(self.flat_args) + len(leaves)))
+                leaves_of[j] = (range(len(self.flat_args), len(self.flat_args) + len(leaves)), treedef)
                 self.layout.append((j, treedef, len(leaves)))
                 self.flat_args.extend(leaves)
             else:
                 self.layout.append((j, False, 1))
                 self.flat_args.append(a)
-        self.argnums = tuple(self.argnums)
+        # results come in the order of argnums (``argnums=(2, 0)``: argument 2's first), as JAX's
+        self.argnums = tuple(k for j in nums for k in leaves_of[j][0])
+        self.groups = [(leaves_of[j][1], len(leaves_of[j][0])) for j in nums]
 
     @staticmethod
     def present(args, nums):
@@ -158,11 +161,11 @@ class Containers:
         return args
 
     def group(self, per_leaf):
+        """One result per leaf (in the order of ``self.argnums``) -> one per selected argument."""
         groups, k = [], 0
-        for j, treedef, n in self.layout:
-            if treedef is not False:
-                groups.append(tree.unflatten(treedef, per_leaf[k:k + n]))
-                k += n
+        for treedef, n in self.groups:
+            groups.append(tree.unflatten(treedef, per_leaf[k:k + n]))
+            k += n
         return groups[0] if self.single else tuple(groups)
 
 

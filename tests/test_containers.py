@@ -130,3 +130,23 @@ def test_float32_leaves_in_a_container_keep_their_dtype():
     p = {"a": np.ones(2, dtype=np.float32), "b": np.ones(2)}
     g = duals.grad(lambda p: np.sum(p["a"] * p["b"] * 3.0))(p)
     assert g["a"].dtype == np.float32 and g["b"].dtype == np.float64
+
+
+def test_argnums_out_of_order_with_a_container_keeps_the_order_of_argnums():
+    """Results came back in positional order, swapping gy and gp of grad(f, argnums=(2, 0)) as
+    soon as p was a dict (a user trial); JAX's order is argnums'."""
+    def f(p, x, y):
+        return np.sum(p["a"] * y) + np.sum(x) + p["b"] * np.sum(y * y)
+    p, x, y = {"a": np.array([1.0, 2.0]), "b": 0.5}, np.ones(3), np.array([3.0, 4.0])
+    gy_expected, gp_expected = p["a"] + 2.0 * p["b"] * y, {"a": y, "b": np.sum(y * y)}
+    for transform in (duals.grad, duals.jacfwd, duals.jacrev, duals.jacobian):
+        gy, gp = transform(f, argnums=(2, 0))(p, x, y)
+        np.testing.assert_allclose(gy, gy_expected)
+        np.testing.assert_allclose(gp["a"], gp_expected["a"])
+        np.testing.assert_allclose(gp["b"], gp_expected["b"])
+    (h_yy, h_yp), h_p = duals.hessian(f, argnums=(2, 0))(p, x, y)   # rows: y, then p's leaves
+    np.testing.assert_allclose(h_yy, 2.0 * p["b"] * np.eye(2))
+    np.testing.assert_allclose(h_yp["a"], np.eye(2))
+    np.testing.assert_allclose(h_yp["b"], 2.0 * y)
+    np.testing.assert_allclose(h_p["a"][0], np.eye(2))      # d²f / da dy
+    np.testing.assert_allclose(h_p["b"][0], 2.0 * y)
