@@ -58,6 +58,10 @@ def as_input(x, who, what):
         raise TypeError(f"{who}: {what} is a {type(x).__name__}; containers of arrays are "
                         f"differentiated leaf by leaf by duals.grad, jacfwd, jacrev and hessian "
                         f"of Python functions; here pass the arrays as separate arguments")
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"{who}: {what} is a masked array (numpy.ma), whose mask a traced value "
+                        f"cannot keep; pass x.filled(value) or x.compressed(), or the data and the "
+                        f"mask as two arrays (np.where(mask, 0.0, x))")
     a = np.asarray(x)
     check_numeric_dtype(a if a.dtype.kind != "O" or a.ndim else x, f"{who}: {what}")
     if a.dtype.kind not in "fc":

@@ -204,3 +204,12 @@ def test_jacfwd_in_chunks_sees_one_sample_of_numpys_global_generator():
     J = duals.jacfwd(noisy, chunk_size=2)(x)        # four passes
     np.testing.assert_allclose(J, np.diag(2.0 * x * scale), rtol=1e-12, atol=1e-15)
     assert np.random.uniform() == after_one_call
+
+
+@pytest.mark.parametrize("transform", [duals.grad, duals.jacfwd, duals.jacrev, duals.hessian])
+def test_a_masked_array_input_is_refused_not_unmasked(transform):
+    """The mask was dropped: value_and_grad of sum(x**2) gave 14 where the plain call gives 10
+    (a user trial)."""
+    x = np.ma.array([1.0, 2.0, 3.0], mask=[False, True, False])
+    with pytest.raises(TypeError, match=r"masked array \(numpy\.ma\).*x\.filled\(value\)"):
+        transform(lambda v: np.sum(v ** 2))(x)
