@@ -132,7 +132,9 @@ TABLE = {
                       "where(y < x, 1.0, where(x == y, 0.5, 0.0))", selecting=True),
     "arctan2": binary("arctan2(x, y)", "y / (x * x + y * y)", "-(x / (x * x + y * y))",
                       domain=(0.3, 2.0)),
-    "hypot": binary("hypot(x, y)", "x / out", "y / out", domain=(0.3, 2.0)),
+    # at (0, 0) the gradient is 0 with derivative 0, as norm's at 0 (hypot(x, 0) is abs(x))
+    "hypot": binary("hypot(x, y)", "where(out == 0.0, 0.0, x / where(out == 0.0, 1.0, out))",
+                    "where(out == 0.0, 0.0, y / where(out == 0.0, 1.0, out))", domain=(0.3, 2.0)),
     "logaddexp": binary("logaddexp(x, y)", "exp(x - out)", "exp(y - out)"),
     "floor_divide": binary("floor_divide(x, y)", "0.0", "0.0", domain=(0.3, 2.0),
                            discontinuous=True),

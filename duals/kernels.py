@@ -212,6 +212,23 @@ def clear_cache():
 
 
 _module = None
+_PREFIXES = set()    # the generated modules' prefixes (their names end in a digest of the source)
+
+
+class _EarlierGenerated:
+    """An import of a generated module of another source (an earlier duals, or another rule
+    table): Numba asks for it when it loads a function that ``cache=True`` compiled then. Its
+    code must not run with these rules, so the import fails saying how to recompile."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        prefix, _, digest = name.rpartition("_")
+        if prefix in _PREFIXES and len(digest) == 16 and name not in sys.modules:
+            raise ImportError(
+                f"Numba's cache (cache=True) holds a function compiled with another version of "
+                f"duals' rules ({name}); delete that cache (the .nbi and .nbc files in the "
+                f"__pycache__ folder beside its source, or under NUMBA_CACHE_DIR) and it compiles again")
+        return None
 
 
 def load_generated(prefix, source):
@@ -221,6 +238,9 @@ def load_generated(prefix, source):
     and a changed source gets a fresh file (and a fresh compilation).
     """
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    if not _PREFIXES:
+        sys.meta_path.append(_EarlierGenerated)    # last: every real module is found before
+    _PREFIXES.add(prefix)
     directory = cache_dir()
     os.makedirs(directory, exist_ok=True)
     name = f"{prefix}_{digest}"

@@ -181,3 +181,14 @@ def test_clear_cache_empties_the_directory_and_later_processes_compile_again(tmp
     assert cleared["files"] >= 1 and cleared["emptied"]
     assert cleared["after clearing"] == cleared["tangent"]   # this process keeps what it loaded
     assert again["files"] >= 1 and again["tangent"] == cleared["tangent"]   # compiled and saved again
+
+
+def test_a_function_cached_with_other_rules_says_how_to_recompile():
+    """Numba imports the generated module a cached function was compiled against; one of another
+    rule table (an earlier duals) failed with a bare ModuleNotFoundError."""
+    import importlib
+    import duals.jit  # noqa: F401  (generates the rules module)
+    with pytest.raises(ImportError, match=r"another version of duals' rules.*delete that cache"):
+        importlib.import_module("duals_jit_rules_0123456789abcdef")
+    with pytest.raises(ModuleNotFoundError):     # other names are not duals' business
+        importlib.import_module("duals_not_generated_0123456789abcdef")

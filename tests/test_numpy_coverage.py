@@ -706,3 +706,17 @@ def test_astype_to_another_precision_converts_the_value_as_numpy_does():
         value, tangent = duals.jvp(f, (x,), (np.ones(2),))
         assert value.dtype == np.float32 and value == f(x)
         np.testing.assert_allclose(duals.hessian(f)(x), np.diag(6.0 * x))
+
+
+def test_hypot_at_the_origin_follows_the_policy_of_norm():
+    """hypot(x, 0) is abs(x): its gradient at (0, 0) is 0 with derivative 0, as norm's at 0, in
+    every mode and in compiled code (it was 0/0 = NaN: a user trial)."""
+    import math
+    x = np.zeros(2)
+    on_numpy = lambda v: np.hypot(v[0], v[1])   # noqa: E731
+    compiled = numba.njit(lambda v: math.hypot(v[0], v[1]))
+    for f in (on_numpy, compiled):
+        for transform in (duals.grad, duals.jacfwd, duals.jacrev):
+            np.testing.assert_array_equal(transform(f)(x), [0.0, 0.0])
+        np.testing.assert_array_equal(duals.hessian(f)(x), np.zeros((2, 2)))
+    np.testing.assert_allclose(duals.grad(on_numpy)(np.array([3.0, 4.0])), [0.6, 0.8])
