@@ -16,6 +16,7 @@ from .core import Primitive, Tracer, new_level
 from .forward import Dual, JVPTrace
 from .ops import lead_of, shape_of
 from .ops.shape import reshape
+from .random_states import Replayed
 from .reverse import ReverseTrace, Var, _own, backward
 
 __all__ = ["checkpoint"]
@@ -37,7 +38,8 @@ def _impl(*args, fun):
 
 
 def _name(fun):
-    fun = getattr(fun, "func", fun)
+    while hasattr(fun, "func"):      # a partial (keyword arguments), a Replayed
+        fun = fun.func
     return getattr(fun, "__name__", "the function")
 
 
@@ -66,9 +68,10 @@ def _recompute(g, needed, out, args, fun):
     if not _same_value(_plain(again), _plain(out)):
         raise RuntimeError(
             f"checkpoint: rerunning {_name(fun)} in the backward pass gave a different value than "
-            f"the first run, so an array it reads but does not receive as an argument (a closure "
-            f"or global) was changed in between; pass that array as an argument, or change it "
-            f"after the backward pass")
+            f"the first run, so something it reads but does not receive as an argument changed in "
+            f"between: an array (a closure or global: pass it as an argument, or change it after "
+            f"the backward pass) or a numpy.random.Generator it draws from (draw the noise outside "
+            f"and pass it in; np.random's global state is restored for the rerun)")
     if not (type(y) is Var and y._trace is trace):
         return [None] * len(args)
     grads = backward([(y, g)], retain_graph=False)
@@ -120,9 +123,11 @@ def checkpoint(f):
     ``f`` takes arrays (keyword arguments are held constant, as they are at the call) and
     returns one array. Under reverse mode only its arguments and output are kept on the tape;
     the backward walk reruns ``f`` to differentiate it. Values are unchanged; gradients are
-    equal. ``f`` must compute from its arguments alone: an array it reads from a closure or a
-    global must not change before the backward walk (the rerun's value is compared with the
-    first run's, which catches most such changes, not every one).
+    equal. ``f`` must compute from its arguments alone: a value being differentiated that it
+    reads from a closure is refused (pass it as an argument), and an array it reads from a
+    closure or a global must not change before the backward walk (the rerun's value is compared
+    with the first run's, which catches most such changes, not every one). Draws from
+    ``np.random``'s global generator are replayed: the rerun sees the first run's noise.
 
     >>> import numpy as np, duals
     >>> g = checkpoint(lambda x: np.sin(np.cos(x)))
@@ -134,6 +139,11 @@ def checkpoint(f):
 
     @functools.wraps(f)
     def checkpointed(*args, **kwargs):
+        for k, a in enumerate(args):
+            if isinstance(a, (tuple, list, dict)) and any(isinstance(v, Tracer) for v in tree.flatten(a)[0]):
+                raise TypeError(f"checkpoint: argument {k} is a {type(a).__name__} holding values being "
+                                f"differentiated; a checkpointed function takes arrays: pass them as "
+                                f"separate arguments (checkpoint(f)(p['a'], p['b']))")
         traced = [k for k, v in kwargs.items() if any(isinstance(a, Tracer) for a in tree.flatten(v)[0])]
         if traced:
             raise TypeError(f"checkpoint: the keyword argument {traced[0]}= is a value being "
@@ -141,6 +151,6 @@ def checkpoint(f):
                             f"positionally: checkpoint(f)(x, {traced[0]})")
         # held constant: the values of this call, also when the rerun comes later
         fun = functools.partial(f, **{k: _held(v) for k, v in kwargs.items()}) if kwargs else f
-        return checkpoint_p(*args, fun=fun)
+        return checkpoint_p(*args, fun=Replayed(fun))    # reruns draw the first run's noise
 
     return checkpointed

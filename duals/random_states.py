@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["each_from_one_state"]
+__all__ = ["each_from_one_state", "Replayed"]
 
 
 def _captured():
@@ -57,7 +57,37 @@ def each_from_one_state(run, items, args=()):
     results = []
     for k, item in enumerate(items):
         if k:
-            for restore, state in saved:
-                restore(state)
+            _restore(saved)
         results.append(run(item))
     return results
+
+
+def _restore(saved):
+    for restore, state in saved:
+        restore(state)
+
+
+class Replayed:
+    """Replayed(fun): ``fun`` whose later calls start from the random states its first call
+    began with (and leave the states as they found them): ``duals.checkpoint`` reruns a stage
+    that draws noise (dropout) in the backward walk, and must draw the same numbers.
+
+    >>> np.random.seed(1)
+    >>> noisy = Replayed(lambda: np.random.uniform())
+    >>> noisy() == noisy()
+    True
+    """
+
+    def __init__(self, fun):
+        self.func, self.states = fun, None
+
+    def __call__(self, *args, **kwargs):
+        if self.states is None:
+            self.states = _captured()
+            return self.func(*args, **kwargs)
+        now = _captured()
+        _restore(self.states)
+        try:
+            return self.func(*args, **kwargs)
+        finally:
+            _restore(now)

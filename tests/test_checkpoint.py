@@ -113,3 +113,22 @@ def test_a_differentiated_keyword_argument_says_to_pass_it_positionally():
     np.testing.assert_allclose(duals.grad(lambda p: f(p[:2], p[2]))(np.array([0.1, 0.2, 3.0])),
                                [3.0 * np.cos(0.1), 3.0 * np.cos(0.2), np.sin(0.1) + np.sin(0.2)], rtol=1e-14)
     assert duals.grad(lambda x: f(x, scale=2.0))(np.array([0.5])) == pytest.approx([2.0 * np.cos(0.5)])
+
+
+def test_a_checkpointed_stage_that_draws_from_the_global_generator_reruns_with_the_same_draws():
+    """Dropout inside a checkpoint: the rerun drew other numbers and raised (a user trial)."""
+    def dropout_stage(z):
+        keep = np.random.uniform(size=z.shape) > 0.3
+        return np.where(keep, np.sin(z) / 0.7, 0.0)
+    x = np.linspace(0.1, 1.0, 8)
+    np.random.seed(5)
+    plain = duals.grad(lambda v: np.sum(dropout_stage(v)))(x)
+    np.random.seed(5)
+    checkpointed = duals.grad(lambda v: np.sum(duals.checkpoint(dropout_stage)(v)))(x)
+    np.testing.assert_array_equal(checkpointed, plain)
+    np.random.seed(5)
+    dropout_stage(x)
+    after = np.random.uniform()
+    np.random.seed(5)
+    duals.grad(lambda v: np.sum(duals.checkpoint(dropout_stage)(v)))(x)
+    assert np.random.uniform() == after     # the state is left where one plain call leaves it
