@@ -14,7 +14,8 @@ The functions that are not complex-differentiable but real-linear in the tangent
 rules: ``abs(z)`` (tangent ``Re(conj(z) t) / |z|``), ``z.real``, ``z.imag``, ``z.conjugate()``
 (``conj(t)``), ``np.angle``/``cmath.phase`` (``Im(conj(z) t) / |z|^2``), ``complex(a, b)``
 of real duals (``ta + i tb``), ``cmath.polar``, ``cmath.rect``. Policy at ``z = 0``: the
-derivatives of ``abs`` and ``angle`` are 0, as ``abs'(0) = 0`` for reals. Any other function of
+derivative of ``abs`` is 0, as ``abs'(0) = 0`` for reals; ``angle`` has none (NaN), as on the
+NumPy path. Any other function of
 a complex dual (``math.*``, ``np.sign``, ``np.maximum``, comparisons ``<``) raises a
 ``duals.jit:`` typing error naming it.
 
@@ -253,7 +254,8 @@ def _angle(z):
     re = x.real
     im = x.imag
     r2 = re * re + im * im
-    s = (-1j * x.conjugate()) / r2 if r2 != 0.0 else x.conjugate() * 0.0   # angle'(0) = 0
+    # at 0 the angle has no derivative: NaN, as arctan2's rule gives on the NumPy path
+    s = (-1j * x.conjugate()) / r2 if r2 != 0.0 else complex(np.nan, np.nan)
     return make(np.angle(x), lre_scale(z._du, s))
 
 
