@@ -213,3 +213,10 @@ def test_a_masked_array_input_is_refused_not_unmasked(transform):
     x = np.ma.array([1.0, 2.0, 3.0], mask=[False, True, False])
     with pytest.raises(TypeError, match=r"masked array \(numpy\.ma\).*x\.filled\(value\)"):
         transform(lambda v: np.sum(v ** 2))(x)
+
+
+def test_second_order_of_an_empty_input_is_empty():
+    f = lambda x: np.sum(x ** 2)   # noqa: E731
+    x = np.zeros(0)
+    assert duals.hvp(f, x, x).shape == (0,)    # it raised an IndexError (a user trial)
+    assert duals.hessian(f)(x).shape == (0, 0) and duals.grad(f)(x).shape == (0,)

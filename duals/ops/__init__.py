@@ -69,7 +69,7 @@ def one_number(t):
     >>> one_number(every_entry(1.0, (3,))), one_number(np.ones(3))
     (True, False)
     """
-    return type(t) is np.ndarray and t.ndim > 0 and not any(t.strides)
+    return type(t) is np.ndarray and t.ndim > 0 and t.size > 0 and not any(t.strides)
 
 
 def flat_cotangent(g):
