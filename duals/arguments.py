@@ -54,6 +54,10 @@ def as_input(x, who, what):
         return x
     if isinstance(x, (bool, np.bool_)):
         check_numeric_dtype(np.bool_(x), f"{who}: {what}")
+    if isinstance(x, (tuple, list)) and x and all(isinstance(v, (float, int, np.floating, np.integer))
+                                               and not isinstance(v, (bool, np.bool_)) for v in x):
+        raise TypeError(f"{who}: {what} is a {type(x).__name__} of numbers; pass them as one float "
+                        f"array (np.array(params)) and index it in the function (p[0], p[1] ...)")
     if isinstance(x, (tuple, list, dict)):
         raise TypeError(f"{who}: {what} is a {type(x).__name__}; containers of arrays are "
                         f"differentiated leaf by leaf by duals.grad, jacfwd, jacrev and hessian "

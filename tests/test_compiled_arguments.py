@@ -237,3 +237,22 @@ def test_a_call_with_too_few_or_too_many_arguments_says_so_with_the_signature():
             transform(sum_of_squares_up_to)(X)
         with pytest.raises(TypeError, match=rf"^{who}: too many arguments: expected 2, got 3"):
             transform(sum_of_squares_up_to)(X, 5, 1.0)
+
+
+def test_messages_for_a_tuple_of_numbers_and_a_ufunc_writing_into_out():
+    """Both came from user trials: a tuple of parameters was told to pass arrays separately, and
+    np.exp(x, out) got the generic refusal."""
+    @numba.njit
+    def decay(x, params):
+        return x * params[0] + params[1]
+    with pytest.raises(TypeError, match=r"argument 1 is a tuple of numbers; pass them as one float "
+                                        r"array \(np\.array\(params\)\)"):
+        duals.jacfwd(decay, argnums=1)(1.0, (2.0, 3.0))
+
+    @numba.njit
+    def exp_into_buffer(x):
+        buf = np.empty_like(x)
+        np.exp(x, buf)
+        return np.sum(buf)
+    with pytest.raises(TypeError, match=r"np\.exp\(x, out\) writes into out.*out\[:\] = np\.exp\(x\)"):
+        duals.grad(exp_into_buffer)(np.array([0.1, 0.2]))

@@ -196,6 +196,11 @@ def _stored_or_drawn(text, first, hint):
                 "A jitclass field, record or typed container declared float cannot hold a dual: "
                 "keep the differentiated values in arrays or local variables (pass the "
                 "parameters to the function as arguments)")
+    ufunc = re.match(r"no implementation of (\w+)\(array\(", first)
+    if ufunc is not None and first.count("array(") >= 2 and getattr(getattr(np, ufunc.group(1), None), "nin", 0) == 1:
+        name = ufunc.group(1)
+        return (first, f"np.{name}(x, out) writes into out, which NumPy's functions on duals do not "
+                       f"do; write out[:] = np.{name}(x), or out = np.{name}(x)")
     drawn = re.match(r"no implementation of (normal|uniform|lognormal|exponential|gamma|beta)\(.*(?:Dual|Adjoint)", first)
     if drawn is not None:
         return (first, "np.random's parameters must be plain numbers; draw a standard variate and "
