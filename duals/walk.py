@@ -144,6 +144,9 @@ def walk(seeds, retain_graph, accumulate):
             g = g.copy()
         if accumulate and is_complex(leaf._value) and not is_complex(g):
             g = _add()(g, np.zeros((), dtype=leaf._value.dtype))   # .grad of a complex leaf: complex
+        elif accumulate and type(g) is np.ndarray and type(leaf._value) is np.ndarray \
+                and g.dtype != leaf._value.dtype and g.dtype.kind == leaf._value.dtype.kind == "f":
+            g = g.astype(leaf._value.dtype)   # .grad has the leaf's precision (float32 stays)
         if accumulate:
             leaf.grad = g if leaf.grad is None else add(leaf.grad, g)
         leaves[key] = g

@@ -221,3 +221,13 @@ def test_saved_value_modified_through_a_ufunc_out_argument_raises_at_backward():
     np.multiply(v, 2.0, out=v)
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         y.backward()
+
+
+def test_grad_of_a_float32_leaf_is_float32_as_the_functional_gradient():
+    """A float32 leaf times float64 data got a float64 .grad (a user trial); duals.grad, JAX and
+    PyTorch give the leaf's precision."""
+    data = np.array([1.0, 2.0, 3.0])
+    w = Var(np.array([0.5, -1.0, 2.0], dtype=np.float32))
+    np.sum((w * data) ** 2).backward()
+    assert w.grad.dtype == np.float32
+    np.testing.assert_allclose(w.grad, duals.grad(lambda v: np.sum((v * data) ** 2))(w.value.copy()), rtol=1e-6)

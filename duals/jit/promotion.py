@@ -476,10 +476,12 @@ class Promotion:
         if isinstance(target, (types.Integer, types.Boolean)):
             values = _values_as(target)
             return lambda a, dtype: values(a)
+        way_out = ("for complex values write x + 0j, which makes complex duals"
+                   if isinstance(target, types.Complex) else "leave this one out (x.copy() copies the duals)")
         raise errors.TypingError(
             f"{MARK}x.astype({target}) of an array of duals over {number}: only casts "
             f"to {number} itself (a copy) and to integer or boolean types (the values) "
-            f"are supported; leave this one out (x.copy() copies the duals)")
+            f"are supported; {way_out}")
 
     def _array_typer(self, numpy_fn):
         def typer(obj, dtype=None):
