@@ -782,13 +782,21 @@ def _real_inputs(hess, argnums):
     """``hess`` refusing a complex input in its own name, with the way a real function of complex
     inputs has second derivatives (jacfwd inside would name itself and suggest holomorphic=True)."""
     def hessian_of(*args, **kwargs):
-        for i in (argnums,) if isinstance(argnums, int) else argnums:
-            if -len(args) <= i < len(args) and any(is_complex(leaf) for leaf in tree.flatten(args[i])[0]):
-                raise TypeError(f"hessian: input {i % len(args)} is complex, and a real function of "
+        nums, _ = _argnums(argnums, len(args), "hessian")
+        for i in nums:
+            if any(is_complex(leaf) for leaf in tree.flatten(args[i])[0]):
+                raise TypeError(f"hessian: input {i} is complex, and a real function of "
                                 f"complex inputs has no complex Hessian: use hvp(f, z, v) (complex z "
                                 f"and v), or pass the real and imaginary parts as real arrays; "
                                 f"holomorphic=True is for a holomorphic f")
-        return hess(*args, **kwargs)
+        try:
+            return hess(*args, **kwargs)
+        except (TypeError, ValueError) as exc:   # the inner transformations' checks, in hessian's name
+            text = str(exc)
+            inner = next((w for w in ("jacfwd: ", "jacrev: ") if text.startswith(w)), None)
+            if inner is None or type(exc) not in (TypeError, ValueError):
+                raise
+            raise type(exc)("hessian: " + text[len(inner):]) from None
     return hessian_of
 
 

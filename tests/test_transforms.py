@@ -220,3 +220,16 @@ def test_second_order_of_an_empty_input_is_empty():
     x = np.zeros(0)
     assert duals.hvp(f, x, x).shape == (0,)    # it raised an IndexError (a user trial)
     assert duals.hessian(f)(x).shape == (0, 0) and duals.grad(f)(x).shape == (0,)
+
+
+def test_hessian_names_itself_in_its_errors():
+    f = lambda x, y: np.sum(x * y)   # noqa: E731
+    x = np.ones(2)
+    with pytest.raises(TypeError, match=r"^hessian: argnums=1\.0 \(float\)"):
+        duals.hessian(f, argnums=1.0)(x, x)
+    with pytest.raises(ValueError, match=r"^hessian: argnums=2 refers to argument 2"):
+        duals.hessian(f, argnums=2)(x, x)
+    with pytest.raises(ValueError, match=r"^hessian: chunk_size must be a positive integer"):
+        duals.hessian(f, chunk_size=0)(x, x)
+    with pytest.raises(TypeError, match=r"^hessian: the function returned a NoneType"):
+        duals.hessian(lambda v: None)(x)
