@@ -20,7 +20,7 @@ import numpy as np
 
 from .core import Tracer, changed_in_place
 from .ops import NAMESPACE as N
-from .ops import innermost
+from .ops import VALUE_ONLY, innermost
 from .ops.shape import getitem
 
 
@@ -279,6 +279,9 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if target is not None:
             return target(*inputs)
     out = kwargs.get("out")
+    if out is not None and method == "__call__" and ufunc.__name__ in VALUE_ONLY:
+        # a comparison, isnan, floor ...: a plain result of the values, which out can hold
+        return ufunc(*(_primal(i) for i in inputs), **kwargs)
     if out is not None:
         if any(o is i for o in (out if isinstance(out, tuple) else (out,)) for i in inputs):
             raise TypeError(

@@ -74,7 +74,7 @@ def _check_leaf(y, who, trace=None):
     if isinstance(y, Tracer):
         if y._trace.closed and y._trace is not trace:
             raise escaped()
-    elif not isinstance(y, (np.ndarray, float, int, np.number)):
+    elif not isinstance(y, (np.ndarray, float, int, np.number, np.bool_)):
         raise TypeError(f"{who}: the function returned a {type(y).__name__}; return floats, "
                         f"arrays or tuples/lists/dicts of them")
 

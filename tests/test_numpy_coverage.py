@@ -720,3 +720,17 @@ def test_hypot_at_the_origin_follows_the_policy_of_norm():
             np.testing.assert_array_equal(transform(f)(x), [0.0, 0.0])
         np.testing.assert_array_equal(duals.hessian(f)(x), np.zeros((2, 2)))
     np.testing.assert_allclose(duals.grad(on_numpy)(np.array([3.0, 4.0])), [0.6, 0.8])
+
+
+def test_comparisons_write_into_out_and_a_numpy_bool_output_has_a_zero_jacobian():
+    """Both plain results of the values (user trials): np.greater(x, 0, out=mask) was refused as
+    writing a traced value, and x[0] > 0 (an np.bool_) as an output, unlike a Python bool."""
+    mask = np.empty(3, bool)
+
+    def positive_squares(x):
+        np.greater(x, 0.0, out=mask)
+        return np.sum(np.where(mask, x ** 2, 0.0))
+    x = np.array([-1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(duals.grad(positive_squares)(x), [0.0, 4.0, 6.0])
+    for transform in (duals.jacfwd, duals.jacrev):
+        np.testing.assert_array_equal(transform(lambda v: v[0] > 0)(x), np.zeros(3))
