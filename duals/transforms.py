@@ -440,8 +440,42 @@ def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
     """
     if _is_compiled(f):
         entry = _jit().compiled_value_and_grad
-        return entry(f, argnums, has_aux, **_compiled(entry, holomorphic, "grad"))
+        reverse = entry(f, argnums, has_aux, **_compiled(entry, holomorphic, "grad"))
+        return reverse if holomorphic else _forward_if_refused(reverse, _forward_value_and_grad(f, argnums, has_aux))
     return _on_containers(_value_and_grad, f, argnums, "grad", has_aux=has_aux, holomorphic=holomorphic)
+
+
+def _forward_if_refused(reverse, forward):
+    """``reverse`` (compiled reverse mode) until it refuses the code for its complex
+    intermediates, which compiled forward mode differentiates: ``forward`` from then on."""
+    forward_only = []
+
+    def call(*args, **kwargs):
+        if not forward_only:
+            try:
+                return reverse(*args, **kwargs)
+            except TypeError as exc:
+                from .jit.complex_rules import FORWARD_ONLY
+                if FORWARD_ONLY not in str(exc):
+                    raise
+                forward_only.append(True)
+        return forward(*args, **kwargs)
+    return call
+
+
+def _forward_value_and_grad(f, argnums, has_aux):
+    """``value_and_grad`` of a dispatcher by compiled forward mode (one lane per input)."""
+    gradient = _jit().compiled_jacfwd(f, argnums=argnums, has_aux=has_aux)
+
+    def value_and_gradient(*args, **kwargs):
+        out = f(*args, **kwargs)
+        value = out[0] if has_aux else out
+        if np.ndim(value) != 0:
+            raise TypeError(f"grad: the function returned shape {np.shape(value)}; grad needs a "
+                            f"scalar output (use jacfwd or jacrev for a Jacobian)")
+        g = gradient(*args, **kwargs)
+        return ((float(value), out[1]), g[0]) if has_aux else (float(value), g)
+    return value_and_gradient
 
 
 def _value_and_grad(f, argnums=0, has_aux=False, group=None, holomorphic=False, caller="grad"):
@@ -825,7 +859,10 @@ def hvp(f, x, v, *args):
     [12.0, 0.0]
     """
     if _is_compiled(f):
-        return _jit().compiled_hvp(f, x, v, *args)
+        def by_forward_lanes(x, v, *args):   # complex intermediates: forward over forward, H @ v
+            H = _jit().compiled_hessian(f)(x, *args)
+            return np.tensordot(H, np.asarray(v, dtype=np.result_type(H)), axes=np.ndim(x))
+        return _forward_if_refused(lambda *a: _jit().compiled_hvp(f, *a), by_forward_lanes)(x, v, *args)
     gradient = _on_containers(_value_and_grad, f, 0, "hvp", caller="hvp")
     return jvp(lambda y: gradient(y, *args)[1], (x,), (v,))[1]
 

@@ -417,3 +417,26 @@ def test_float_of_a_complex_dual_says_it_would_drop_the_imaginary_part():
     doubled = numba.njit(lambda z: float(z * 2.0))
     with pytest.raises(TypeError, match=r"float\(\) of a complex dual number would drop its imaginary part"):
         duals.jvp(doubled, (1.0 + 2.0j,), (1.0 + 0.0j,))
+
+
+@njit
+def field_energy(x):
+    z = complex(x[0], x[1])
+    return abs(cmath.sin(z)) ** 2 + (cmath.exp(1j * x[2] * z)).real, z.imag
+
+
+def test_reverse_entry_points_of_complex_code_answer_by_forward_mode():
+    """Compiled reverse mode refuses complex intermediates; hessian answered by forward lanes but
+    grad, value_and_grad, hvp and value_grad_hessian raised (a user trial)."""
+    energy = njit(lambda x: field_energy(x)[0])
+    x, v = np.array([0.3, -0.7, 1.2]), np.array([1.0, 2.0, 3.0])
+    expected = np.array([central(lambda h: energy.py_func(x + h * e), 0.0, 1.0) for e in np.eye(3)])
+    close(duals.grad(energy)(x), expected, rtol=1e-7, atol=1e-8)
+    (value, imag), gradient = duals.value_and_grad(field_energy, has_aux=True)(x)
+    assert value == energy(x) and imag == -0.7
+    close(gradient, expected, rtol=1e-7, atol=1e-8)
+    H = duals.hessian(energy)(x)
+    close(duals.hvp(energy, x, v), H @ v, rtol=1e-12, atol=1e-12)
+    value, gradient, hessian = duals.value_grad_hessian(energy)(x)
+    close(gradient, expected, rtol=1e-7, atol=1e-8)
+    close(hessian, H, rtol=1e-12, atol=1e-12)
