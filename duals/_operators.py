@@ -489,8 +489,6 @@ def install():
                      ("floordiv", "floor_divide"), ("mod", "mod")):
         setattr(T, f"__{op}__", _binary(name))
         setattr(T, f"__r{op}__", _binary(name, reflected=True))
-    for op, name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
-                     ("pow", "power"), ("matmul", "matmul"), ("floordiv", "floor_divide"), ("mod", "mod")):
         setattr(T, f"__i{op}__", _in_place(name))
     T.__divmod__ = lambda self, other: N["divmod"](self, other)
     T.__rdivmod__ = lambda self, other: N["divmod"](other, self)

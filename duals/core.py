@@ -207,18 +207,20 @@ def refuse_stale(values):
 VIEWING = set()
 
 
+def _plain_under(t):
+    while isinstance(t, Tracer):
+        t = t._under()
+    return t
+
+
 def _link_views(out, args):
     """Put ``out`` in the family of the argument whose memory its value shares."""
-    plain = out._under()
-    while isinstance(plain, Tracer):
-        plain = plain._under()
+    plain = _plain_under(out)
     if type(plain) is not np.ndarray or plain.base is None:
         return
     for a in args:
         if isinstance(a, Tracer):
-            under = a._under()
-            while isinstance(under, Tracer):
-                under = under._under()
+            under = _plain_under(a)
             if type(under) is np.ndarray and np.may_share_memory(plain, under):
                 family = a._family
                 if family is None:
