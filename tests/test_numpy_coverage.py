@@ -669,18 +669,27 @@ def test_running_extremes_refuse_what_has_no_derivative_and_match_the_chain_of_m
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_quantiles_of_every_method_equal_numpys_to_the_bit(method):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_quantiles_of_every_method_equal_numpys_to_the_bit(method, dtype):
+    """Values and dtypes as NumPy's: positions computed in q's own precision (float32 q picked
+    another order statistic when computed in float64: a user trial), a Python-number q rounding
+    the weights to the data's precision, an array q keeping its own."""
     rng = np.random.default_rng(7)
     for n in (1, 2, 5, 8):
-        x = rng.normal(size=n)
-        with_nan = np.concatenate([x, [np.nan]])
-        for q in (0.0, 0.01, 0.25, 0.5, 0.6, 0.99, 1.0):
+        x = rng.normal(size=n).astype(dtype)
+        with_nan = np.concatenate([x, np.array([np.nan], dtype)])
+        for q in (0.0, 0.01, 0.2, 0.25, 0.5, 0.6, 0.65, 0.99, 1.0):
             for f, data in ((lambda a: np.quantile(a, q, method=method), x),
+                            (lambda a: np.quantile(a, np.array([q], np.float32), method=method), x),
                             (lambda a: np.percentile(a, [100 * q, 50.0], method=method), x),
-                            (lambda a: np.nanquantile(a, q, method=method), with_nan)):
+                            (lambda a: np.percentile(a, np.float32(100 * q), method=method), x),
+                            (lambda a: np.nanquantile(a, q, method=method), with_nan),
+                            (lambda a: np.nanpercentile(a, np.array([100 * q]), method=method), with_nan)):
                 value, tangent = duals.jvp(f, (data,), (np.ones_like(data),))
-                np.testing.assert_array_equal(value, f(data))
-                np.testing.assert_allclose(tangent, 1.0)   # weights of entries that sum to one
+                expected = f(data)
+                np.testing.assert_array_equal(value, expected)
+                assert np.result_type(value) == np.result_type(expected)
+                np.testing.assert_allclose(tangent, 1.0, rtol=1e-6)   # weights of entries that sum to one
 
 
 def test_an_unknown_quantile_method_is_refused_as_numpy_refuses_it():

@@ -19,7 +19,7 @@ from . import export, ndim_of as ndim, shape_of as shape
 from .assembly import operand, take_along_axis
 from .elementwise import where
 from .shape import moveaxis, reshape
-from .quantile_methods import positions as positions_of_method
+from .quantile_methods import fractions, interpolate, positions as positions_of_method
 from .sorting import (_float_dtype, _keep_dims, _method_of, _no_out, _no_weights, _plain, _to_last,
                       fraction_of_percent, sort)
 
@@ -42,10 +42,8 @@ def _at(ordered, index, lead):
     return moveaxis(picked, tuple(range(-len(lead), 0)), tuple(range(len(lead)))) if lead else picked
 
 
-def _nan_quantile(a, q, axis, keepdims, method):
-    q_plain = np.asarray(_plain(q), dtype=np.float64)
-    if not (np.all(q_plain >= 0) and np.all(q_plain <= 1)):
-        raise ValueError("Quantiles must be in the range [0, 1]")
+def _nan_quantile(a, q, axis, keepdims, method, weak):
+    q_plain = fractions(q)
     a = operand(a)
     y, kept, n, axes = _to_last(a, axis)
     dtype = _float_dtype(a)
@@ -53,10 +51,8 @@ def _nan_quantile(a, q, axis, keepdims, method):
     qs = q_plain.shape
     q_full = q_plain.reshape(qs + (1,) * len(kept))
     q_traced = reshape(q, qs + (1,) * len(kept)) if isinstance(q, Tracer) else None
-    lo, hi, t = positions_of_method(method, counts, q_full, q_traced, dtype)   # per slice
-    below, above = _at(ordered, lo, qs), _at(ordered, hi, qs)
-    diff = above - below
-    out = where(_plain(t) >= 0.5, above - diff * (1.0 - t), below + diff * t)
+    lo, hi, t = positions_of_method(method, counts, q_full, q_traced)   # per slice
+    out = interpolate(_at(ordered, lo, qs), _at(ordered, hi, qs), t, weak, dtype)
     out = where(counts == 0, np.asarray(np.nan, dtype), out)
     return _keep_dims(out, qs, shape(a), axes) if keepdims else out
 
@@ -75,7 +71,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     if not isinstance(a, Tracer) and not isinstance(q, Tracer):
         return np.nanquantile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
     _no_weights("nanquantile", weights)
-    return _nan_quantile(a, q, axis, keepdims, method)
+    return _nan_quantile(a, q, axis, keepdims, method, type(q) in (int, float))
 
 
 @export()
@@ -91,7 +87,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     if not isinstance(a, Tracer) and not isinstance(q, Tracer):
         return np.nanpercentile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
     _no_weights("nanpercentile", weights)
-    return _nan_quantile(a, fraction_of_percent(q), axis, keepdims, method)
+    return _nan_quantile(a, fraction_of_percent(q), axis, keepdims, method, type(q) in (int, float))
 
 
 @export()

@@ -15,6 +15,8 @@ virtual index's slope in ``q``.
 import numpy as np
 
 from ..core import Tracer
+from . import innermost
+from .elementwise import where
 
 # Hyndman and Fan's continuous methods: the virtual index n q + alpha + q (1 - alpha - beta) - 1
 CONTINUOUS = {"interpolated_inverted_cdf": (0.0, 1.0), "hazen": (0.5, 0.5), "weibull": (0.0, 0.0),
@@ -58,18 +60,22 @@ def _discrete(method, n, q):
     return np.around((n - 1) * q).astype(np.intp)     # nearest
 
 
-def positions(method, n, q_plain, q=None, dtype=np.float64):
-    """positions(method, n, q_plain, q=None, dtype=float64) -> (lo, hi, t): the sorted positions
-    (intp) and the weight of ``hi`` (``dtype``; traced when ``q`` is traced and the method is
-    continuous) of ``method`` for samples of ``n`` entries (an int, or an array broadcasting
-    against ``q_plain``: one count per slice)."""
+def positions(method, n, q, traced=None):
+    """positions(method, n, q, traced=None) -> (lo, hi, t): the sorted positions (intp) and the
+    weight of ``hi`` of ``method`` for samples of ``n`` entries (an int, or an array broadcasting
+    against ``q``: one count per slice). ``q`` is a plain float array, computed with in its own
+    precision as NumPy does (float32 ``q``: float32 positions); ``t`` has that precision, or is
+    traced when ``traced`` (``q`` traced) is given and the method is continuous, or is None for
+    a discrete method (``lo == hi``, the entry taken as it is)."""
     if method not in METHODS:
         raise ValueError(f"{method!r} is not a valid method. Use one of: {', '.join(METHODS)}")
     last = np.maximum(np.asarray(n) - 1, 0)
-    if method in DISCRETE:
-        index = np.minimum(_discrete(method, n, q_plain), last)
-        return index, index, np.zeros(index.shape, dtype)
-    virtual = _virtual(method, n, q_plain)
+    if np.ndim(n):     # counts per slice: NumPy takes each as a Python int, which q's precision keeps
+        n = np.asarray(n).astype(q.dtype)
+    if method in DISCRETE:     # one entry, taken as it is (no weight: the data's precision)
+        index = np.minimum(_discrete(method, n, q), last)
+        return index, index, None
+    virtual = np.asarray(_virtual(method, n, q))
     lo = np.clip(np.floor(virtual), 0, last).astype(np.intp)
     hi = np.where(virtual < 0, 0, np.minimum(lo + 1, last))     # before the first: the first
     if method in FIXED_WEIGHT:
@@ -78,7 +84,35 @@ def positions(method, n, q_plain, q=None, dtype=np.float64):
             t = np.where(fraction == 0, 0.5, 1.0)
         else:
             t = np.where(virtual % 1 == 0, 0.0, 0.5)
-        return lo, hi, t.astype(dtype)
-    if isinstance(q, Tracer):
-        return lo, hi, _virtual(method, n, q) - lo.astype(dtype)
-    return lo, hi, np.asarray(virtual - lo).astype(dtype)
+        return lo, hi, t.astype(q.dtype)
+    if isinstance(traced, Tracer):
+        return lo, hi, _virtual(method, n, traced) - lo.astype(q.dtype)
+    return lo, hi, np.asarray(virtual - lo).astype(q.dtype)
+
+
+def fractions(q):
+    """fractions(q) -> the plain values of ``q`` as floats of its own precision (integers:
+    float64), checked to lie in [0, 1] as NumPy checks them."""
+    values = np.asarray(innermost(q))
+    if values.dtype.kind != "f":
+        values = values.astype(np.float64)
+    if not (np.all(values >= 0) and np.all(values <= 1)):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    return values
+
+
+def interpolate(below, above, t, weak, dtype):
+    """NumPy's lerp of the entries at the two positions: ``below + (above - below) t``, and
+    ``above - (above - below)(1 - t)`` from ``t >= 0.5`` on. A Python-number ``q`` (``weak``)
+    rounds ``t`` and ``1 - t`` to the data's precision ``dtype``, as NumPy's weak promotion does; an
+    array ``q`` keeps its own (float32 data, float64 ``q``: a float64 result)."""
+    if t is None:        # a discrete method: the entry itself
+        return below
+    if isinstance(t, Tracer):
+        low, high, plain = t, 1.0 - t, innermost(t)
+    elif weak:
+        low, high, plain = t.astype(dtype), (1.0 - t).astype(dtype), t
+    else:
+        low, high, plain = t, 1.0 - t, t
+    diff = above - below
+    return where(plain >= 0.5, above - diff * high, below + diff * low)

@@ -34,7 +34,7 @@ from ..index_sets import _ranges, collect, gather_rule, positions, take
 from . import dtype_of, export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
 from .assembly import operand, take as take_entries, take_along_axis
 from .elementwise import where
-from .quantile_methods import positions as positions_of_method
+from .quantile_methods import fractions, interpolate, positions as positions_of_method
 from .shape import concatenate, getitem, moveaxis, reshape, transpose
 
 
@@ -315,15 +315,13 @@ def _sorted_entries(y, positions):
 _FEW_POSITIONS = 8
 
 
-def _order_statistic(a, q, axis, keepdims, method):
-    q_plain = _plain(q).astype(np.float64)
-    if not (np.all(q_plain >= 0) and np.all(q_plain <= 1)):
-        raise ValueError("Quantiles must be in the range [0, 1]")
+def _order_statistic(a, q, axis, keepdims, method, weak):
+    q_plain = fractions(q)
     a = operand(a)
     y, kept, n, axes = _to_last(a, axis)
     dtype = _float_dtype(a)
     qs = q_plain.shape
-    lo, hi, t = positions_of_method(method, n, q_plain, q, dtype)
+    lo, hi, t = positions_of_method(method, n, q_plain, q)
     # the entries below and above each virtual index, shaped q's shape + the kept shape
     count = lo.size
     entries = _sorted_entries(y, np.concatenate([lo.reshape(-1), hi.reshape(-1)]))
@@ -331,9 +329,7 @@ def _order_statistic(a, q, axis, keepdims, method):
                     for part in (slice(0, count), slice(count, 2 * count)))
     if kept and ndim(t):
         t = reshape(t, qs + (1,) * len(kept))
-    diff = above - below
-    # NumPy's lerp: a + (b - a) t, and b - (b - a)(1 - t) from t >= 0.5 on
-    out = where(_plain(t) >= 0.5, above - diff * (1.0 - t), below + diff * t)
+    out = interpolate(below, above, t, weak, dtype)
     nan = _nan_slices(y)
     if nan is not None:
         out = where(nan, np.asarray(np.nan, dtype), out)
@@ -357,7 +353,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     if not _traced(a, q):
         return np.quantile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
     _no_weights("quantile", weights)
-    return _order_statistic(a, q, axis, keepdims, method)
+    return _order_statistic(a, q, axis, keepdims, method, type(q) in (int, float))
 
 
 @export()
@@ -373,7 +369,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     if not _traced(a, q):
         return np.percentile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
     _no_weights("percentile", weights)
-    return _order_statistic(a, fraction_of_percent(q), axis, keepdims, method)
+    return _order_statistic(a, fraction_of_percent(q), axis, keepdims, method, type(q) in (int, float))
 
 
 def fraction_of_percent(q):
