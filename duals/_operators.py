@@ -274,6 +274,8 @@ _CALLS = {}   # ufunc -> the duals function a plain call of it takes (learnt on 
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if any(type(i) in (list, tuple) for i in inputs):   # np.multiply(x, [1.0, 2.0]): an array, as NumPy reads it
+        inputs = tuple(N["array"](i) if type(i) in (list, tuple) else i for i in inputs)
     if not kwargs and method == "__call__":
         target = _CALLS.get(ufunc)
         if target is not None:

@@ -743,3 +743,31 @@ def test_comparisons_write_into_out_and_a_numpy_bool_output_has_a_zero_jacobian(
     np.testing.assert_array_equal(duals.grad(positive_squares)(x), [0.0, 4.0, 6.0])
     for transform in (duals.jacfwd, duals.jacrev):
         np.testing.assert_array_equal(transform(lambda v: v[0] > 0)(x), np.zeros(3))
+
+
+def test_list_operands_copy_false_and_reduction_dtypes_as_numpy():
+    """From a user trial: a Python list as a ufunc's other operand crashed (np.result_type read it
+    as a dtype); nan_to_num(y, copy=False) returned a new value and left y with its NaN; dtype= of
+    np.sum/np.mean of float32 data was ignored (float32 sums of 1000 entries)."""
+    x = np.array([0.5, 1.5, 2.0])
+    f = lambda v: np.sum(np.multiply(v, [1.0, 2.0, 3.0]) + np.hypot(v, [1.0, 2.0, 3.0])   # noqa: E731
+                         + np.subtract.outer([1.0, 2.0], v)[0])
+    expected = central_differences(f, (x,), 0)
+    for transform in (duals.jacfwd, duals.jacrev):
+        np.testing.assert_allclose(transform(f)(x), expected, rtol=1e-7)
+
+    def cleaned_log_sum(v):
+        y = np.log(v)
+        np.nan_to_num(y, copy=False)
+        return np.sum(y)
+    with np.errstate(invalid="ignore"), pytest.raises(RuntimeError, match="changed in place"):
+        duals.grad(cleaned_log_sum)(np.array([0.5, -1.2, 2.0]))
+    g = duals.grad(lambda v: np.sum(np.nan_to_num(np.log(v), copy=False)))
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(g(np.array([0.5, -1.2, 2.0])), [2.0, 0.0, 0.5])
+
+    data = np.random.default_rng(0).normal(size=1000).astype(np.float32) * 1e3
+    for reduce in (lambda v: np.sum(v, dtype=np.float64), lambda v: np.mean(v, dtype=np.float64),
+                   lambda v: np.add.reduce(v, dtype=np.float64)):
+        value = duals.jvp(reduce, (data,), (np.ones_like(data),))[0]
+        assert value == reduce(data) and np.result_type(value) == np.float64

@@ -71,6 +71,8 @@ def sum(x, axis=None, keepdims=False, dtype=None, *, out=None, initial=None, whe
     4.0
     """
     refuse_out_and_integer_dtype("sum", out, dtype)
+    if dtype is not None and np.dtype(dtype) != dtype_of(x):
+        x = x.astype(dtype)    # summed in that precision, as NumPy does
     if _masks(where):
         x = _masked_out(x, where, "sum")
     total = sum_p(x, axis=normalize_axis(axis, ndim(x)), keepdims=bool(keepdims))

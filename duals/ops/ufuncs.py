@@ -20,8 +20,8 @@ import math
 
 import numpy as np
 
-from ..core import Tracer
-from . import export, innermost
+from ..core import Tracer, changed_in_place
+from . import NAMESPACE, export, innermost
 from .elementwise import PRIMITIVES, maximum, minimum, where
 
 
@@ -106,10 +106,15 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if not isinstance(x, Tracer):
         return np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
     info = np.finfo(v.dtype if v.dtype.kind == "f" else np.float64)
+    given = x
     for mask, value in ((np.isnan(v), nan), (np.isposinf(v), info.max if posinf is None else posinf),
                         (np.isneginf(v), info.min if neginf is None else neginf)):
         if mask.any():
             x = where(mask, value if isinstance(value, Tracer) else np.asarray(value, info.dtype), x)
+    if x is given:      # nothing replaced: NumPy's copy, or x itself with copy=False
+        return NAMESPACE["copy"](x) if copy else x
+    if not copy:        # "in place": a traced value cannot change, other names for x become stale
+        changed_in_place(given)
     return x
 
 
