@@ -40,9 +40,28 @@ def _binary(name, reflected=False):
     def method(self, other):
         if isinstance(other, (list, tuple)):
             other = N["array"](other)
-        return N[name](other, self) if reflected else N[name](self, other)
+        return _new_array(N[name](other, self) if reflected else N[name](self, other), (self, other))
     method.__name__ = name
     return method
+
+
+def _new_array(result, inputs):
+    """``result``, or a copy where a shortcut returned one of the traced ``inputs`` itself, or a
+    view of it (``a ** 1``, ``np.tile(a, 1)`` made by a reshape): NumPy's result is a new array
+    there, and changing it in place must not make ``a`` stale (duals.core.Family)."""
+    if isinstance(result, Tracer):
+        family = result._family
+        for i in inputs:
+            if isinstance(i, Tracer) and (result is i or (family is not None and i._family is family)):
+                return N["copy"](result)
+    return result
+
+
+# NumPy functions whose result may be their argument's memory (a view, or the argument itself)
+VIEWS = frozenset(("reshape", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims",
+                   "atleast_1d", "atleast_2d", "atleast_3d", "asarray", "asanyarray", "ascontiguousarray",
+                   "asfortranarray", "real", "imag", "diagonal", "broadcast_to", "flip", "fliplr", "flipud",
+                   "rot90", "matrix_transpose", "permute_dims", "diff", "einsum", "squeeze"))
 
 
 def _compare(op):
@@ -279,7 +298,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if not kwargs and method == "__call__":
         target = _CALLS.get(ufunc)
         if target is not None:
-            return target(*inputs)
+            return _new_array(target(*inputs), inputs)
     out = kwargs.get("out")
     if out is not None and method == "__call__" and ufunc.__name__ in VALUE_ONLY:
         # a comparison, isnan, floor ...: a plain result of the values, which out can hold
@@ -302,7 +321,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if target is not None:
             if not kwargs:
                 _CALLS[ufunc] = target
-            return target(*inputs, **kwargs)
+            return _new_array(target(*inputs, **kwargs), inputs)
     table = {"reduce": _REDUCERS, "accumulate": _ACCUMULATORS}.get(method, {})
     if method == "accumulate" and ufunc in (np.maximum, np.minimum) and len(inputs) == 1:
         from .ops.calculus import running_extreme
@@ -413,7 +432,8 @@ def _array_function(self, func, types, args, kwargs):
         if func is np.copyto:
             raise TypeError(_copyto_refused(_numpy_caller()))
         raise TypeError(_unsupported(_public_name(func)))
-    return impl(*args, **kwargs)
+    out = impl(*args, **kwargs)
+    return out if func.__name__ in VIEWS else _new_array(out, args)
 
 
 def _copyto_refused(caller):
@@ -531,7 +551,7 @@ def install():
     for name in ("argmax", "argmin", "argsort", "any", "all", "nonzero"):
         setattr(T, name, _value_method(name))
     T.compress = lambda self, condition, axis=None: N["compress"](condition, self, axis)
-    T.conj = T.conjugate = lambda self: N["conj"](self)
+    T.conj = T.conjugate = lambda self: N["conj"](self) if self.dtype.kind == "c" else self   # (NumPy's a.conj() of real a is a)
     T.real = property(lambda self: N["real"](self))
     T.imag = property(lambda self: N["imag"](self))
     T.item = _item

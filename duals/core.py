@@ -189,7 +189,11 @@ STALE = ("a traced value was used after it was changed in place (a += ..., a *= 
 
 
 def changed_in_place(t):
-    """Mark ``t`` and every view of it as stale (``t`` was changed in place: rebound to a new value)."""
+    """Mark ``t`` and every view of it as stale (``t`` was changed in place: rebound to a new
+    value); nothing for a number (a NumPy scalar or a float is immutable: ``s += 1`` rebinds ``s``
+    in NumPy too, other names keep the old value)."""
+    if not isinstance(_plain_under(t), np.ndarray):
+        return
     family = t._family
     if family is None:
         family = t._family = Family()

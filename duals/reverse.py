@@ -429,6 +429,7 @@ class Var(Tracer):
     @property
     def value(self):
         """The NumPy value (in-place writes to it are tracked for the safety check of ``backward``)."""
+        refuse_stale((self,))
         if self._trace.borrowed:
             self._trace.settle(self)   # writes through the view must not reach the caller's array
         v = self._value
@@ -473,6 +474,7 @@ class Var(Tracer):
         """item(*args) -> a Python number, detached from the tape, as PyTorch's ``.item()``
         (inside a transformation, where the value is traced, the entry as a traced 0-d value)."""
         if self._trace.imperative and not isinstance(self._value, Tracer):
+            refuse_stale((self,))
             return np.asarray(self._value).item(*args)
         return Tracer.item(self, *args)
 

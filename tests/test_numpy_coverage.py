@@ -315,8 +315,8 @@ def test_item_and_tolist_keep_the_derivative():
 def test_format_real_conj_astype():
     d = Dual(np.array(1.23456), np.array(1.0))
     assert f"{d:.2f}" == "1.23"
-    assert d.real is d                 # NumPy's x.real of real x: a view of it
-    for copied in (d.conj(), d.conjugate(), d.astype(float), d.copy(), +d):   # NumPy's: new arrays
+    assert d.real is d and d.conj() is d and d.conjugate() is d   # NumPy's of real x: x (or a view)
+    for copied in (np.conj(d), d.astype(float), d.copy(), +d):   # NumPy's: new arrays
         assert copied is not d and copied.primal == d.primal and copied.tangent == d.tangent
     assert np.asarray(Dual(np.ones(2), np.ones(2)).imag).tolist() == [0.0, 0.0]
     g = duals.grad(lambda v: np.sum(v.real * v.conj()))(np.array([1.0, 2.0]))

@@ -6,7 +6,7 @@ Public functions are registered with :func:`export` under their NumPy name
 """
 import numpy as np
 
-from ..core import Tracer
+from ..core import STALE, Tracer
 
 # below this many entries NumPy's calls through a primitive's rules cost as little as a generated
 # reverse kernel, or a few microseconds more than a forward one, and nothing compiles
@@ -156,8 +156,11 @@ def _learn(cls):
 
 
 def innermost(x):
-    """innermost(x): the plain value under any number of traced layers (for masks, dtypes, signs)."""
+    """innermost(x): the plain value under any number of traced layers (for masks, dtypes, signs);
+    a stale value (changed in place through another name, duals.core.Family) raises."""
     while isinstance(x, Tracer):
+        if x._family is not None and x._family.changed:
+            raise RuntimeError(STALE)
         x = x.primal if hasattr(x, "primal") else x._value
     return x
 
