@@ -304,7 +304,11 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         # a comparison, isnan, floor ...: a plain result of the values, which out can hold
         return ufunc(*(_primal(i) for i in inputs), **kwargs)
     if out is not None:
-        if any(o is i for o in (out if isinstance(out, tuple) else (out,)) for i in inputs):
+        outs = out if isinstance(out, tuple) else (out,)
+        if any(isinstance(o, Tracer) for o in outs):
+            raise TypeError(f"numpy.{ufunc.__name__}(..., out=z) writes into a traced value, which cannot "
+                            f"change in place; write z = np.{ufunc.__name__}(...) instead")
+        if any(o is i for o in outs for i in inputs):
             raise TypeError(
                 f"an in-place operator on a plain NumPy array (a += v, a[i] += v: numpy."
                 f"{ufunc.__name__} into its own input) cannot store a traced value into it; write "

@@ -181,3 +181,11 @@ def test_the_conj_method_of_a_real_array_is_that_array():
         return np.sum(a ** 2)
     with pytest.raises(RuntimeError, match="changed in place"):
         duals.grad(f)(X)
+
+
+def test_a_ufunc_writing_into_a_traced_value_says_to_rebind():
+    def f(z):
+        np.exp(z, out=z)
+        return np.sum(z)
+    with pytest.raises(TypeError, match=r"numpy\.exp\(\.\.\., out=z\) writes into a traced value.*z = np\.exp"):
+        duals.grad(f)(X)
