@@ -69,8 +69,8 @@ def logn(n, x):
 def power(x, p):
     """emath.power(x, p): ``x ** p``, complex for a negative ``x``; a negative integer ``p`` as a float.
 
-    >>> complex(power(np.float64(-4.0), 0.5))
-    (1.2246467991473532e-16+2j)
+    >>> complex(np.round(power(np.float64(-4.0), 0.5), 12))
+    2j
     """
     if _real_and(p, lambda v: v < 0) and np.asarray(innermost(p)).dtype.kind in "biu":
         p = p * 1.0
