@@ -40,7 +40,10 @@ def _binary(name, reflected=False):
     def method(self, other):
         if isinstance(other, (list, tuple)):
             other = N["array"](other)
-        return _new_array(N[name](other, self) if reflected else N[name](self, other), (self, other))
+        out = N[name](other, self) if reflected else N[name](self, other)
+        if out is self or out is other or (isinstance(out, Tracer) and out._family is not None):
+            return _new_array(out, (self, other))
+        return out
     method.__name__ = name
     return method
 
@@ -293,12 +296,18 @@ _CALLS = {}   # ufunc -> the duals function a plain call of it takes (learnt on 
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    if any(type(i) in (list, tuple) for i in inputs):   # np.multiply(x, [1.0, 2.0]): an array, as NumPy reads it
-        inputs = tuple(N["array"](i) if type(i) in (list, tuple) else i for i in inputs)
+    for i in inputs:
+        if type(i) is list or type(i) is tuple:   # np.multiply(x, [1.0, 2.0]): an array, as NumPy reads it
+            inputs = tuple(N["array"](i) if type(i) in (list, tuple) else i for i in inputs)
+            break
     if not kwargs and method == "__call__":
         target = _CALLS.get(ufunc)
         if target is not None:
-            return _new_array(target(*inputs), inputs)
+            out = target(*inputs)
+            for i in inputs:
+                if out is i:
+                    return N["copy"](out)
+            return _new_array(out, inputs) if isinstance(out, Tracer) and out._family is not None else out
     out = kwargs.get("out")
     if out is not None and method == "__call__" and ufunc.__name__ in VALUE_ONLY:
         # a comparison, isnan, floor ...: a plain result of the values, which out can hold

@@ -44,7 +44,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "fused_jvp", "nondiff", "elementwise",
-                 "unreached", "sparsity", "holomorphic", "ufunc", "__weakref__")
+                 "unreached", "sparsity", "holomorphic", "ufunc", "viewing", "__weakref__")
 
     def __init__(self, name, impl, nondiff=(), registry=None):
         if registry is None:
@@ -80,6 +80,7 @@ class Primitive:
         # complex-differentiable: the rules' linear maps are complex-linear on complex values, so
         # the primitive may run under holomorphic=True (False: abs, real, conj, real-only ops)
         self.holomorphic = True
+        self.viewing = False   # its result may be a view of an argument (see views())
         registry[name] = self
 
     def __call__(self, *args, **params):
@@ -100,7 +101,7 @@ class Primitive:
                 return ANOMALY.impl(prim, args, params)
             return prim.impl(*args, **params)
         out = top.process(prim, args, params)
-        if prim in VIEWING and isinstance(out, Tracer):
+        if prim.viewing and isinstance(out, Tracer):
             _link_views(out, args)
         return out
 
@@ -207,8 +208,11 @@ def refuse_stale(values):
             raise RuntimeError(STALE)
 
 
-# primitives whose result may be a view of an argument (NumPy's basic indexing, reshape ...)
-VIEWING = set()
+def views(*primitives):
+    """views(*primitives): mark primitives whose result may be a view of an argument (NumPy's
+    basic indexing, reshape ...): their results join the argument's Family."""
+    for p in primitives:
+        p.viewing = True
 
 
 def _plain_under(t):

@@ -16,7 +16,7 @@ values ``real`` and ``conj`` are the value itself and ``imag`` a constant zero: 
 """
 import numpy as np
 
-from ..core import VIEWING, Primitive, Tracer
+from ..core import Primitive, Tracer, views
 from ..index_sets import elementwise_rule
 from . import NAMESPACE, dtype_of, export, innermost, is_complex, shape_of as shape
 from .elementwise import PRIMITIVES, div, mul, select, where
@@ -35,7 +35,7 @@ def _part(name, impl, jvp, vjp):
 
 real_p = _part("real", np.real, lambda t: real_p(t), lambda g: _as_complex(real_p(g)))
 imag_p = _part("imag", np.imag, lambda t: imag_p(t), lambda g: mul(real_p(g), -1j))
-VIEWING.update((real_p, imag_p))   # views of a complex array's memory, as NumPy's z.real
+views(real_p, imag_p)   # views of a complex array's memory, as NumPy's z.real
 conj_p = _part("conj", np.conjugate, lambda t: conj_p(t), lambda g: conj_p(g))
 
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..core import VIEWING, Primitive, Tracer
+from ..core import Primitive, Tracer, views
 from ..index_sets import broadcast as broadcast_sets, collect, gather_rule, positions
 from . import NAMESPACE, VALUE_ONLY, all_of_copies, export, lead_of, ndim_of as ndim, normalize_axis, shape_of as shape
 
@@ -197,7 +197,7 @@ def _getitem_impl(x, *, index):
 
 
 getitem_p = Primitive("getitem", _getitem_impl)
-VIEWING.update((reshape_p, broadcast_p, transpose_p, getitem_p))   # NumPy may answer with a view
+views(reshape_p, broadcast_p, transpose_p, getitem_p)   # NumPy may answer with a view
 
 
 def _scatter_impl(g, *, index, shape):
