@@ -20,15 +20,11 @@ from numba.core import errors, types
 
 from .._overloads import overload
 from ._types import DualType
+from .array_functions import _has_dual
 from .errors import MARK
 from .extras import _real
-from .parts import is_dual_array
 
 TWO_PI = 2.0 * math.pi
-
-
-def _has_dual(*ts):
-    return any(is_dual_array(t) or isinstance(t, DualType) for t in ts)
 
 
 def _complex(t):
