@@ -460,6 +460,7 @@ def _forward_if_refused(reverse, forward):
                     raise
                 forward_only.append(True)
         return forward(*args, **kwargs)
+    call.forward_only = forward_only
     return call
 
 
@@ -702,12 +703,13 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
                      holomorphic=holomorphic)
     least = COMPILED_REVERSE_FROM if _is_compiled(f) else REVERSE_FROM
     chosen = {}
-    forward_only = []   # set when compiled reverse mode refused the code (complex intermediates)
+    if mode == "auto" and _is_compiled(f):   # complex intermediates: compiled forward mode
+        reverse = _forward_if_refused(reverse, forward)
 
     def mode_for(*args, **kwargs):
         if mode != "auto":
             return mode
-        if forward_only:
+        if getattr(reverse, "forward_only", None):
             return "fwd"
         nums, _ = _argnums(argnums, len(args), "jacobian")
         leaves = [leaf for i in nums for leaf in tree.flatten(args[i])[0]]
@@ -726,18 +728,7 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
         return chosen[key]
 
     def jac(*args, **kwargs):
-        if mode_for(*args, **kwargs) == "fwd":
-            return forward(*args, **kwargs)
-        try:
-            return reverse(*args, **kwargs)
-        except TypeError as exc:
-            if mode != "auto" or not _is_compiled(f):
-                raise
-            from .jit.complex_rules import FORWARD_ONLY
-            if FORWARD_ONLY not in str(exc):
-                raise
-            forward_only.append(True)
-            return forward(*args, **kwargs)
+        return (forward if mode_for(*args, **kwargs) == "fwd" else reverse)(*args, **kwargs)
 
     jac.mode_for = mode_for
     return jac
