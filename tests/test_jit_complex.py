@@ -409,6 +409,7 @@ def test_jacobian_auto_of_many_inputs_with_complex_intermediates_falls_back_to_f
     jac = duals.jacobian(summed_power)
     for _ in range(2):
         np.testing.assert_array_equal(jac(p, w), duals.jacfwd(summed_power)(p, w))
+    assert jac.mode_for(p, w) == "fwd"      # the mode it took, once the tape refused the code
     with pytest.raises(TypeError, match="compiled forward mode only"):
         duals.jacobian(summed_power, mode="rev")(p, w)
 
