@@ -256,3 +256,17 @@ def test_messages_for_a_tuple_of_numbers_and_a_ufunc_writing_into_out():
         return np.sum(buf)
     with pytest.raises(TypeError, match=r"np\.exp\(x, out\) writes into out.*out\[:\] = np\.exp\(x\)"):
         duals.grad(exp_into_buffer)(np.array([0.1, 0.2]))
+
+
+def test_float16_inputs_to_compiled_forward_mode_are_refused_with_the_way_out():
+    """A bare NotImplementedError('float16') came from Numba's data model (a user trial)."""
+    @numba.njit
+    def cubes(x):
+        return np.sum(x * x * x)
+    x = np.array([0.5, 1.0], dtype=np.float16)
+    for call in (lambda: duals.jacfwd(cubes)(x), lambda: duals.jvp(cubes, (x,), (np.ones_like(x),)),
+                 lambda: duals.hessian(cubes)(x)):
+        with pytest.raises(TypeError, match=r"is float16, which the tangent lanes of compiled forward "
+                                            r"mode cannot hold.*astype\(np\.float32\)"):
+            call()
+    assert duals.grad(cubes)(x).dtype == np.float16     # the tape takes it

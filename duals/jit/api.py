@@ -313,6 +313,7 @@ def compiled_jvp(f, primals, tangents):
                 or (type(p) is np.ndarray and type(t) is np.ndarray and p.shape == t.shape
                     and p.ndim and p.dtype.kind == "f" and t.dtype.kind in "fiu")):
             p, t = _checked_pair(p, t, i)
+        _refuse_half(p, "jvp", f"primal {i}")
         nums.append(i)
         ps.append(p)
         ts.append(t)
@@ -405,9 +406,17 @@ def _checked_pair(p, t, i):
     return p, t
 
 
-def _inputs(f, args, argnums, who, known=None):
+def _refuse_half(x, who, what):
+    if np.result_type(x) == np.float16:
+        raise TypeError(f"{who}: {what} is float16, which the tangent lanes of compiled forward mode "
+                        f"cannot hold (Numba has no half-precision vectors); pass x.astype(np.float32), "
+                        f"or take grad/jacrev (the compiled tape takes float16) or the NumPy path")
+
+
+def _inputs(f, args, argnums, who, known=None, lanes=False):
     """(args as a list with the differentiated ones checked, their indices, single?) for a call
-    of ``f``; ``known`` caches the normalised argnums per argument count."""
+    of ``f``; ``known`` caches the normalised argnums per argument count; ``lanes``: for compiled
+    forward mode, which cannot take float16."""
     found = None if known is None else known.get(len(args))
     if found is None:
         found = _argnums(argnums, len(args), who)
@@ -418,6 +427,8 @@ def _inputs(f, args, argnums, who, known=None):
     args = list(args)
     for i in nums:
         args[i] = _input(args[i], who, f"argument {i}")
+        if lanes:
+            _refuse_half(args[i], who, f"argument {i}")
     return args, nums, single
 
 
@@ -574,7 +585,7 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
                     block = plan.hot.run(*args)
                     if block is not None:   # the driver's own array: no copy
                         return block if plan.as_is else plan.split(block, fresh=True)
-        args, nums, single = _inputs(f, args, argnums, "jacfwd", known)
+        args, nums, single = _inputs(f, args, argnums, "jacfwd", known, lanes=True)
         key = (threading.get_ident(), len(args)) + layout_key([args[i] for i in nums])
         plan = plans.get(key)
         if plan is None:
@@ -740,7 +751,7 @@ def compiled_hessian(f, argnums=0, chunk_size=None, workers=None):
     def hess(*args, **kwargs):
         if kwargs:
             args = positional(f, args, kwargs, "hessian")
-        args, nums, single = _inputs(f, args, argnums, "hessian")
+        args, nums, single = _inputs(f, args, argnums, "hessian", lanes=True)
         from .reverse import refuse_complex
         refuse_complex(args, nums, "hessian")
         sizes = [_size(args[i]) for i in nums]
