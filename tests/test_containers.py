@@ -150,3 +150,14 @@ def test_argnums_out_of_order_with_a_container_keeps_the_order_of_argnums():
     np.testing.assert_allclose(h_yp["b"], 2.0 * y)
     np.testing.assert_allclose(h_p["a"][0], np.eye(2))      # d²f / da dy
     np.testing.assert_allclose(h_p["b"][0], 2.0 * y)
+
+
+def test_an_ordered_dict_comes_back_as_an_ordered_dict_in_its_own_order():
+    """JAX's convention; duals returned a plain dict (a user trial)."""
+    p = collections.OrderedDict([("b", np.array([1.0, 2.0])), ("a", 3.0)])
+    g = duals.grad(lambda q: np.sum(q["b"] ** 2) * q["a"])(p)
+    assert type(g) is collections.OrderedDict and list(g) == ["b", "a"]
+    np.testing.assert_allclose(g["b"], 2.0 * p["b"] * p["a"])
+    assert g["a"] == np.sum(p["b"] ** 2)
+    J = duals.jacrev(lambda q: q["b"] * q["a"])(p)
+    assert type(J) is collections.OrderedDict and list(J) == ["b", "a"]
