@@ -392,6 +392,14 @@ class Var(Tracer):
 
     __slots__ = ("_value", "grad_fn", "_trace", "grad", "version", "exposed", "__weakref__")
 
+    def __getattr__(self, name):   # (only for names that are not there)
+        if name in ("primal", "tangent"):
+            raise AttributeError(
+                f"a Var has no .{name}: a duals.Dual made inside a function under reverse mode (grad, "
+                f"vjp, hessian) became part of a traced value, whose .{name} is not traced. Take the "
+                f"inner derivative with duals.jvp or duals.jacfwd instead (they nest under grad)")
+        raise AttributeError(f"'Var' object has no attribute {name!r}")
+
     def __init__(self, value):
         if isinstance(value, Tracer):
             raise TypeError("Var(value) takes a float or an array; use .detach() to cut a Var from its tape")

@@ -437,6 +437,46 @@ def test_dual_with_lanes_tuple_inside_njit_returns_its_tangent_as_a_tuple():
     assert three_lane_square(2.0) == (4.0, (4.0, 8.0, 12.0))
 
 
+@njit
+def derivative_of_plus(x):
+    y = duals.Dual(1.0, 1.0)   # d/dy (x + y) at y = 1, inside compiled code
+    return (x + y).tangent
+
+
+@njit
+def times_inner_derivative(x):
+    return x[0] * derivative_of_plus(x[0])   # x · 1: its derivative is 1
+
+
+@njit
+def scaled_lgamma(x, c):
+    return math.lgamma(x[0]) * c
+
+
+@pytest.mark.parametrize("transform", [
+    lambda f, x: duals.jacfwd(f)(x), lambda f, x: duals.jvp(f, (x,), (np.ones(1),)),
+    lambda f, x: duals.hessian(f)(x), lambda f, x: duals.grad(f)(x),
+    lambda f, x: duals.jacrev(f)(x), lambda f, x: duals.hvp(f, x, np.ones(1))])
+def test_a_dual_made_in_compiled_code_never_mixes_with_a_transformations_own(transform):
+    # one-lane duals made inside the code have the type of jvp's own: adding their lanes would
+    # give d/dx [x · d/dy (x + y)] = 2 (and a value of 4); every transformation refuses instead
+    x = np.array([2.0])
+    assert times_inner_derivative(x) == 2.0   # the plain call runs the inner derivative
+    with pytest.raises((ValueError, TypeError), match="nested inside compiled code"):
+        transform(times_inner_derivative, x)
+    assert times_inner_derivative(x) == 2.0 and derivative_of_plus(duals.Dual(2.0, 1.0)) == 2.0
+
+
+@pytest.mark.parametrize("transform", [
+    lambda f, x, c: duals.jacfwd(f)(x, c), lambda f, x, c: duals.hessian(f)(x, c),
+    lambda f, x, c: duals.grad(f)(x, c), lambda f, x, c: duals.hvp(f, x, np.ones(1), c),
+    lambda f, x, c: duals.jvp(f, (x, c), (np.ones(1), None))])
+def test_a_users_dual_argument_to_a_compiled_transformation_is_refused(transform):
+    # its tangent was added to d/dx: lgamma(x) c with c = 2 + ε gave ψ(x)·2 + lgamma(x)
+    with pytest.raises(TypeError, match="is a duals.Dual"):
+        transform(scaled_lgamma, np.array([2.5]), duals.Dual(2.0, 1.0))
+
+
 def test_an_element_of_a_dual_array_is_a_dual_scalar_argument():
     arr = duals.jit.dual_array(np.array([1.0, 2.0]), np.eye(2))
     d = square_of(arr[1])   # an np.void of dual dtype, read in place by the compiled code

@@ -120,3 +120,14 @@ def test_values_returned_through_has_aux_and_nested_calls_stay_usable():
     np.testing.assert_array_equal(g, [2.0, 2.0])
     np.testing.assert_array_equal(aux, [3.0, 3.0])
     assert duals.jacfwd(lambda x: duals.grad(lambda y: x * y ** 2)(3.0) * x)(2.0) == pytest.approx(24.0)
+
+
+def test_a_hand_made_dual_under_reverse_mode_names_the_way_out():
+    # under grad the Dual becomes part of a traced value: .tangent was a bare AttributeError
+    def times_inner_derivative(x):
+        return x * (x + duals.Dual(1.0, 1.0)).tangent
+    assert duals.jacfwd(times_inner_derivative)(2.0) == 1.0
+    with pytest.raises(AttributeError, match="Take the inner derivative with duals.jvp"):
+        duals.grad(times_inner_derivative)(2.0)
+    by_jvp = lambda x: x * duals.jvp(lambda y: x + y, (1.0,), (1.0,))[1]  # noqa: E731
+    assert duals.grad(by_jvp)(2.0) == 1.0 and duals.hessian(by_jvp)(2.0) == 0.0

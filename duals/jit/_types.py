@@ -139,6 +139,11 @@ def _primal(d):
 
 @overload_attribute(DualType, "tangent")
 def _tangent(d):
+    if d.lanes is None:   # an adjoint of compiled reverse mode, met by the user's own Dual
+        from numba.core.errors import TypingError
+        from .rules import ONE_LEVEL
+        raise TypingError(f"duals.jit: the tangent of {d}, a value of a compiled transformation: "
+                          f"{ONE_LEVEL[ONE_LEVEL.index('If the code'):]}")
     if d.lanes == 1:
         if isinstance(d.lanes_type, LaneVector):
             return lambda d: lane(d._du, 0)
@@ -176,12 +181,22 @@ def _ov_dual(primal, tangent):
     """``duals.Dual(primal, tangent)`` inside @njit: a float tangent, or a tuple of lanes."""
     if not isinstance(primal, (types.Float, types.Integer, DualType)):
         return None
+    from .running import NESTED_DUAL, transformations_running
     if isinstance(tangent, (types.Float, types.Integer)):
         if isinstance(primal, DualType):
             return None
-        return lambda primal, tangent: make(primal, as_lanes((float(tangent),)))
+
+        def one_lane(primal, tangent):
+            if transformations_running():
+                raise ValueError(NESTED_DUAL)
+            return make(primal, as_lanes((float(tangent),)))
+        return one_lane
     if isinstance(tangent, types.UniTuple) and isinstance(tangent.dtype, (types.Float, DualType)):
-        return lambda primal, tangent: make(primal, as_lanes(tangent))
+        def lanes(primal, tangent):
+            if transformations_running():
+                raise ValueError(NESTED_DUAL)
+            return make(primal, as_lanes(tangent))
+        return lanes
     return None
 
 

@@ -36,6 +36,7 @@ from ._types import DualType, _typeof_dual, dtype_of_type
 from .driver import drivable, hot, jacfwd_driver, jvp_driver
 from .errors import MARK, plain_failure, reraise, whole_numbers
 from . import promotion_notes
+from .running import counted, transformation
 from .promotion import dual_type_of, promoted_arguments, promoted_call, promoting_copy
 from .vectorized import entry, is_vectorized
 from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout_key
@@ -69,9 +70,10 @@ def _input(x, who, what):
         raise TypeError(
             f"{who} of a Numba dispatcher: {what} is a value traced by an enclosing duals "
             f"transformation of Python code; compiled code runs on plain arrays only. "
-            f"Differentiate the compiled function itself to the order you need (duals.hessian, "
-            f"duals.hvp and duals.jacfwd of the dispatcher), or write the outer function with "
-            f"@numba.njit too")
+            f"Differentiate the compiled function itself: duals.jacfwd, grad ... of the dispatcher "
+            f"to first order, duals.hessian and duals.hvp to second (compiled code goes no higher: "
+            f"for third derivatives write it in Python); a Python function that calls compiled "
+            f"code can be decorated with @numba.njit too and differentiated as one")
     return _as_input(x, who, what)
 
 
@@ -161,8 +163,8 @@ _PROMOTING = weakref.WeakKeyDictionary()  # dispatcher -> False (its own dual co
 
 
 def call_on_duals(f, args, who):
-    """``f(*args)``; by the promoting specialisation (:mod:`.promotion`) when the dual one does
-    not type because the function stores duals into arrays it makes itself, and always for
+    """``f(*args)``, counted as a running transformation (:mod:`.running`); by the promoting
+    specialisation (:mod:`.promotion`) when the dual one does not type because the function stores duals into arrays it makes itself, and always for
     ``parallel=True`` functions (whose promoting copy runs serially). The decision is kept for
     the process, and on disk for a function cached on disk (:mod:`.promotion_notes`)."""
     mode = _PROMOTING.get(f)   # None: not called yet; False: its own specialisation served
@@ -280,6 +282,7 @@ def _rebuild(treedef, leaves):
     return leaves[0] if treedef is None else tree.unflatten(treedef, leaves)
 
 
+@transformation("jvp", first=1)
 def compiled_jvp(f, primals, tangents):
     """compiled_jvp(f, primals, tangents) -> (f(*primals), J·tangents) for a Numba dispatcher ``f``.
 
@@ -573,6 +576,7 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
     known, plans = {}, {}
     driven = {}   # (arity,) + layout of the differentiated arguments -> a plan with a driver
 
+    @transformation("jacfwd")
     def jacobian(*args, **kwargs):
         if kwargs:
             args = positional(f, args, kwargs, "jacfwd")
@@ -748,6 +752,7 @@ def compiled_hessian(f, argnums=0, chunk_size=None, workers=None):
     f = _check_dispatcher(f, "hessian")
     pool = _resolve_workers(workers, "hessian")
 
+    @transformation("hessian")
     def hess(*args, **kwargs):
         if kwargs:
             args = positional(f, args, kwargs, "hessian")

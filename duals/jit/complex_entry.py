@@ -22,6 +22,7 @@ import numpy as np
 
 from ..arguments import COMPILED_LANES, argnums as _argnums, as_input, chunk_lanes, output
 from ..arguments import split_aux
+from .running import transformation
 
 __all__ = ["holomorphic_jacfwd", "refuse_complex_inputs", "TOLERANCE"]
 
@@ -53,6 +54,7 @@ def holomorphic_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     from .api import call_on_duals, _check_dispatcher, _leaves, _parts, _rebuild, _strip, dual_array, check_aliases
     f = _check_dispatcher(f, "jacfwd")
 
+    @transformation("jacfwd")
     def jacobian(*args):
         nums, single = _argnums(argnums, len(args), "jacfwd")
         check_aliases(f, args, nums, "jacfwd")

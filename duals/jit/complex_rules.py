@@ -40,7 +40,7 @@ from ..forward import Dual
 from .complex_lanes import as_zlanes, lcomplex, lconj, lim, lre, lre_scale, lto_complex
 from .complex_types import ComplexDualType, complex_of, has_complex, is_complex_dual, to_complex
 from .lanes import lzero
-from .rules import _lanes_expr
+from .rules import ONE_LEVEL, _lanes_expr
 
 MARK = "duals.jit: "
 FORWARD_ONLY = "complex numbers are differentiated by compiled forward mode only"
@@ -211,9 +211,7 @@ def binary(name, target, x, y):
     cx, cy = _operand(x), _operand(y)
     if isinstance(cx, DualType) and isinstance(cy, DualType):
         if cx.tag == cy.tag and cx != cy:
-            raise errors.TypingError(
-                f"{MARK}{name} of {x} and {y}: duals of one level must carry the same number of "
-                f"lanes; build all inputs of one call with the same lanes (duals.jacfwd does)")
+            raise errors.TypingError(f"{MARK}{name} of {x} and {y}: {ONE_LEVEL}")
         kind = "zz" if cx.tag == cy.tag else "zc" if cx.tag > cy.tag else "cz"
     else:
         kind = "zc" if isinstance(cx, DualType) else "cz"

@@ -31,6 +31,7 @@ from ..forward import Dual
 from ..validation import check_float_output
 from ..random_states import each_from_one_state
 from ._types import dual_dtype
+from .running import transformation
 from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
 from .api import call_on_duals, compiled_hessian, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
 from .api import _resolve_workers, _target, check_aliases, positional
@@ -287,6 +288,7 @@ def compiled_value_and_grad(f, argnums=0, has_aux=False):
     f = _check_dispatcher(f, "grad")
     known = {}
 
+    @transformation("grad")
     def value_and_gradient(*args, **kwargs):
         if kwargs:
             args = positional(f, args, kwargs, "grad")
@@ -337,6 +339,7 @@ def compiled_grad(f, argnums=0, has_aux=False):
     return gradient
 
 
+@transformation("vjp", first=1)
 def compiled_vjp(f, *primals, has_aux=False, only=None):
     """compiled_vjp(f, *primals, has_aux=False) -> ``(f(*primals), vjp_fn)``; with ``has_aux`` also ``aux``.
 
@@ -423,6 +426,7 @@ def compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None, workers=None):
     pool = _resolve_workers(workers, "jacrev")
     known = {}
 
+    @transformation("jacrev")
     def jacobian(*args, **kwargs):
         if kwargs:
             args = positional(f, args, kwargs, "jacrev")
@@ -499,6 +503,7 @@ def _dual_sweep(f, args, nums, who, seeds):
         _release(tape)
 
 
+@transformation("hvp", first=1)
 def compiled_hvp(f, x, v, *args):
     """compiled_hvp(f, x, v, *args) -> ``H(x)·v`` of a scalar compiled ``f(x, *args)`` (``args``
     held constant): one recording over duals of one lane (seeded with ``v``) and one sweep.
@@ -533,6 +538,7 @@ def compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None):
     pool = _resolve_workers(workers, "hessian")
     known = {}
 
+    @transformation("hessian")
     def hess(*args, **kwargs):
         if kwargs:
             args = positional(f, args, kwargs, "hessian")
@@ -590,6 +596,7 @@ def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
     reverse = compiled_hessian_rev(f, argnums=argnums, chunk_size=chunk_size, workers=workers)
     known = {}
 
+    @transformation("hessian")
     def hess(*args, **kwargs):
         if kwargs:
             args = positional(f, args, kwargs, "hessian")

@@ -181,9 +181,14 @@ def _mixed_error(name, x, y):
             f"duals.jit: {name} of {x} and {y}: the differentiated inputs of one call must share "
             f"one float type, here {x.base} and {y.base}; give them all the same dtype (for "
             f"example np.float64 throughout, or np.float32 throughout)")
-    return errors.TypingError(
-        f"duals.jit: {name} of {x} and {y}: duals of one level must carry the same number of "
-        f"lanes; build all inputs of one call with the same lanes (duals.jacfwd does)")
+    return errors.TypingError(f"duals.jit: {name} of {x} and {y}: {ONE_LEVEL}")
+
+
+ONE_LEVEL = ("duals of one level must carry the same number of lanes; build all inputs of one call "
+             "with the same lanes (duals.jacfwd does). If the code makes a duals.Dual itself (an "
+             "inner derivative), that Dual cannot meet the values of a compiled transformation "
+             "(jacfwd, grad ...) of the code: derivatives nested inside compiled code are not "
+             "supported (write the inner derivative as a formula, or the function in Python)")
 
 
 def binary_choice(name, x, y, dd, dc, cd):

@@ -1,0 +1,103 @@
+"""Whether a compiled transformation is running, so a ``duals.Dual`` made by the user's own
+compiled code can refuse to meet the transformation's duals.
+
+Inside ``@njit`` code, ``Dual(1.0, 1.0)`` has the type of a one-lane dual, which is also the
+type of ``duals.jvp``'s own duals (and of ``jacfwd``'s with one input): the two perturbations
+would be added together, a wrong number (``x * d/dy (x + y)`` would come out 2 instead of 1).
+So every compiled entry point counts itself in a process-wide counter while it runs
+(:func:`transformation`), and the compiled constructor raises while the counter is not zero
+(:func:`transformations_running`). The counter is a C ``int64`` that compiled code reads through
+a named symbol, so code cached on disk finds it in every process.
+
+>>> transformations_running_now()
+False
+"""
+import ctypes
+import functools
+
+import llvmlite.binding as llvm
+import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
+
+__all__ = ["transformation", "counted", "transformations_running", "transformations_running_now",
+           "refuse_user_duals", "NESTED_DUAL"]
+
+_SYMBOL = "duals_compiled_transformations_running"
+_COUNT = ctypes.c_int64(0)
+llvm.add_symbol(_SYMBOL, ctypes.addressof(_COUNT))
+
+NESTED_DUAL = ("duals.Dual(...) made inside @njit code while a compiled transformation (jvp, "
+               "jacfwd, grad, hessian ...) of that code runs: its derivative would be mixed with "
+               "the transformation's own. Derivatives nested inside compiled code are not "
+               "supported; write the inner derivative by hand (g'(y) as a formula), or the function "
+               "in Python, where duals nests transformations to any depth")
+
+
+@intrinsic
+def transformations_running(typingctx):
+    """transformations_running() -> whether a compiled transformation runs (in @njit code)."""
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        count = builder.module.globals.get(_SYMBOL)
+        if count is None:
+            count = ir.GlobalVariable(builder.module, i64, _SYMBOL)
+            count.linkage = "external"
+        return builder.icmp_signed("!=", builder.load(count), i64(0))
+    return types.boolean(), codegen
+
+
+def transformations_running_now():
+    """transformations_running_now() -> the same, from Python."""
+    return _COUNT.value != 0
+
+
+def transformation(who, first=0):
+    """@transformation(who, first=0): the decorated call counts as a running compiled
+    transformation ``who`` and refuses a user's ``duals.Dual`` among its arguments after the
+    ``first`` (the function itself: :func:`refuse_user_duals`)."""
+    def decorate(call):
+        @functools.wraps(call)
+        def checked(*args, **kwargs):
+            refuse_user_duals(args[first:], kwargs, who)
+            return counted(call, *args, **kwargs)
+        return checked
+    return decorate
+
+
+def counted(call, *args, **kwargs):
+    """counted(call, *args) -> ``call(*args)``, counted as a running compiled transformation
+    (for duals' own calls of compiled code on duals, whose arguments are duals)."""
+    _COUNT.value += 1
+    try:
+        return call(*args, **kwargs)
+    finally:
+        _COUNT.value -= 1
+
+
+def refuse_user_duals(args, kwargs, who):
+    """Raise where an argument (or an item of a tuple or list argument) is a ``duals.Dual`` or an
+    array of duals made by the user: the transformation's duals would mix with its lanes."""
+    from ..forward import USER_TRACE, Dual
+    for where, a in _arguments(args, kwargs):
+        # (a Dual of a Python transformation is refused where Numba types it, with its own way out)
+        if (isinstance(a, Dual) and a._trace.level == USER_TRACE.level) or (
+                isinstance(a, np.ndarray) and a.dtype.names == ("primal", "tangent")):
+            raise TypeError(
+                f"{who}: {where} is a duals.Dual (or an array of duals): a compiled transformation "
+                f"takes plain numbers and arrays, and the Dual's own derivative would be mixed with "
+                f"the transformation's. Pass its value (d.primal) and differentiate with respect to "
+                f"it too (argnums), or call the transformation inside Python code that makes the "
+                f"Dual (duals nests transformations of Python code to any depth)")
+
+
+def _arguments(args, kwargs):
+    for k, a in enumerate(args):
+        yield f"argument {k}", a
+        if type(a) in (tuple, list):
+            for j, item in enumerate(a):
+                yield f"item {j} of argument {k}", item
+    for name, a in kwargs.items():
+        yield f"argument {name!r}", a
+
