@@ -113,7 +113,8 @@ TABLE = {
     "sign": unary("sign(x)", "0.0", away_from_zero=True, discontinuous=True),
     "erf": unary("erf(x)", "TWO_OVER_SQRT_PI * exp(-(x * x))", submodule="special"),
     "erfc": unary("erfc(x)", "-TWO_OVER_SQRT_PI * exp(-(x * x))", submodule="special"),
-    "expit": unary("expit(x)", "out * (1.0 - out)", submodule="special"),
+    # (not out * (1 - out): 1 - out loses the upper tail, 0 from x = 37 on)
+    "expit": unary("expit(x)", "out * expit(-x)", submodule="special"),
 
     "add": binary("x + y", "1.0", "1.0", numpy=("add",), holomorphic=True),
     "sub": binary("x - y", "1.0", "-1.0", numpy=("subtract",), holomorphic=True),

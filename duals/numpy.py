@@ -10,6 +10,7 @@ name raises ``AttributeError`` where it is written, saying what to do instead.
 >>> float(dnp.sin(0.0))
 0.0
 """
+import sys as _sys
 import types as _types
 
 import numpy as _np
@@ -45,6 +46,9 @@ linalg = _types.ModuleType("duals.numpy.linalg", "Differentiable numpy.linalg.")
 special = _types.ModuleType("duals.numpy.special", "Differentiable special functions (SciPy's names).")
 fft = _types.ModuleType("duals.numpy.fft", "Differentiable numpy.fft (docs/complex.md).")
 emath = _types.ModuleType("duals.numpy.emath", "Differentiable numpy.emath: complex where the real result is undefined.")
+
+# importable as modules too (from duals.numpy.special import logsumexp), as NumPy's are
+_sys.modules.update({m.__name__: m for m in (linalg, special, fft, emath)})
 
 for _name, _func in _ops.NAMESPACE.items():
     if "." in _name:

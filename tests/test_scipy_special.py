@@ -40,17 +40,72 @@ def test_scipy_ufuncs_are_recognised_by_identity_in_every_mode(ufunc, x):
     np.testing.assert_allclose(duals.jvp(ufunc, (x,), (np.ones(2),))[0], ufunc(x))
 
 
-def test_log_ndtr_keeps_its_accuracy_deep_in_the_tail():
-    # d/dx log Φ(x) = φ(x)/Φ(x) ~ -x - 1/x for x → -∞; log(ndtr(x)) would be -inf here
-    slope = duals.grad(sp.log_ndtr)(-40.0)
-    assert slope == pytest.approx(40.0 + 1 / 40.0, rel=1e-4)
+def _mills_slope(x):
+    """d/dx log Φ(x) = φ(x)/Φ(x) by SciPy's scaled erfc, accurate to rounding for every x < 0."""
+    return np.sqrt(2 / np.pi) / sp.erfcx(-x / np.sqrt(2))
 
 
-def test_xlogy_at_zero_is_zero_with_derivative_zero_as_scipy_defines_it():
+@pytest.mark.parametrize("x", [-40.0, -300.0, -1e4, -1e5, -1e7, -5.5, -4.5, -1.0])
+def test_log_ndtr_keeps_its_first_and_second_derivatives_exact_deep_in_the_tail(x):
+    # exp(log φ - log Φ) cancels two numbers of size x²/2 (x = -1e4: 5e7 each), and the second
+    # derivative -g (x + g) cancels again (x + g ~ 1/|x|): 61 % off at x = -1e4 before
+    slope = duals.grad(sp.log_ndtr)(x)
+    assert slope == pytest.approx(_mills_slope(x), rel=1e-14)
+    bend = duals.grad(duals.grad(sp.log_ndtr))(x)
+    step = 1e-3 * max(1.0, abs(x))   # the slope's own central difference, each from erfcx
+    assert bend == pytest.approx((_mills_slope(x + step) - _mills_slope(x - step)) / (2 * step), rel=1e-6)
+    assert duals.hessian(sp.log_ndtr)(x) == pytest.approx(bend, rel=1e-15)
+
+
+def test_expit_keeps_its_derivative_in_the_upper_tail():
+    # s (1 - s) lost the tail: 1e-3 off at x = 30, 0 instead of 4.2e-18 at x = 40
+    x = np.array([30.0, 40.0, 100.0, -700.0, 0.5])
+    exact = np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x))) ** 2
+    np.testing.assert_allclose(duals.grad(lambda v: np.sum(sp.expit(v)))(x), exact, rtol=1e-14)
+    np.testing.assert_allclose(duals.jacfwd(sp.expit)(x).diagonal(), exact, rtol=1e-14)
+
+
+def test_xlogy_at_zero_is_zero_with_slope_log_y_in_x_as_jax_and_pytorch():
+    # x log y is linear in x: at x = 0 its slope is log y (soft-target cross entropy with a zero
+    # target), which the branch where(x == 0, 0, ...) had made 0
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         g = duals.grad(lambda y: np.sum(sp.xlogy(np.array([0.0, 2.0]), y)))(np.array([0.0, 3.0]))
-    np.testing.assert_allclose(g, [0.0, 2.0 / 3.0])
+        np.testing.assert_allclose(g, [0.0, 2.0 / 3.0])
+        q = np.array([0.7, 0.2, 0.1])
+        t = np.array([0.2, 0.0, 0.0])
+        np.testing.assert_allclose(duals.grad(lambda t: -np.sum(sp.xlogy(t, q)))(t), -np.log(q), rtol=1e-15)
+        np.testing.assert_allclose(duals.jacfwd(lambda t: sp.xlog1py(t, q))(t).diagonal(), np.log1p(q), rtol=1e-15)
+        assert duals.hessian(lambda v: sp.xlogy(v[0], v[1]))(np.array([0.0, 2.0]))[0, 1] == 0.5
+        # where log y is not finite, the value is 0 (SciPy) and the slope 0 (as PyTorch)
+        for y in (0.0, -1.0, np.inf):
+            assert sp.xlogy(0.0, y) == 0.0 and duals.grad(sp.xlogy, argnums=(0, 1))(0.0, y) == (0.0, 0.0)
+    assert str(duals.numpy.special.xlogy(0.0, 0.5)) == "0.0"   # SciPy's 0, not 0 · log 0.5 = -0
+
+
+def test_polygamma_takes_scipys_orders_and_never_differentiates_them():
+    x = np.array([1.0, 2.0, 3.0])
+    n = np.array([0, 1, 2])
+    np.testing.assert_allclose(dnp.special.polygamma(n, x), sp.polygamma(n, x), rtol=1e-15)
+    np.testing.assert_allclose(duals.jacfwd(lambda x: dnp.special.polygamma(n, x))(x).diagonal(),
+                               sp.polygamma(n + 1, x), rtol=1e-14)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # (SciPy's own warning for a fractional order)
+        assert np.isnan(dnp.special.polygamma(1.5, 2.0))   # was polygamma(1, 2): int(1.5)
+    with pytest.raises(TypeError, match="order n is a whole number"):
+        duals.grad(lambda n: dnp.special.polygamma(n, 2.0))(1.0)
+    assert dnp.special.digamma(np.float32(2.0)).dtype == np.float32
+
+
+def test_logsumexp_of_a_slice_of_minus_infinities_has_slope_zero_not_nan():
+    # log of a sum of zeros: 0/0 there spread NaN into the Jacobian rows of the other slices
+    a = np.array([[-np.inf, -np.inf], [1.0, 2.0]])
+    f = lambda a: dnp.special.logsumexp(a, axis=1)  # noqa: E731
+    softmax = np.exp(a[1] - sp.logsumexp(a[1]))
+    expected = np.array([[[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], softmax]])
+    for jac in (duals.jacfwd, duals.jacrev):
+        np.testing.assert_allclose(jac(f)(a), expected, rtol=1e-15)
+    np.testing.assert_array_equal(f(a), sp.logsumexp(a, axis=1))
 
 
 def test_an_unsupported_scipy_ufunc_is_named_as_scipys():

@@ -11,7 +11,7 @@ from . import dtype_of, export, innermost
 from .elementwise import PRIMITIVES, masked, stop_gradient, where
 from .reductions import max as amax
 from .reductions import sum as asum
-from .shape import reshape
+from .shape import broadcast_to, reshape
 
 
 @export("special.logsumexp")
@@ -28,7 +28,8 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     1.386294
     """
     m = stop_gradient(amax(a, axis=axis, keepdims=True))
-    m = where(np.isfinite(np.asarray(innermost(m))), m, 0.0)
+    peak = np.asarray(innermost(m))
+    m = where(np.isfinite(peak), m, 0.0)
     terms = PRIMITIVES["exp"](a - m)
     if b is not None:
         terms = b * terms
@@ -37,7 +38,14 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     if return_sign:
         sign = np.sign(np.asarray(innermost(s)))
         s = PRIMITIVES["abs"](s)
+    # a sum of entries that are all -inf stays -inf under any finite change of them (or of b):
+    # slope 0 there, not log's 0/0 = NaN (which a Jacobian would spread to the other sums)
+    vanished = peak == -np.inf
+    if np.any(vanished):
+        s = where(vanished, 1.0, s)
     out = PRIMITIVES["log"](s) + m
+    if np.any(vanished):
+        out = where(vanished, -np.inf, out)
     if not keepdims:
         shape = out.shape if hasattr(out, "shape") else ()
         axes = range(len(shape)) if axis is None else [ax % len(shape) for ax in np.atleast_1d(axis)]
@@ -81,24 +89,34 @@ def logit(x):
 
 @export("special.xlogy")
 def xlogy(x, y):
-    """xlogy(x, y): ``x * log(y)``, and 0 where ``x == 0`` (also its derivative there, as the branch).
+    """xlogy(x, y): ``x * log(y)``, and 0 where ``x == 0``. Its slope in ``x`` stays ``log(y)`` there
+    (the function is linear in ``x``), 0 where ``x == 0`` and ``log(y)`` is not finite (as PyTorch).
 
     >>> float(xlogy(0.0, 0.0))
     0.0
     """
-    with np.errstate(divide="ignore", invalid="ignore"):   # the branch not taken, as in SciPy
-        return where(np.asarray(innermost(x)) == 0, 0.0, x * PRIMITIVES["log"](y))
+    return _times_log(x, y, "log")
 
 
 @export("special.xlog1py")
 def xlog1py(x, y):
-    """xlog1py(x, y): ``x * log1p(y)``, and 0 where ``x == 0``.
+    """xlog1py(x, y): ``x * log1p(y)``, and 0 where ``x == 0`` (slope in ``x`` as :func:`xlogy`'s).
 
     >>> float(xlog1py(0.0, -1.0))
     0.0
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return where(np.asarray(innermost(x)) == 0, 0.0, x * PRIMITIVES["log1p"](y))
+    return _times_log(x, y, "log1p")
+
+
+def _times_log(x, y, log):
+    with np.errstate(divide="ignore", invalid="ignore"):   # the branch not taken, as in SciPy
+        logy = PRIMITIVES[log](y)
+        zero = np.asarray(innermost(x)) == 0
+        if not np.any(zero):
+            return x * logy
+        off = zero & ~np.isfinite(np.asarray(innermost(logy)))
+        out = x * where(off, 0.0, logy)
+        return where(zero, out + 0.0, out)   # (+0.0: SciPy's 0 where x is 0, not 0 · log(0.5) = -0)
 
 
 def _scipy_special():
@@ -110,10 +128,8 @@ def _scipy_special():
     return scipy.special
 
 
-def _unary_from_scipy(name, partial, **params):
-    """A primitive whose value is ``scipy.special.<name>`` and whose derivative is ``partial``."""
-    def impl(x, **kw):
-        return getattr(_scipy_special(), name)(*([kw["n"]] if "n" in kw else []), x)[()]
+def _unary(name, impl, partial):
+    """An element-wise primitive computing ``impl(x, **params)``, whose derivative is ``partial(x, out, **params)``."""
     prim = Primitive(name, impl)
     prim.elementwise = True
     prim.def_sparsity(elementwise_rule(True))
@@ -122,10 +138,54 @@ def _unary_from_scipy(name, partial, **params):
     return prim
 
 
-polygamma_p = _unary_from_scipy("polygamma", lambda x, out, *, n: polygamma_p(x, n=n + 1))
-gammaln_p = _unary_from_scipy("gammaln", lambda x, out: polygamma_p(x, n=0))
-log_ndtr_p = _unary_from_scipy(
-    "log_ndtr", lambda x, out: PRIMITIVES["exp"](-0.5 * x * x - _LOG_SQRT_2PI - out))
+def _from_scipy(name):
+    def impl(x, **kw):
+        out = getattr(_scipy_special(), name)(*([kw["n"]] if "n" in kw else []), x)
+        dtype = np.result_type(x)
+        return (out.astype(dtype) if dtype == np.float32 else out)[()]   # (polygamma computes in float64)
+    return impl
+
+
+polygamma_p = _unary("polygamma", _from_scipy("polygamma"), lambda x, out, *, n: polygamma_p(x, n=n + 1))
+gammaln_p = _unary("gammaln", _from_scipy("gammaln"), lambda x, out: polygamma_p(x, n=0))
+
+# log_ndtr's slope g = φ(x)/Φ(x) is exp(log φ - log Φ) until far into the lower tail, where the
+# two logs cancel (x = -10⁴: 5e7 each, the slope 1e4), and so do the derivatives: g' = -g q with
+# the gap q = x + g ~ 1/|x|, and q' = 1 - g q. Below x = -5 they come from the continued fraction
+# of Mills' ratio instead: with t = -x, r = 2/(t + 3/(t + ...)) and c = 1/(t + r) (40 terms: exact
+# to rounding from t = 5 on), g = t + c, q = c and q' = c (r - c), each to full precision.
+_LOWER_TAIL = -5.0
+
+
+def _tail(t):
+    r = np.zeros_like(t)
+    for k in range(40, 1, -1):
+        r = k / (t + r)
+    c = 1.0 / (t + r)
+    return c, r
+
+
+def _slope_gap_bend(x):
+    """(g, q, q') of log_ndtr at ``x`` (see above)."""
+    x = np.asarray(x)
+    flat = x.reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        slope = np.exp(-0.5 * flat * flat - _LOG_SQRT_2PI - _scipy_special().log_ndtr(flat))
+        gap = flat + slope
+        bend = 1.0 - slope * gap
+    tail = flat < _LOWER_TAIL
+    if np.any(tail):
+        c, r = _tail(-flat[tail])
+        slope[tail], gap[tail], bend[tail] = c - flat[tail], c, c * (r - c)
+    return tuple(part.reshape(x.shape)[()] for part in (slope, gap, bend))
+
+
+log_ndtr_slope_p = _unary("log_ndtr_slope", lambda x: _slope_gap_bend(x)[0],
+                          lambda x, out: -out * log_ndtr_gap_p(x))
+log_ndtr_gap_p = _unary("log_ndtr_gap", lambda x: _slope_gap_bend(x)[1], lambda x, out: log_ndtr_bend_p(x))
+log_ndtr_bend_p = _unary("log_ndtr_bend", lambda x: _slope_gap_bend(x)[2],   # q'' = g q² - g q'
+                         lambda x, out: log_ndtr_slope_p(x) * (log_ndtr_gap_p(x) ** 2 - out))
+log_ndtr_p = _unary("log_ndtr", _from_scipy("log_ndtr"), lambda x, out: log_ndtr_slope_p(x))
 
 
 @export("special.gammaln")
@@ -145,7 +205,15 @@ def polygamma(n, x):
     >>> round(float(polygamma(1, 1.0)), 6)   # π²/6
     1.644934
     """
-    return polygamma_p(x, n=int(n))
+    from ..core import Tracer
+    if isinstance(n, Tracer):
+        raise TypeError("polygamma(n, x): the order n is a whole number and is not differentiated; "
+                        "pass it as a plain int (or an array of ints), e.g. n = 1")
+    order = np.asarray(n)
+    if order.ndim:   # SciPy broadcasts an array of orders against x
+        shape = np.broadcast_shapes(order.shape, np.shape(x))
+        return polygamma_p(broadcast_to(x, shape), n=np.broadcast_to(order, shape).copy())
+    return polygamma_p(x, n=order.item())   # (a fractional n gives NaN, as SciPy)
 
 
 @export("special.digamma", "special.psi")
