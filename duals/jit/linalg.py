@@ -337,10 +337,10 @@ def norm_of_order(x, two_norm, T):
             return np.max(np.sum(np.abs(x), axis=1))
         if ord == -np.inf:
             return np.min(np.sum(np.abs(x), axis=1))
-        if ord == 2 or ord == -2:
-            raise ValueError("duals.jit: np.linalg.norm(A, 2) and norm(A, -2) of a dual matrix "
-                             "(singular values) are not supported in compiled code; use "
-                             "duals.numpy on the Python path")
+        if ord == 2:
+            return np.linalg.svd(x, compute_uv=False)[0]
+        if ord == -2:
+            return np.linalg.svd(x, compute_uv=False)[-1]
         raise ValueError("Invalid norm order for matrices.")
     return matrix
 

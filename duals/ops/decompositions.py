@@ -155,7 +155,9 @@ def _check_distinct_nonzero(s_row, m, n, who="svd"):
             f"{who}: the singular vectors have no derivative at a repeated singular value (the "
             f"smallest gap is {np.min(gaps):.3g}); differentiate the singular values "
             f"(np.linalg.svd(a, compute_uv=False)) or a function that does not depend on the basis "
-            f"chosen inside the repeated singular subspace")
+            f"chosen inside the repeated singular subspace. A second derivative (hessian, hvp) of "
+            f"the singular values needs the vectors' derivative too, so it raises there even for a "
+            f"function symmetric in them (norm(a, 'nuc')); move the matrix off the repeated value")
 
 
 def _inverse_square_gaps(s_row):

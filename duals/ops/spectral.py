@@ -88,7 +88,10 @@ def _fold(s_bar, lower):
 _AT_REPEATED = {
     "eigh": "the eigenvectors have no derivative at a repeated eigenvalue{gap}; differentiate the "
             "eigenvalues (np.linalg.eigvalsh) or a function that does not depend on the basis "
-            "chosen inside the repeated eigenspace",
+            "chosen inside the repeated eigenspace. A second derivative (hessian, hvp) of the "
+            "eigenvalues needs the eigenvectors' derivative too, so it raises there even for a "
+            "function symmetric in them: write that one through the matrix (np.trace(a) for their "
+            "sum, np.sum(a * a) for the sum of their squares, a symmetric)",
     "eig": "the eigenvectors have no derivative at a repeated eigenvalue{gap}; differentiate a "
            "function of the eigenvalues that is symmetric in the repeated ones (np.trace(a) for "
            "their sum), or move the matrix off the repeated eigenvalue",
