@@ -835,11 +835,11 @@ class _JacrevOf:
         return jacrev(self.function, self.argnums)(*args, **kwargs)
 
 
-def hvp(f, x, v, *args):
-    """hvp(f, x, v, *args) -> H(x)·v, the Hessian of ``f(x, *args)`` in ``x`` times ``v``, one
-    forward pass over one reverse pass, without forming H.
+def hvp(f, x, v, *args, **kwargs):
+    """hvp(f, x, v, *args, **kwargs) -> H(x)·v, the Hessian of ``f(x, *args, **kwargs)`` in ``x``
+    times ``v``, one forward pass over one reverse pass, without forming H.
 
-    ``args`` (data, parameters) are held constant, so ``functools.partial(duals.hvp, f)`` is
+    ``args`` and ``kwargs`` (data, parameters) are held constant, so ``functools.partial(duals.hvp, f)`` is
     SciPy's ``hessp(x, p, *args)``. A Numba dispatcher is recorded once on a compiled tape over
     duals seeded with ``v`` and swept once.
 
@@ -850,12 +850,15 @@ def hvp(f, x, v, *args):
     [12.0, 0.0]
     """
     if _is_compiled(f):
+        if kwargs:   # compiled code takes its arguments by position
+            x, *args = _jit().api.positional(f, (x,) + args, kwargs, "hvp")
+
         def by_forward_lanes(x, v, *args):   # complex intermediates: forward over forward, H @ v
             H = _jit().compiled_hessian(f)(x, *args)
             return np.tensordot(H, np.asarray(v, dtype=np.result_type(H)), axes=np.ndim(x))
         return _forward_if_refused(lambda *a: _jit().compiled_hvp(f, *a), by_forward_lanes)(x, v, *args)
     gradient = _on_containers(_value_and_grad, f, 0, "hvp", caller="hvp")
-    return jvp(lambda y: gradient(y, *args)[1], (x,), (v,))[1]
+    return jvp(lambda y: gradient(y, *args, **kwargs)[1], (x,), (v,))[1]
 
 
 def value_grad_hessian(f, argnums=0):

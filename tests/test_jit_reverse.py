@@ -353,6 +353,10 @@ def test_hvp_of_a_dispatcher_holds_extra_arguments_constant():
     _close(duals.hvp(misfit, x0, v, F, 30), H @ v, rtol=1e-10, atol=1e-10)
     with pytest.raises(TypeError, match="expected 3, got 2"):
         duals.hvp(misfit, x0, v, F)
+    # keyword arguments as grad and jacfwd take them (hvp raised Python's own TypeError)
+    keyworded = numba.njit(lambda x0, F, steps=30, dt=0.01: lorenz96_misfit(F, x0, steps, dt))
+    _close(duals.hvp(keyworded, x0, v, F, dt=0.01), H @ v, rtol=1e-10, atol=1e-10)
+    _close(duals.hvp(keyworded, x0, v, F=F, steps=30), H @ v, rtol=1e-10, atol=1e-10)
 
 
 def test_hessian_with_tuple_argnums_gives_blocks():
@@ -501,6 +505,54 @@ def test_the_tape_reports_its_size_and_frees_its_memory():
     tape.close()
     tape.start(3)  # a closed tape allocates again
     assert tape.nbytes > 0
+
+
+@njit
+def damped_oscillator_end(p, steps):
+    x, v = 1.0, 0.0
+    for _ in range(steps):
+        v += 1e-4 * (-p[0] * x - p[1] * v)
+        x += 1e-4 * v
+    return x
+
+
+def test_a_gradient_does_not_keep_the_adjoints_of_the_whole_tape_alive():
+    # the blocks were views of the sweep's adjoint array: a (2,) gradient of a loop of 10⁶ steps
+    # held 40 MB (one float per recorded operation) for as long as the caller kept it
+    p = np.array([0.5, 0.1])
+    g = duals.grad(damped_oscillator_end)(p, 100_000)
+    assert g.base is None or g.base.nbytes <= 16
+    _, pull = duals.vjp(damped_oscillator_end, p, 100_000)
+    assert pull(1.0)[0].base is None or pull(1.0)[0].base.nbytes <= 16
+
+
+_OUTGROWS = """
+import resource, time, numba, numpy as np, duals
+@numba.njit
+def loop(p, n):
+    x = 1.0
+    for i in range(n):
+        x = x + 1e-9 * p[0] * x
+    return x
+duals.grad(loop)(np.ones(1), 10)
+size = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (size + (400 << 20), resource.RLIM_INFINITY))
+start = time.perf_counter()
+try:
+    duals.grad(loop)(np.ones(1), 10 ** 8)
+except MemoryError as exc:
+    print("MemoryError", "outgrew memory" in str(exc))
+"""
+
+
+@pytest.mark.slow
+def test_a_tape_the_allocator_refuses_raises_at_once():
+    # after the first refused realloc every later push asked the allocator again: a loop of 10⁸
+    # operations took minutes to reach the MemoryError (each of its pushes a failing realloc)
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", _OUTGROWS], capture_output=True, text=True, timeout=240)
+    assert done.stdout.split() == ["MemoryError", "True"], done.stderr[-2000:]
 
 
 # ---------------------------------------------------------------- errors

@@ -166,6 +166,7 @@ def test_hvp_holds_extra_arguments_constant_as_scipy_hessp_passes_them():
     np.testing.assert_allclose(duals.hvp(misfit, p, u, S, data), H @ u, rtol=1e-12)
     along_u = central_differences(lambda t: duals.grad(misfit)(p + t * u, S, data), [0.0], 0)
     np.testing.assert_allclose(duals.hvp(misfit, p, u, S, data), along_u, rtol=1e-6)
+    np.testing.assert_allclose(duals.hvp(misfit, p, u, S, v=data), H @ u, rtol=1e-12)   # keywords too
 
 
 def test_value_grad_hessian_matches_the_separate_transformations():

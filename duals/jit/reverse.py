@@ -221,7 +221,7 @@ class _Recording:
     def sweep(self, adj):
         """Pull ``adj`` (one adjoint per node; ``(nodes, lanes)`` for lanes) back to the inputs."""
         self.tape.sweep(self.total + 1, adj)
-        return adj[1:self.total + 1]
+        return adj[1:self.total + 1].copy()   # (a view would keep every node's adjoint alive)
 
     def split(self, flat, args, nums, lead=()):
         """Cut ``flat`` (``lead + (total,)``) into one block per argument, shaped ``lead + in.shape``."""

@@ -92,17 +92,21 @@ def _node_type(context, base):
 
 
 def _grow_function(module):
-    """``void duals_tape_grow(i64* header, i64 node_bytes)``: doubles the buffer, or sets the
-    failure flag when the allocator refuses (the pushes then record nothing)."""
+    """``void duals_tape_grow_once(i64* header, i64 node_bytes)``: doubles the buffer, or sets the
+    failure flag when the allocator refuses (the pushes then record nothing, and later calls
+    return at once: a loop of 10⁸ operations would otherwise ask the allocator 10⁸ times)."""
     i64, i8p = ir.IntType(64), ir.IntType(8).as_pointer()
     fn = cgutils.get_or_insert_function(module, ir.FunctionType(ir.VoidType(), [i64.as_pointer(), i64]),
-                                        "duals_tape_grow")
+                                        "duals_tape_grow_once")
     if not fn.is_declaration:
         return fn
     fn.linkage = "linkonce_odr"
     fn.attributes.add("noinline")
     header, size = fn.args
     builder = ir.IRBuilder(fn.append_basic_block())
+    with builder.if_then(builder.icmp_signed("!=", builder.load(builder.gep(header, [i64(FAILED)])), i64(0)),
+                         likely=False):
+        builder.ret_void()
     realloc = cgutils.get_or_insert_function(module, ir.FunctionType(i8p, [i8p, i64]), "realloc")
     cap_ptr = builder.gep(header, [i64(CAPACITY)])
     buf_ptr = builder.bitcast(builder.gep(header, [i64(BUFFER)]), i8p.as_pointer())
