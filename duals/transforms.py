@@ -835,7 +835,7 @@ class _JacrevOf:
         return jacrev(self.function, self.argnums)(*args, **kwargs)
 
 
-def hvp(f, x, v, *args, **kwargs):
+def hvp(f, x, v, /, *args, **kwargs):
     """hvp(f, x, v, *args, **kwargs) -> H(x)·v, the Hessian of ``f(x, *args, **kwargs)`` in ``x``
     times ``v``, one forward pass over one reverse pass, without forming H.
 
