@@ -167,6 +167,36 @@ def test_augmented_jacobian_is_exact(fun, sens_y0):
     np.testing.assert_array_equal(system.jacobian(0.0, z).toarray(), J)
 
 
+def reaction_diffusion(t, y, p):
+    lap = dnp.concatenate([y[1:2] - y[:1], y[2:] - 2 * y[1:-1] + y[:-2], y[-2:-1] - y[-1:]])
+    return p[0] * lap - p[1] * y ** 2 + p[2] * dnp.sin(y)
+
+
+@numba.njit
+def reaction_diffusion_compiled(t, y, p):
+    out = np.empty(y.size)
+    for i in range(y.size):
+        left = y[i - 1] if i > 0 else y[i]
+        right = y[i + 1] if i < y.size - 1 else y[i]
+        out[i] = p[0] * (left - 2 * y[i] + right) - p[1] * y[i] ** 2 + p[2] * math.sin(y[i])
+    return out
+
+
+@pytest.mark.parametrize("fun", [reaction_diffusion, reaction_diffusion_compiled], ids=["python", "njit"])
+def test_augmented_jacobian_of_a_chain_longer_than_one_chunk_of_lanes_is_exact(fun):
+    # 19 states (compiled: chunks of 8 unit lanes, the last padded; it compiled for 19 lanes, and
+    # for every n anew: 200 s at n = 400) and directions along y and p (Python: k lanes under n,
+    # where the whole Jacobian was differentiated: cubic in n)
+    n, k = 19, 5
+    system = _Augmented(RightHandSide(fun, Parameters(np.array([3.0, 2.0, 0.5]), "test"), n, "test"), k, False)
+    z = np.random.default_rng(1).uniform(0.1, 1.0, system.size)
+    J = system.jacobian(0.0, z)
+    step = 1e-6
+    numerical = np.stack([(system(0.0, z + step * e) - system(0.0, z - step * e)) / (2 * step)
+                          for e in np.eye(system.size)], axis=1)
+    assert _relative(J, numerical) < 1e-7
+
+
 # ---------------------------------------------------------------- dense output, events, outputs
 
 

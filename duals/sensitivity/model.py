@@ -192,47 +192,59 @@ class RightHandSide:
     # ------------------------------------------------------------------ second order
 
     def second(self, t, y, S):
-        """second(t, y, S) -> ``(J_y, F, D)`` with ``F = J_y S + [J_p, 0]`` and ``D[j] = ∂F[:, j]/∂y``, shape ``(k, n, n)``."""
+        """second(t, y, S) -> ``(J_y, F, D)`` with ``F = J_y S + [J_p, 0]`` and ``D[j] = ∂F[:, j]/∂y``, shape ``(k, n, n)``.
+
+        ``F`` is the Jacobian in ``c`` of ``fun(t, y + S c, p + c[:m])`` at ``c = 0`` (``k`` lanes),
+        and ``D`` that, differentiated in ``y`` (``n`` lanes over ``k``): ``n k`` lanes in all, not
+        the ``n (n + m)`` of differentiating the whole Jacobian (cubic in ``n``)."""
         n, k = S.shape
         if self.compiled:
             return self._compiled_second(t, y, S)
-        self._python_jacobians(t, y)     # builds self._jacobian
-        inner, p, m, params = self._jacobian, self.params.value, self.m, self.params
-        pad = np.zeros((n, k - m))
+        f, Jy, _ = self._python_jacobians(t, y)
+        fun, params, m = self.fun, self.params, self.m
 
-        def sensitivity_rhs(state):
-            (Jy, Jp), _ = inner(t, state, p)
-            F = Jy @ S
-            if m:
-                F = F + dnp.concatenate([params.columns(Jp, n), pad], axis=1)
-            return F, (Jy, F)
+        def along_directions(state):
+            def moved(c):
+                p = params.rebuild(params.flat + c[:m]) if m else params.value
+                return _stack(fun(t, state + S @ c, p))
+            F = jacfwd(moved)(np.zeros(k))
+            return F, F
 
-        D, (Jy, F) = jacfwd(sensitivity_rhs, has_aux=True)(y)
+        D, F = jacfwd(along_directions, has_aux=True)(y)
         D = np.asarray(D, dtype=np.float64).reshape(n, k, n)
-        return (np.asarray(Jy, dtype=np.float64), np.asarray(F, dtype=np.float64),
-                np.ascontiguousarray(D.transpose(1, 0, 2)))
+        return Jy, np.asarray(F, dtype=np.float64).reshape(n, k), np.ascontiguousarray(D.transpose(1, 0, 2))
 
     def _compiled_second(self, t, y, S):
+        """:meth:`second` of a dispatcher: nested duals, ``k`` inner lanes (the directions) under
+        chunks of at most ``COMPILED_HESSIAN_LANES`` outer ones (unit vectors of ``y``, the last
+        chunk padded), so one specialisation serves every ``n``."""
+        from ..arguments import COMPILED_HESSIAN_LANES
         from ..jit import dual_array
         n, k = S.shape
         value = self.params.value
         shape = np.shape(value)
         inner_p = np.zeros((k, self.m))
         inner_p[np.arange(self.m), np.arange(self.m)] = 1.0
-        y_dual = dual_array(y, np.eye(n), inner=(S.T,))
-        p_dual = dual_array(np.asarray(value, dtype=np.float64), np.zeros((n,) + shape),
-                            inner=(inner_p.reshape((k,) + shape),))
-        if shape == ():
-            p_dual = p_dual[()]
-        out = self._on_duals(t, y_dual, p_dual)
-        if not (isinstance(out, np.ndarray) and out.dtype.names == ("primal", "tangent")
-                and out.dtype["primal"].names == ("primal", "tangent")):
-            f, F = self._parts(out, k)
-            return np.zeros((n, n)), F, np.zeros((k, n, n))
-        self.checked(out["primal"]["primal"])
-        Jy = np.array(out["tangent"]["primal"], dtype=np.float64).reshape(n, n)
-        F = np.array(out["primal"]["tangent"], dtype=np.float64).reshape(n, k)
-        D = np.array(out["tangent"]["tangent"], dtype=np.float64).reshape(n, n, k)
+        inner_p = inner_p.reshape((k,) + shape)
+        lanes = min(n, COMPILED_HESSIAN_LANES)
+        Jy, F, D = np.zeros((n, n)), None, np.zeros((n, n, k))
+        for start in range(0, n, lanes):
+            units = np.zeros((lanes, n))
+            stop = min(start + lanes, n)
+            units[np.arange(stop - start), np.arange(start, stop)] = 1.0
+            y_dual = dual_array(y, units, inner=(S.T,))
+            p_dual = dual_array(np.asarray(value, dtype=np.float64), np.zeros((lanes,) + shape),
+                                inner=(inner_p,))
+            out = self._on_duals(t, y_dual, p_dual[()] if shape == () else p_dual)
+            if not (isinstance(out, np.ndarray) and out.dtype.names == ("primal", "tangent")
+                    and out.dtype["primal"].names == ("primal", "tangent")):
+                f, F = self._parts(out, k)
+                return np.zeros((n, n)), F, np.zeros((k, n, n))
+            if F is None:
+                self.checked(out["primal"]["primal"])
+                F = np.array(out["primal"]["tangent"], dtype=np.float64).reshape(n, k)
+            Jy[:, start:stop] = np.asarray(out["tangent"]["primal"]).reshape(n, lanes)[:, :stop - start]
+            D[:, start:stop] = np.asarray(out["tangent"]["tangent"]).reshape(n, lanes, k)[:, :stop - start]
         return Jy, F, np.ascontiguousarray(D.transpose(2, 0, 1))
 
     # ------------------------------------------------------------------ reverse
