@@ -127,7 +127,11 @@ def _library_caller(frame, libraries=("numpy", "scipy")):
         this = frame.f_locals.get("self") if frame.f_code.co_argcount else None
         if this is not None and type(this).__module__.split(".")[0] in libraries:
             owner = this
-        if not name.startswith(("_", "<")) and name not in _DECORATOR_FRAMES:
+        if name == "__call__" and this is not None and this is owner:   # an object called: CubicSpline(x)
+            kind = type(owner)
+            called = ".".join(part for part in kind.__module__.split(".") if not part.startswith("_"))
+            called += f".{kind.__name__}"
+        elif not name.startswith(("_", "<")) and name not in _DECORATOR_FRAMES:
             public = ".".join(part for part in module.split(".") if not part.startswith("_"))
             if this is owner and owner is not None:   # (norm is an instance of norm_gen)
                 public += "." + type(owner).__name__.removesuffix("_gen")
@@ -160,7 +164,9 @@ def _conversion_cause():
         library = re.sub(r"^numpy\.(?:numeric|fromnumeric|lib)\.", "numpy.", library)  # np.full's home
         counterpart = _counterpart(library)
         if counterpart is None:
-            use = "Use its duals.numpy counterpart if there is one (docs/supported.md lists them)"
+            use = ("Use its duals.numpy counterpart if there is one (docs/supported.md lists them), "
+                   "give it a derivative with duals.extend (docs/custom_rules.md: an interpolant's "
+                   "is its .derivative())")
         else:
             use = f"Write {counterpart} instead" + (" (import duals.numpy as dnp)"
                                                     if counterpart.startswith("dnp.") else "")
@@ -187,6 +193,10 @@ def _conversion_cause():
 
 # functions without a counterpart of their own name, and what computes them as written
 _SPELLED_WITH = {
+    "scipy.integrate.solve_ivp": "duals.sensitivity.solve_ivp (its sensitivities are the derivatives "
+                                 "of the solution, docs/sensitivity.md)",
+    "scipy.integrate.ivp.solve_ivp": "duals.sensitivity.solve_ivp (its sensitivities are the "
+                                     "derivatives of the solution, docs/sensitivity.md)",
     "scipy.stats.norm.cdf": "scipy.special.ndtr((x - loc) / scale)",
     "scipy.stats.norm.sf": "scipy.special.ndtr(-(x - loc) / scale)",
     "scipy.stats.norm.logcdf": "scipy.special.log_ndtr((x - loc) / scale)",

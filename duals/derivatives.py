@@ -123,7 +123,8 @@ TABLE = {
                   domain=(0.3, 2.0), holomorphic=True),
     "pow": binary("x ** y",
                   "where(y == 0.0, 0.0, y * x ** (y - 1.0))",
-                  "where(x == 0.0, 0.0, out * log(x))", numpy=("power", "float_power"),
+                  # (log of 1, not of 0, where the branch is not taken: no warning at x = 0)
+                  "where(x == 0.0, 0.0, out * log(where(x == 0.0, 1.0, x)))", numpy=("power", "float_power"),
                   domain=(0.3, 2.0), holomorphic=True),
     "maximum": binary("maximum(x, y)",
                       "where(x > y, 1.0, where(x == y, 0.5, 0.0))",

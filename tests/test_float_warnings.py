@@ -2,6 +2,7 @@
 import inspect
 import warnings
 
+import numba
 import numpy as np
 import pytest
 
@@ -91,6 +92,14 @@ def test_no_warning_where_nothing_goes_wrong():
         warnings.simplefilter("error")
         assert duals.grad(np.sqrt)(4.0) == 0.25
         np.testing.assert_allclose(duals.jacfwd(np.log)(np.ones(3)), np.eye(3))
+        # x ** h at x = 0 (Hill kinetics from zero): the exponent's rule took log(0) in the branch
+        # it then discarded, two warnings for a derivative of 0 (NumPy's 0.0 ** 2.0 is silent)
+        power = lambda p: p[0] ** p[1]  # noqa: E731
+        for mode in (duals.grad, duals.jacfwd, duals.jacrev, duals.hessian):
+            assert np.all(np.isfinite(mode(power)(np.array([0.0, 2.0]))))
+        big = np.zeros(5000)   # (the element-wise kernels of large arrays)
+        assert np.all(duals.grad(lambda e: np.sum(big ** e))(np.full(5000, 2.0)) == 0.0)
+        assert duals.grad(numba.njit(lambda x, h: x ** h), argnums=1)(0.0, 2.0) == 0.0
 
 
 def test_a_warnings_filter_of_error_raises_the_warning():

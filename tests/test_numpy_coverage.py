@@ -576,6 +576,19 @@ def cast_input(x):
     return np.sum(x * x)
 
 
+def decay_fit_residual(p):   # fitting an ODE's parameters through SciPy's integrator
+    from scipy.integrate import solve_ivp
+    t = np.linspace(0.5, 5.0, 4)
+    return solve_ivp(lambda _, y: -p[1] * y, (0.0, 5.0), [p[0]], t_eval=t).y[0] - 2.0 * np.exp(-0.7 * t)
+
+
+def spline_rate_rhs(y):   # a tabulated rate k(T) as a spline, with a constant array on the line
+    from scipy.interpolate import CubicSpline
+    T = np.linspace(250.0, 400.0, 7)
+    rate = CubicSpline(T, 1e-3 * np.exp(0.05 * (T - 250.0)))
+    return rate(y[1]) * y[0] * np.array([-1.0, 0.5])
+
+
 @pytest.mark.parametrize("f, x, says", [
     (lambda y: robertson_rhs(0.0, y), np.array([0.9, 1e-5, 0.1]),
      r"np\.array / np\.asarray of traced values.*dnp\.array\(\[\.\.\.\]\)"),
@@ -592,6 +605,9 @@ def cast_input(x):
     (normal_cdf_sum, np.array([0.2, 0.4]),
      r"scipy\.stats\.norm\.cdf converts .* Write scipy\.special\.ndtr\(\(x - loc\) / scale\) instead, or"),
     (filled_buffer, np.ones(3), r"storing a traced value into a plain NumPy array \(a\[i\] = value\)"),
+    (decay_fit_residual, np.array([1.0, 0.3]), r"scipy\.integrate\.(ivp\.)?solve_ivp converts .* Write "
+                                               r"duals\.sensitivity\.solve_ivp"),
+    (spline_rate_rhs, np.array([1.0, 300.0]), r"scipy\.interpolate\.CubicSpline converts .*duals\.extend"),
     (scattered_buffer, np.ones(3), r"in-place operator on a plain NumPy array \(a \+= v, a\[i\] \+= v"),
 ])
 def test_a_traced_value_made_plain_names_the_call_that_did_it(f, x, says):
