@@ -441,13 +441,14 @@ def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
     if _is_compiled(f):
         entry = _jit().compiled_value_and_grad
         reverse = entry(f, argnums, has_aux, **_compiled(entry, holomorphic, "grad"))
-        return reverse if holomorphic else _forward_if_refused(reverse, _forward_value_and_grad(f, argnums, has_aux))
+        return reverse if holomorphic else _forward_if_refused(reverse, _forward_value_and_grad(f, argnums, has_aux), "grad")
     return _on_containers(_value_and_grad, f, argnums, "grad", has_aux=has_aux, holomorphic=holomorphic)
 
 
-def _forward_if_refused(reverse, forward):
+def _forward_if_refused(reverse, forward, who):
     """``reverse`` (compiled reverse mode) until it refuses the code for its complex
-    intermediates, which compiled forward mode differentiates: ``forward`` from then on."""
+    intermediates, which compiled forward mode differentiates: ``forward`` from then on (whose
+    refusals are ``who``'s, the transformation the user called)."""
     forward_only = []
 
     def call(*args, **kwargs):
@@ -459,7 +460,14 @@ def _forward_if_refused(reverse, forward):
                 if FORWARD_ONLY not in str(exc):
                     raise
                 forward_only.append(True)
-        return forward(*args, **kwargs)
+        try:
+            return forward(*args, **kwargs)
+        except (TypeError, ValueError) as exc:
+            message = str(exc)
+            for inner in ("jacfwd: ", "hessian: "):
+                if message.startswith(inner) and inner != f"{who}: ":
+                    raise type(exc)(f"{who}: {message[len(inner):]}") from None
+            raise
     call.forward_only = forward_only
     return call
 
@@ -704,7 +712,7 @@ def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=
     least = COMPILED_REVERSE_FROM if _is_compiled(f) else REVERSE_FROM
     chosen = {}
     if mode == "auto" and _is_compiled(f):   # complex intermediates: compiled forward mode
-        reverse = _forward_if_refused(reverse, forward)
+        reverse = _forward_if_refused(reverse, forward, "jacobian")
 
     def mode_for(*args, **kwargs):
         if mode != "auto":
@@ -856,7 +864,7 @@ def hvp(f, x, v, /, *args, **kwargs):
         def by_forward_lanes(x, v, *args):   # complex intermediates: forward over forward, H @ v
             H = _jit().compiled_hessian(f)(x, *args)
             return np.tensordot(H, np.asarray(v, dtype=np.result_type(H)), axes=np.ndim(x))
-        return _forward_if_refused(lambda *a: _jit().compiled_hvp(f, *a), by_forward_lanes)(x, v, *args)
+        return _forward_if_refused(lambda *a: _jit().compiled_hvp(f, *a), by_forward_lanes, "hvp")(x, v, *args)
     gradient = _on_containers(_value_and_grad, f, 0, "hvp", caller="hvp")
     return jvp(lambda y: gradient(y, *args, **kwargs)[1], (x,), (v,))[1]
 

@@ -441,3 +441,20 @@ def test_reverse_entry_points_of_complex_code_answer_by_forward_mode():
     value, gradient, hessian = duals.value_grad_hessian(energy)(x)
     close(gradient, expected, rtol=1e-7, atol=1e-8)
     close(hessian, H, rtol=1e-12, atol=1e-12)
+
+
+@njit
+def frequency_response(p, w):   # |x₂(ω)|² of a damped two-mass chain: Z x = f, Z = K - ω² M + iωC
+    K = np.array([[p[0] + p[1], -p[1]], [-p[1], p[1]]])
+    Z = K - w * w * np.eye(2) + 1j * w * p[2] * np.eye(2)
+    x = np.linalg.solve(Z, np.array([1.0 + 0j, 0.0 + 0j]))
+    return abs(x[1]) ** 2
+
+
+def test_a_refusal_of_the_forward_fallback_names_the_transformation_called():
+    # grad answers complex intermediates by forward lanes; their refusal said "jacfwd: ..."
+    for name, call in (("grad", lambda: duals.grad(frequency_response)(np.array([2.0, 1.0, 0.1]), 0.7)),
+                       ("hvp", lambda: duals.hvp(frequency_response, np.array([2.0, 1.0, 0.1]),
+                                                 np.ones(3), 0.7))):
+        with pytest.raises(TypeError, match=rf"^{name}: np\.linalg\.solve of complex dual numbers"):
+            call()
