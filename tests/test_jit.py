@@ -467,6 +467,17 @@ def test_a_dual_made_in_compiled_code_never_mixes_with_a_transformations_own(tra
     assert times_inner_derivative(x) == 2.0 and derivative_of_plus(duals.Dual(2.0, 1.0)) == 2.0
 
 
+def test_the_count_of_running_transformations_survives_threads():
+    # a lost update of the process-wide count would refuse every later Dual made in compiled code
+    from concurrent.futures import ThreadPoolExecutor
+    from duals.jit.running import transformations_running_now
+    x = np.array([0.3, 0.4])
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda _: duals.jacfwd(scaled_lgamma)(x, 2.0), range(200)))
+    assert not transformations_running_now()
+    assert derivative_of_plus(duals.Dual(2.0, 1.0)) == 2.0
+
+
 @pytest.mark.parametrize("transform", [
     lambda f, x, c: duals.jacfwd(f)(x, c), lambda f, x, c: duals.hessian(f)(x, c),
     lambda f, x, c: duals.grad(f)(x, c), lambda f, x, c: duals.hvp(f, x, np.ones(1), c),

@@ -141,9 +141,9 @@ def _primal(d):
 def _tangent(d):
     if d.lanes is None:   # an adjoint of compiled reverse mode, met by the user's own Dual
         from numba.core.errors import TypingError
-        from .rules import ONE_LEVEL
+        from .rules import NESTED_IN_COMPILED
         raise TypingError(f"duals.jit: the tangent of {d}, a value of a compiled transformation: "
-                          f"{ONE_LEVEL[ONE_LEVEL.index('If the code'):]}")
+                          f"{NESTED_IN_COMPILED}")
     if d.lanes == 1:
         if isinstance(d.lanes_type, LaneVector):
             return lambda d: lane(d._du, 0)

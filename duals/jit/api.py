@@ -164,9 +164,10 @@ _PROMOTING = weakref.WeakKeyDictionary()  # dispatcher -> False (its own dual co
 
 def call_on_duals(f, args, who):
     """``f(*args)``, counted as a running transformation (:mod:`.running`); by the promoting
-    specialisation (:mod:`.promotion`) when the dual one does not type because the function stores duals into arrays it makes itself, and always for
-    ``parallel=True`` functions (whose promoting copy runs serially). The decision is kept for
-    the process, and on disk for a function cached on disk (:mod:`.promotion_notes`)."""
+    specialisation (:mod:`.promotion`) when the dual one does not type because the function
+    stores duals into arrays it makes itself, and always for ``parallel=True`` functions (whose
+    promoting copy runs serially). The decision is kept for the process, and on disk for a
+    function cached on disk (:mod:`.promotion_notes`)."""
     mode = _PROMOTING.get(f)   # None: not called yet; False: its own specialisation served
     if not mode and not f.targetoptions.get("parallel"):
         if mode is None:

@@ -7,13 +7,16 @@ would be added together, a wrong number (``x * d/dy (x + y)`` would come out 2 i
 So every compiled entry point counts itself in a process-wide counter while it runs
 (:func:`transformation`), and the compiled constructor raises while the counter is not zero
 (:func:`transformations_running`). The counter is a C ``int64`` that compiled code reads through
-a named symbol, so code cached on disk finds it in every process.
+a named symbol, so code cached on disk finds it in every process. It counts every thread's
+transformations (compiled code has no cheap view of Python's threads), so another thread's
+plain call that makes a Dual while a transformation runs raises too: conservative, never wrong.
 
 >>> transformations_running_now()
 False
 """
 import ctypes
 import functools
+import threading
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -69,11 +72,16 @@ def transformation(who, first=0):
 def counted(call, *args, **kwargs):
     """counted(call, *args) -> ``call(*args)``, counted as a running compiled transformation
     (for duals' own calls of compiled code on duals, whose arguments are duals)."""
-    _COUNT.value += 1
+    with _COUNTING:   # (+= on the counter is a read and a write: threads would lose counts)
+        _COUNT.value += 1
     try:
         return call(*args, **kwargs)
     finally:
-        _COUNT.value -= 1
+        with _COUNTING:
+            _COUNT.value -= 1
+
+
+_COUNTING = threading.Lock()
 
 
 def refuse_user_duals(args, kwargs, who):
