@@ -79,10 +79,24 @@ def _no_float(self):
             "float() of a Var would drop its derivative from the tape. To log or print it take "
             "v.item() (a Python number, detached, as PyTorch's) or v.value (its NumPy value); in "
             "a computation keep the Var (np.* functions instead of math.*)")
+    inside = _numpy_caller()
+    if inside is not None:
+        raise TypeError(_undispatched(inside, "turns it into a Python number"))
     raise TypeError(
         "converting a traced value to a Python number would drop its derivative. Keep it "
         "as an array (use dnp.* / np.* functions instead of math.*), or take duals.stop_gradient(x) "
         "explicitly; inside @numba.njit code use duals.jacfwd on the compiled function")
+
+
+def _undispatched(caller, what):
+    """The refusal for a traced value that NumPy's ``caller`` got through an argument it does not
+    hand to duals (np.interp's left=, np.unwrap's period=: only array arguments dispatch)."""
+    import duals.numpy as dnp
+    way_out = (f"write dnp.{caller}(...) (import duals.numpy as dnp), which takes it" if
+               callable(getattr(dnp, caller, None)) else f"pass it as a plain value ({_PLAIN_HINT[5:]})")
+    return (f"numpy.{caller} got a traced value through an argument that NumPy does not hand to "
+            f"duals (only the array arguments are), and {what}, which would drop its derivative; "
+            f"{way_out}")
 
 
 def _round(self, ndigits=None):
@@ -95,6 +109,16 @@ def _int(self):
     """int(x) truncates the value: a step function, whose derivative is 0 wherever it has one
     (as ``floor``'s), so ``n = int(T / dt)`` works with ``dt`` traced."""
     return int(_primal(self))
+
+
+def _no_index(self):
+    """range(x), a list index, a repeat count: whole numbers that a derivative cannot pass
+    through (int(x) truncates on purpose; an index must not be differentiated)."""
+    raise TypeError(
+        "a traced value was used as a whole number (range(n), a list index, a repeat count); a "
+        "count or a setting is not differentiated: keep it out of the differentiated arguments "
+        "(argnums), or, in a dict of parameters, pass it as another argument (ints there are "
+        "differentiated as floats); int(x) takes the value on purpose")
 
 
 def _no_array(self, dtype=None, copy=None):
@@ -463,6 +487,8 @@ def _copyto_refused(caller):
     if caller in ("full", "full_like"):
         return (f"numpy.{caller} with a traced fill value writes it into a plain array, which "
                 f"cannot hold it; write dnp.{caller}(...) (import duals.numpy as dnp)")
+    if caller not in (None, "copyto"):
+        return _undispatched(caller, "writes it into a plain array")
     return ("numpy.copyto writes into a plain array, which cannot hold a traced value; build the "
             "new array instead: dnp.where(mask, value, a) for copyto(a, value, where=mask)")
 
@@ -547,6 +573,7 @@ def install():
     T.__bool__ = lambda self: bool(_primal(self))
     T.__float__ = _no_float
     T.__int__ = _int
+    T.__index__ = _no_index
     T.__round__ = _round
     T.__complex__ = _no_float
     T.__array__ = _no_array

@@ -506,6 +506,8 @@ class Var(Tracer):
             gradient = np.ones(shape, dtype=np.result_type(self._value))
         else:
             gradient = gradient._value if isinstance(gradient, Var) else gradient
+            if isinstance(gradient, (list, tuple)):   # (PyTorch takes a tensor; a list is its values)
+                gradient = np.asarray(gradient)
             if np.shape(gradient) != shape:
                 raise ValueError(f"backward(gradient=...) got a gradient of shape {np.shape(gradient)} "
                                  f"for an output of shape {shape}; they must match")

@@ -787,3 +787,53 @@ def test_list_operands_copy_false_and_reduction_dtypes_as_numpy():
                    lambda v: np.add.reduce(v, dtype=np.float64)):
         value = duals.jvp(reduce, (data,), (np.ones_like(data),))[0]
         assert value == reduce(data) and np.result_type(value) == np.float64
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+@pytest.mark.parametrize("widths", [(2, 0), (3, 4), (9, 11)])
+def test_pad_with_odd_reflection_matches_numpy_in_value_and_derivative(mode, widths):
+    # reflect_type="odd" (2 edge - x) was taken as positions to copy: [3, 7, 1, ...] for
+    # NumPy's [0, -0.5, 1, ...], or an IndexError
+    x = np.array([1.0, 2.5, 2.0, 4.0, 3.0, 7.0])
+    f = lambda x: np.pad(x, widths, mode=mode, reflect_type="odd")  # noqa: E731
+    np.testing.assert_array_equal(duals.jvp(f, (x,), (x,))[0], f(x))
+    J = central_differences(f, [x], 0)
+    np.testing.assert_allclose(duals.jacfwd(f)(x), J, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(duals.jacrev(f)(x), J, rtol=1e-7, atol=1e-9)
+
+
+def test_pad_takes_traced_constant_pairs_and_dict_widths():
+    X = np.arange(12.0).reshape(3, 4)
+    p = np.array([0.5, -1.5])
+    per_axis = lambda p: dnp.pad(X, ((1, 0), (0, 2)), constant_values=((p[0], 1.0), (2.0, p[1])))  # noqa: E731
+    np.testing.assert_array_equal(duals.jvp(per_axis, (p,), (p,))[0], per_axis(p))
+    pair = lambda p: np.sum(dnp.pad(X, 2, constant_values=(p[0], p[1])) ** 2)  # noqa: E731
+    np.testing.assert_allclose(duals.grad(pair)(p), central_differences(pair, [p], 0), rtol=1e-7)
+    u = np.arange(6.0).reshape(2, 3)
+    by_axis = lambda u: np.pad(u, {1: (1, 2)}, mode="edge")  # noqa: E731
+    np.testing.assert_array_equal(duals.jvp(by_axis, (u,), (u,))[0], by_axis(u))
+
+
+def test_weighted_quantiles_of_plain_data_have_slope_zero_in_traced_weights():
+    # they recursed without end: NumPy's quantile dispatched back to duals for the weights
+    y = np.array([3.0, 1.0, 4.0, 1.5, 9.0, 2.6])
+    w = np.array([1.0, 2.0, 1.0, 1.0, 3.0, 1.0])
+    for f in (lambda w: np.quantile(y, 0.4, weights=w, method="inverted_cdf"),
+              lambda w: np.nanpercentile(y, 40, weights=w, method="inverted_cdf")):
+        np.testing.assert_array_equal(duals.grad(f)(w), np.zeros(6))
+        np.testing.assert_array_equal(duals.jacfwd(f)(w), np.zeros(6))
+
+
+def test_diff_appends_a_list_of_entries_and_unwrap_differentiates_its_period():
+    x = np.array([1.0, 4.0, 9.0, 16.0])
+    f = lambda x: np.diff(x, append=[1.0, 2.0], prepend=[0.5])  # noqa: E731
+    np.testing.assert_array_equal(duals.jvp(f, (x,), (x,))[0], f(x))
+    phase = np.array([0.1, 3.0, 6.2, 9.1, 12.5, -3.0])
+    g = lambda p: dnp.unwrap(phase * p[1], period=p[0])  # noqa: E731   (k periods added: slope k)
+    p = np.array([4.0, 1.0])
+    np.testing.assert_allclose(duals.jacfwd(g)(p), central_differences(g, [p], 0), rtol=1e-7, atol=1e-9)
+    with pytest.raises(TypeError, match=r"numpy\.unwrap got a traced value .* write dnp\.unwrap"):
+        duals.jacfwd(lambda p: np.unwrap(phase, period=p[0]))(p)
+    xp = np.linspace(0.0, 10.0, 8)
+    with pytest.raises(TypeError, match=r"numpy\.interp got a traced value .* write dnp\.interp"):
+        duals.jacfwd(lambda p: np.interp(np.array([-1.0, 3.3]), xp, np.sin(xp), left=p[0]))(p)

@@ -231,3 +231,39 @@ def test_grad_of_a_float32_leaf_is_float32_as_the_functional_gradient():
     np.sum((w * data) ** 2).backward()
     assert w.grad.dtype == np.float32
     np.testing.assert_allclose(w.grad, duals.grad(lambda v: np.sum((v * data) ** 2))(w.value.copy()), rtol=1e-6)
+
+
+def test_an_update_of_a_leaf_that_no_rule_reads_does_not_stop_a_second_backward():
+    # L = sum(X @ w) is linear in w: its rules read X, not w, so an optimiser step between two
+    # backward() calls of a retained graph is harmless (PyTorch allows it); duals raised, naming
+    # a ReshapeBackward the user never wrote
+    X = np.random.default_rng(0).normal(size=(5, 3))
+    w = duals.Var(np.ones(3))
+    for loss in (lambda w: np.sum(X @ w), lambda w: np.sum(w * 3.0)):
+        L = loss(w)
+        L.backward(retain_graph=True)
+        first = w.grad.copy()
+        with duals.no_grad():
+            w -= 0.1 * w.grad
+        L.backward()
+        np.testing.assert_allclose(w.grad, 2 * first)
+        w.zero_grad()
+    # a rule that reads the leaf still refuses the changed value
+    L = np.sum(w * w)
+    with duals.no_grad():
+        w += 1.0
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        L.backward()
+
+
+def test_backward_takes_a_gradient_given_as_a_list():
+    x = duals.Var(np.array([1.0, -2.0, 4.0]))
+    (x ** 2).backward(gradient=[0.5, 0.5, 0.5])
+    np.testing.assert_array_equal(x.grad, [1.0, -2.0, 4.0])
+
+
+def test_a_traced_value_used_as_a_count_names_the_way_out():
+    # an int in a dict of parameters is differentiated as a float; range() of it said only
+    # "'Var' object cannot be interpreted as an integer"
+    with pytest.raises(TypeError, match=r"used as a whole number \(range\(n\).*pass it as another argument"):
+        duals.grad(lambda p: sum(p["w"] for _ in range(p["n"])))({"w": 2.0, "n": 2})

@@ -244,33 +244,29 @@ _INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
 def pad(array, pad_width, mode="constant", **kwargs):
     """pad(array, pad_width, mode="constant", **kwargs): ``array`` with borders added on each axis.
 
-    Modes ``constant`` (``constant_values`` plain or a traced scalar), ``edge``, ``reflect``,
-    ``symmetric`` and ``wrap``; border entries copy the derivative of the entries they repeat.
+    Modes ``constant`` (``constant_values`` plain or traced: a scalar, a pair, one pair per
+    axis), ``edge``, ``reflect``, ``symmetric`` (also ``reflect_type="odd"``) and ``wrap``; border
+    entries copy the derivative of the entries they repeat (odd reflections: ``2 edge - x``).
+    ``pad_width`` as NumPy takes it, a dict ``{axis: width}`` too.
 
     >>> pad(np.array([1.0, 2.0]), 1, mode="edge").tolist()
     [1.0, 1.0, 2.0, 2.0]
     """
-    if not traced(array, kwargs.get("constant_values")):
+    if not traced(array, kwargs.get("constant_values")) and not _holds_traced(kwargs.get("constant_values")):
         return np.pad(array, pad_width, mode=mode, **kwargs)
     array = operand(array)
-    nd = ndim(array)
-    widths = np.asarray(_plain_index(pad_width, "pad"))
-    if widths.dtype.kind not in "iu":
-        raise TypeError("`pad_width` must be of integral type.")
-    widths = np.broadcast_to(widths, (nd, 2)).tolist()
+    widths = _pad_widths(pad_width, ndim(array))
     if mode == "constant":
         extra = set(kwargs) - {"constant_values"}
-        values = kwargs.get("constant_values", 0)
-        if not isinstance(values, Tracer):
-            values = np.broadcast_to(np.asarray(values), (nd, 2))
-        return _pad_constant(array, widths, values)
-    if mode in _INDEX_MODES:
+        if not extra:
+            return _pad_constant(array, widths, kwargs.get("constant_values", 0))
+    elif mode in _INDEX_MODES:
         extra = set(kwargs) - ({"reflect_type"} if mode in ("reflect", "symmetric") else set())
         if not extra:
+            odd = kwargs.get("reflect_type", "even") == "odd"
             for ax, (before, after) in enumerate(widths):
                 if before or after:
-                    index = np.pad(np.arange(shape(array)[ax]), (before, after), mode=mode, **kwargs)
-                    array = getitem(array, _along(ax, index))
+                    array = (_pad_odd if odd else _pad_by_index)(array, ax, before, after, mode, kwargs)
             return array
     else:
         extra = ()
@@ -282,15 +278,67 @@ def pad(array, pad_width, mode="constant", **kwargs):
         f"np.concatenate of computed slices instead")
 
 
+def _holds_traced(values):
+    return isinstance(values, (tuple, list)) and any(
+        isinstance(v, Tracer) or _holds_traced(v) for v in values)
+
+
+def _pad_widths(pad_width, nd):
+    """NumPy's ``pad_width`` (an int, a pair, a pair per axis, or a dict {axis: int or pair}) as a
+    list of ``[before, after]`` per axis."""
+    if isinstance(pad_width, dict):
+        widths = [[0, 0] for _ in range(nd)]
+        for ax, width in pad_width.items():
+            widths[normalize_axis(ax, nd)[0]] = np.broadcast_to(_integral_widths(width), (2,)).tolist()
+        return widths
+    return np.broadcast_to(_integral_widths(pad_width), (nd, 2)).tolist()
+
+
+def _integral_widths(width):
+    widths = np.asarray(_plain_index(width, "pad"))
+    if widths.dtype.kind not in "iu":
+        raise TypeError("`pad_width` must be of integral type.")
+    return widths
+
+
+def _pad_by_index(x, ax, before, after, mode, kwargs):
+    index = np.pad(np.arange(shape(x)[ax]), (before, after), mode=mode, **kwargs)
+    return getitem(x, _along(ax, index))
+
+
+def _pad_odd(x, ax, before, after, mode, kwargs):
+    """An odd reflection, ``2 edge - x`` at each turn: linear in ``x``, so the border is the
+    product with NumPy's own padding of the identity matrix (its border rows)."""
+    from .linalg import matmul
+    from .shape import moveaxis
+    n = shape(x)[ax]
+    rows = np.pad(np.eye(n, dtype=dtype_of(x)), ((before, after), (0, 0)), mode=mode, **kwargs)
+    moved = moveaxis(x, ax, -1)
+    parts = [matmul(moved, rows[:before].T)] if before else []
+    parts.append(moved)
+    if after:
+        parts.append(matmul(moved, rows[before + n:].T))
+    return moveaxis(concatenate(parts, axis=-1), -1, ax)
+
+
 def _pad_constant(x, widths, values):
     dtype = dtype_of(x)
+    if _holds_traced(values):   # a pair, or a pair per axis, of traced numbers
+        from .shape import array
+        values = array(values)
+    nd = len(widths)
+    if isinstance(values, Tracer):
+        values = values if ndim(values) == 0 else broadcast_to(values, (nd, 2))
+    else:
+        values = np.broadcast_to(np.asarray(values), (nd, 2))
     for ax, (before, after) in enumerate(widths):
         parts = []
         for width, side in ((before, 0), (after, 1)):
             s = list(shape(x))
             s[ax] = width
             if isinstance(values, Tracer):
-                block = broadcast_to(values, tuple(s))
+                value = values if ndim(values) == 0 else getitem(values, (ax, side))
+                block = broadcast_to(value, tuple(s))
             else:
                 block = np.full(s, values[ax][side], dtype=dtype)
             parts.append(block if width else None)

@@ -20,6 +20,7 @@ from .assembly import operand, take_along_axis
 from .elementwise import where
 from .shape import moveaxis, reshape
 from .quantile_methods import fractions, interpolate, positions as positions_of_method
+from .sorting import plain_weights
 from .sorting import (_float_dtype, _keep_dims, _method_of, _no_out, _no_weights, _plain, _to_last,
                       fraction_of_percent, sort)
 
@@ -69,7 +70,8 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     _no_out("nanquantile", out)
     method = _method_of(method, interpolation)
     if not isinstance(a, Tracer) and not isinstance(q, Tracer):
-        return np.nanquantile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
+        return np.nanquantile(a, q, axis=axis, method=method, keepdims=keepdims,
+                              weights=plain_weights(weights))
     _no_weights("nanquantile", weights)
     return _nan_quantile(a, q, axis, keepdims, method, type(q) in (int, float))
 
@@ -85,7 +87,8 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     _no_out("nanpercentile", out)
     method = _method_of(method, interpolation)
     if not isinstance(a, Tracer) and not isinstance(q, Tracer):
-        return np.nanpercentile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
+        return np.nanpercentile(a, q, axis=axis, method=method, keepdims=keepdims,
+                                weights=plain_weights(weights))
     _no_weights("nanpercentile", weights)
     return _nan_quantile(a, fraction_of_percent(q), axis, keepdims, method, type(q) in (int, float))
 

@@ -282,11 +282,17 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     >>> unwrap(np.array([0.0, 3.0, -3.0])).round(3).tolist()
     [0.0, 3.0, 3.283]
     """
-    if not isinstance(p, Tracer):
+    if not any(isinstance(v, Tracer) for v in (p, discont, period)):
         return np.unwrap(p, discont, axis, period=period)
     from .elementwise import stop_gradient
-    unwrapped = np.unwrap(plain(p), discont, axis, period=period)
-    return stop_gradient(unwrapped) + (p - stop_gradient(p))   # NumPy's value, p's derivative
+    values, step = plain(p), plain(period)
+    unwrapped = np.unwrap(values, plain(discont) if discont is not None else None, axis, period=step)
+    out = stop_gradient(unwrapped)   # NumPy's value; where it jumps is decided by value (discont's slope 0)
+    if isinstance(p, Tracer):
+        out = out + (p - stop_gradient(p))
+    if isinstance(period, Tracer):   # k whole periods added: slope k in the period
+        out = out + np.round((unwrapped - values) / step) * (period - stop_gradient(period))
+    return out
 
 
 @export()

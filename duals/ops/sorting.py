@@ -351,7 +351,8 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     _no_out("quantile", out)
     method = _method_of(method, interpolation)
     if not _traced(a, q):
-        return np.quantile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
+        return np.quantile(a, q, axis=axis, method=method, keepdims=keepdims,
+                           weights=plain_weights(weights))
     _no_weights("quantile", weights)
     return _order_statistic(a, q, axis, keepdims, method, type(q) in (int, float))
 
@@ -367,7 +368,8 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     _no_out("percentile", out)
     method = _method_of(method, interpolation)
     if not _traced(a, q):
-        return np.percentile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
+        return np.percentile(a, q, axis=axis, method=method, keepdims=keepdims,
+                             weights=plain_weights(weights))
     _no_weights("percentile", weights)
     return _order_statistic(a, fraction_of_percent(q), axis, keepdims, method, type(q) in (int, float))
 
@@ -383,6 +385,13 @@ def fraction_of_percent(q):
 def _method_of(method, interpolation):
     """The method asked for: ``interpolation=`` is NumPy's former name of ``method=``."""
     return method if interpolation is None else interpolation
+
+
+def plain_weights(weights):
+    """Traced ``weights`` of plain data as their values: NumPy's weighted quantiles
+    (``inverted_cdf``) pick an entry of the data, which small changes of the weights keep, so
+    the derivative in them is 0 (as a sort's in its keys)."""
+    return innermost(weights) if isinstance(weights, Tracer) else weights
 
 
 def _no_weights(name, weights):
