@@ -20,7 +20,8 @@ def gradcheck(f, *args, eps=None, atol=None, rtol=None):
     of the input dtype's machine epsilon; ``atol``/``rtol`` bound ``|AD − FD|`` by
     ``atol + rtol·|FD|`` (defaults by dtype: 1e-6/1e-5 for float64, 2e-3/2e-2 for float32).
     The two exact modes are held to ``sqrt(machine epsilon)``. ``f`` may return an array
-    or a tuple/list/dict of arrays. Integer arguments are refused: close over them. Complex
+    or a tuple/list/dict of arrays, and an argument may be one too (a dict of parameters).
+    Integer arguments are refused: close over them. Complex
     arguments and outputs are checked as pairs of real numbers (``duals.testing.as_real_map``).
 
     >>> import numpy as np

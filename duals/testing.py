@@ -104,7 +104,8 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, ep
     """check_grads(f, args, order=2, modes=("fwd", "rev")): every mode combination against finite differences.
 
     ``f`` returns an array or a tuple/list/dict of arrays (first order) or an array (higher
-    orders). The difference step is ``eps · max(1, |x|)``, ``eps`` the cube root of the input
+    orders); an argument may be a tuple/list/dict of arrays (its leaves are numbered as the
+    arguments in the messages, in order). The difference step is ``eps · max(1, |x|)``, ``eps`` the cube root of the input
     dtype's machine epsilon; first-order ``atol``/``rtol`` default by dtype (1e-6/1e-5 for
     float64, 2e-3/2e-2 for float32) and loosen by 10^1.5 per further order; the exact modes
     are held to ``sqrt(machine epsilon)`` against each other. Raises :class:`GradcheckError`
@@ -118,6 +119,10 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, ep
     """
     if not args:
         raise TypeError(f"{who}: give at least one argument to differentiate at")
+    if any(isinstance(a, (tuple, list, dict)) for a in args):   # containers: leaf by leaf
+        leaves, treedef = tree.flatten(list(args))
+        return check_grads(lambda *flat: f(*tree.unflatten(treedef, list(flat))), tuple(leaves),
+                           order, modes, atol, rtol, eps, who)
     if _any_complex(f, args):
         f, args = as_real_map(f, args)
     for m in modes:

@@ -93,3 +93,15 @@ def test_eps_sets_the_finite_difference_step():
     # a huge step makes central differences of sin wrong by a visible factor sin(h)/h
     with pytest.raises(GradcheckError, match="finite differences"):
         duals.gradcheck(dnp.sin, np.array([0.2]), eps=0.5)
+
+
+def test_gradcheck_takes_parameters_held_in_dicts_and_lists():
+    # the containers grad takes: a dict said "dtype object", a ragged list NumPy's own ValueError
+    rng = np.random.default_rng(0)
+    params = {"W": rng.normal(size=(3, 2)), "b": rng.normal(size=3)}
+    x = rng.normal(size=2)
+    assert duals.gradcheck(lambda p: np.sum(np.tanh(p["W"] @ x + p["b"])), params)
+    assert duals.gradcheck(lambda ps, x: np.sum(ps[0] @ x + ps[1]), [params["W"], params["b"]], x)
+    wrong = _rule_pair("gc_in_a_dict_wrong", vjp_scale=2.0)
+    with pytest.raises(GradcheckError, match="a VJP rule is wrong"):
+        duals.gradcheck(lambda p: np.sum(wrong(p["b"])), params)
