@@ -64,7 +64,8 @@ def _new_array(result, inputs):
 VIEWS = frozenset(("reshape", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims",
                    "atleast_1d", "atleast_2d", "atleast_3d", "asarray", "asanyarray", "ascontiguousarray",
                    "asfortranarray", "real", "imag", "diagonal", "broadcast_to", "flip", "fliplr", "flipud",
-                   "rot90", "matrix_transpose", "permute_dims", "diff", "einsum", "squeeze"))
+                   "rot90", "matrix_transpose", "permute_dims", "diff", "einsum", "squeeze",
+                   "sliding_window_view"))
 
 
 def _compare(op):

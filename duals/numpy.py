@@ -47,13 +47,18 @@ special = _types.ModuleType("duals.numpy.special", "Differentiable special funct
 fft = _types.ModuleType("duals.numpy.fft", "Differentiable numpy.fft (docs/complex.md).")
 emath = _types.ModuleType("duals.numpy.emath", "Differentiable numpy.emath: complex where the real result is undefined.")
 
+
+lib = _types.ModuleType("duals.numpy.lib", "Differentiable numpy.lib functions.")
+lib.stride_tricks = _types.ModuleType("duals.numpy.lib.stride_tricks", "Differentiable windows.")
+_SUBMODULES = {"linalg": linalg, "special": special, "fft": fft, "emath": emath,
+               "lib.stride_tricks": lib.stride_tricks}
 # importable as modules too (from duals.numpy.special import logsumexp), as NumPy's are
-_sys.modules.update({m.__name__: m for m in (linalg, special, fft, emath)})
+_sys.modules.update({m.__name__: m for m in (linalg, special, fft, emath, lib, lib.stride_tricks)})
 
 for _name, _func in _ops.NAMESPACE.items():
     if "." in _name:
-        _sub, _leaf = _name.split(".", 1)
-        setattr({"linalg": linalg, "special": special, "fft": fft, "emath": emath}[_sub], _leaf, _func)
+        _sub, _leaf = _name.rsplit(".", 1)
+        setattr(_SUBMODULES[_sub], _leaf, _func)
     else:
         globals()[_name] = _func
 

@@ -837,3 +837,24 @@ def test_diff_appends_a_list_of_entries_and_unwrap_differentiates_its_period():
     xp = np.linspace(0.0, 10.0, 8)
     with pytest.raises(TypeError, match=r"numpy\.interp got a traced value .* write dnp\.interp"):
         duals.jacfwd(lambda p: np.interp(np.array([-1.0, 3.3]), xp, np.sin(xp), left=p[0]))(p)
+
+
+def test_sliding_window_view_of_traced_arrays_is_a_convolution_s_im2col():
+    # the NumPy idiom of a convolution layer; it was refused for anything traced
+    from numpy.lib.stride_tricks import sliding_window_view
+    rng = np.random.default_rng(0)
+    image, kernel = rng.normal(size=(5, 6)), rng.normal(size=(2, 3))
+    conv = lambda x, k: np.einsum("ijkl,kl->ij", sliding_window_view(x, (2, 3)), k)  # noqa: E731
+    for argnum in (0, 1):
+        want = central_differences(conv, [image, kernel], argnum)
+        np.testing.assert_allclose(duals.jacfwd(conv, argnums=argnum)(image, kernel), want, rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(duals.jacrev(conv, argnums=argnum)(image, kernel), want, rtol=1e-7, atol=1e-9)
+    along = lambda x: sliding_window_view(x, 3, axis=1)  # noqa: E731
+    np.testing.assert_array_equal(duals.jvp(along, (image,), (image,))[0], along(image))
+
+    def windows_then_change(x):   # NumPy's windows are a view: x += 1 shows through them
+        w = sliding_window_view(x, 2)
+        x += 1.0
+        return np.sum(w)
+    with pytest.raises(RuntimeError, match="changed in place"):
+        duals.grad(windows_then_change)(np.ones(4))

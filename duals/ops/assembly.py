@@ -346,6 +346,34 @@ def _pad_constant(x, widths, values):
             x = concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis=ax)
     return x
 
+@export("lib.stride_tricks.sliding_window_view")
+def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """sliding_window_view(x, window_shape, axis=None): NumPy's windows of ``x`` (a convolution's
+    im2col), each entry the entry of ``x`` it shows, so its derivative is gathered likewise.
+
+    >>> sliding_window_view(np.arange(4.0), 2).tolist()
+    [[0.0, 1.0], [1.0, 2.0], [2.0, 3.0]]
+    """
+    if not isinstance(x, Tracer):
+        return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis, subok=subok,
+                                                        writeable=writeable)
+    if writeable:
+        raise ValueError("sliding_window_view(writeable=True) of a traced value: a traced value "
+                         "cannot be written through a view; build the new array instead")
+    size, dims = int(np.prod(shape(x))), tuple(shape(x))
+    positions = np.lib.stride_tricks.sliding_window_view(np.arange(size).reshape(dims), window_shape, axis)
+    out = take(reshape(x, (size,)), positions)
+    _same_memory(out, x)   # NumPy's windows are a view: a later x += ... shows through them
+    return out
+
+
+def _same_memory(view, x):
+    from ..core import Family
+    if x._family is None:
+        x._family = Family()
+    view._family = x._family
+
+
 # ---------------------------------------------------------------- taking by indices
 
 
