@@ -62,6 +62,11 @@ def as_input(x, who, what):
         raise TypeError(f"{who}: {what} is a {type(x).__name__}; containers of arrays are "
                         f"differentiated leaf by leaf by duals.grad, jacfwd, jacrev and hessian "
                         f"of Python functions; here pass the arrays as separate arguments")
+    if isinstance(x, np.matrix):
+        raise TypeError(f"{who}: {what} is a numpy.matrix, whose * and ** are matrix products; "
+                        f"a traced value is an array, where they act entry by entry, so the "
+                        f"function would change meaning. Pass np.asarray(m) and write @ and "
+                        f"np.linalg.matrix_power where a matrix product is meant")
     if isinstance(x, np.ma.MaskedArray):
         raise TypeError(f"{who}: {what} is a masked array (numpy.ma), whose mask a traced value "
                         f"cannot keep; pass x.filled(value) or x.compressed(), or the data and the "

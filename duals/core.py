@@ -167,6 +167,49 @@ class Tracer:
     __slots__ = ("_family",)
     __array_priority__ = 1000
 
+    # copy.copy / copy.deepcopy of a value of a running transformation: a traced copy, as
+    # NumPy's copy of an array (a copy of the object would carry the trace's state but not the
+    # recording: a silent zero derivative); pickling one is refused. A user's own Dual and an
+    # imperative Var outlive any transformation and copy and pickle as objects.
+    def __copy__(self):
+        if self._outlives_transformations():
+            return _object_copy(self, None)
+        from .ops import NAMESPACE
+        return NAMESPACE["copy"](self)
+
+    def __deepcopy__(self, memo):
+        if self._outlives_transformations():
+            return _object_copy(self, memo)
+        from .ops import NAMESPACE
+        return NAMESPACE["copy"](self)
+
+    def __reduce_ex__(self, protocol):
+        if not self._outlives_transformations():
+            raise TypeError("a traced value cannot be pickled: its derivative lives in the running "
+                            "transformation (grad, jacfwd ...); pickle plain values, outside it")
+        return object.__reduce_ex__(self, protocol)
+
+    def _outlives_transformations(self):
+        return False
+
+
+def _object_copy(obj, memo):
+    """A copy of the object ``obj`` by its slots (deep when ``memo`` is a dict): its trace shared,
+    no family (a copy is an array of its own)."""
+    import copy
+    twin = object.__new__(type(obj))
+    for cls in type(obj).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if name == "__weakref__" or not hasattr(obj, name):
+                continue
+            value = getattr(obj, name)
+            if name == "_family":
+                value = None
+            elif memo is not None and name not in ("_trace", "grad_fn"):
+                value = copy.deepcopy(value, memo)
+            setattr(twin, name, value)
+    return twin
+
 
 class Family:
     """The traced values that NumPy would hold as one piece of memory: a value and its views.

@@ -91,6 +91,9 @@ class Dual(Tracer):
 
     __slots__ = ("primal", "_tangent", "_trace")
 
+    def _outlives_transformations(self):   # a user's own Dual (duals.Dual(...)): an object
+        return self._trace.level == USER_TRACE.level
+
     def __init__(self, primal, tangent):
         if isinstance(primal, Tracer) or isinstance(tangent, Tracer):
             raise TypeError("Dual(primal, tangent) takes plain floats or arrays; "

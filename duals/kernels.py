@@ -187,12 +187,34 @@ def _vocabulary_digest():
 
 
 def cache_dir():
-    """cache_dir() -> str: where compiled kernels live (``$DUALS_CACHE_DIR`` moves it)."""
+    """cache_dir() -> str: where compiled kernels live (``$DUALS_CACHE_DIR`` moves it). Where that
+    folder cannot be made or written (a read-only home), a temporary folder of this process's,
+    with a warning: everything works, and compiles again in the next process."""
     root = os.environ.get("DUALS_CACHE_DIR")
     if not root:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         root = os.path.join(base, "duals")
-    return os.path.join(root, f"v{__version__}")
+    wanted = os.path.join(root, f"v{__version__}")
+    if _WRITABLE.get(wanted) is None:
+        try:
+            os.makedirs(wanted, exist_ok=True)
+            _WRITABLE[wanted] = wanted if os.access(wanted, os.W_OK) else False
+        except OSError:
+            _WRITABLE[wanted] = False
+        if _WRITABLE[wanted] is False:
+            import atexit
+            import shutil
+            import tempfile
+            import warnings
+            _WRITABLE[wanted] = tempfile.mkdtemp(prefix="duals-cache-")
+            atexit.register(shutil.rmtree, _WRITABLE[wanted], ignore_errors=True)
+            warnings.warn(f"duals cannot write its cache folder {wanted}; compiled code goes to "
+                          f"{_WRITABLE[wanted]} for this process only (set DUALS_CACHE_DIR to a "
+                          f"writable folder to keep it)", RuntimeWarning, stacklevel=2)
+    return _WRITABLE[wanted]
+
+
+_WRITABLE = {}   # the cache folder asked for -> the one used (itself, or a temporary one)
 
 
 def clear_cache():

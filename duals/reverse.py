@@ -392,6 +392,9 @@ class Var(Tracer):
 
     __slots__ = ("_value", "grad_fn", "_trace", "grad", "version", "exposed", "__weakref__")
 
+    def _outlives_transformations(self):   # a Var of the imperative tape: an object, as PyTorch's
+        return self._trace.imperative
+
     def __getattr__(self, name):   # (only for names that are not there)
         if name in ("primal", "tangent"):
             raise AttributeError(

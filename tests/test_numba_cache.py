@@ -192,3 +192,25 @@ def test_a_function_cached_with_other_rules_says_how_to_recompile():
         importlib.import_module("duals_jit_rules_0123456789abcdef")
     with pytest.raises(ModuleNotFoundError):     # other names are not duals' business
         importlib.import_module("duals_not_generated_0123456789abcdef")
+
+
+_UNWRITABLE = """
+import warnings, numpy as np, numba
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    import duals
+    g = duals.grad(lambda v: np.sum(np.sin(v) * v ** 2))(np.linspace(0.0, 1.0, 10000))
+    c = duals.grad(numba.njit(lambda v: np.sum(np.sin(v) * v ** 2)))(np.linspace(0.0, 1.0, 5))
+print(np.allclose(g[1:3], [np.cos(t) * t * t + 2 * t * np.sin(t) for t in np.linspace(0.0, 1.0, 10000)[1:3]]),
+      any("cannot write its cache folder" in str(w.message) for w in seen))
+"""
+
+
+def test_a_cache_folder_that_cannot_be_written_falls_back_to_a_temporary_one():
+    # a read-only home (containers, compute nodes): gradients of arrays of 4096 entries and more,
+    # and of compiled code, raised FileNotFoundError
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["DUALS_CACHE_DIR"] = "/dev/null/duals"   # under a file: cannot be made
+    done = subprocess.run([sys.executable, "-c", _UNWRITABLE], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.stdout.split() == ["True", "True"], done.stderr[-2000:]

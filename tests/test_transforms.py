@@ -234,3 +234,46 @@ def test_hessian_names_itself_in_its_errors():
         duals.hessian(f, chunk_size=0)(x, x)
     with pytest.raises(TypeError, match=r"^hessian: the function returned a NoneType"):
         duals.hessian(lambda v: None)(x)
+
+
+def test_copies_of_traced_values_keep_their_derivative_and_pickling_one_is_refused():
+    # copy.deepcopy (to leave the caller's parameters alone), copy.copy, dataclasses.asdict: the
+    # object copy carried the trace but not the recording, a silent zero derivative
+    import copy
+    import dataclasses
+    import pickle
+
+    @dataclasses.dataclass
+    class Params:
+        k: object
+        c: object
+
+    x = np.array([0.5, 1.5])
+    for copied in (copy.copy, copy.deepcopy, lambda p: copy.deepcopy({"params": p, "name": "run"})["params"]):
+        f = lambda p: np.sum(copied(p) ** 2)  # noqa: E731
+        for transform in (duals.grad, duals.jacfwd, duals.jacrev):
+            np.testing.assert_array_equal(transform(f)(x), 2 * x)
+    as_dict = lambda p: (lambda d: d["k"] ** 2 * d["c"])(dataclasses.asdict(Params(k=p[0], c=p[1])))  # noqa: E731
+    np.testing.assert_allclose(duals.grad(as_dict)(x), [2 * x[0] * x[1], x[0] ** 2])
+    with pytest.raises(TypeError, match="a traced value cannot be pickled"):
+        duals.grad(lambda p: np.sum(pickle.loads(pickle.dumps(p))))(x)
+    d = duals.Dual(2.0, 1.0)   # a user's Dual and an imperative Var stay objects that pickle
+    assert pickle.loads(pickle.dumps(d)).tangent == 1.0 and copy.deepcopy(d).primal == 2.0
+    v = duals.Var(np.ones(2))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(v)).value, np.ones(2))
+
+
+def test_duals_numpy_reductions_take_python_lists_as_numpy_does():
+    # a list's shape was read as 0-d: dnp.sum([0.1, 0.2, 0.3]) gave the list back
+    for name in ("sum", "mean", "max", "min", "prod", "cumsum", "std", "var", "nansum", "nanmean",
+                 "nanmax", "nanmin", "nanprod", "nanstd", "nanvar", "cumprod"):
+        np.testing.assert_allclose(getattr(dnp, name)([0.1, 0.2, 0.4]), getattr(np, name)([0.1, 0.2, 0.4]))
+    assert dnp.std([1.0, 2.0, 4.0], ddof=1) == np.std([1.0, 2.0, 4.0], ddof=1)
+    np.testing.assert_array_equal(duals.grad(lambda p: dnp.sum([p[0] ** 2, p[1] ** 2]))(np.array([1.0, 2.0])),
+                                  [2.0, 4.0])
+
+
+def test_a_numpy_matrix_input_is_refused_since_its_products_would_change_meaning():
+    # m * m is a matrix product for np.matrix and entry by entry for a traced array
+    with pytest.raises(TypeError, match="numpy.matrix, whose \\* and \\*\\* are matrix products"):
+        duals.grad(lambda m: np.sum(m * m))(np.matrix([[1.0, 2.0], [3.0, 4.0]]))

@@ -4,6 +4,8 @@ Public functions are registered with :func:`export` under their NumPy name
 (``"linalg.solve"``, ``"special.erf"`` for submodules); ``duals.numpy`` and the
 ``__array_function__`` table are built from that one registry.
 """
+import functools
+
 import numpy as np
 
 from ..core import STALE, Tracer
@@ -29,6 +31,19 @@ def export(*names, value_only=False):
                 VALUE_ONLY.add(name)
         return func
     return register
+
+
+def lists_as_arrays(func):
+    """Decorator: a Python list or tuple as the first argument becomes an array first (of traced
+    entries too: ``dnp.sum([a, b])``), as NumPy's functions take it; the shape of a list is not
+    read as 0-d (``axis=None`` would then reduce nothing)."""
+    @functools.wraps(func)
+    def taking(a, *args, **kwargs):
+        if type(a) is list or type(a) is tuple:
+            from .shape import array
+            a = array(a)
+        return func(a, *args, **kwargs)
+    return taking
 
 
 def negative_into(x, out):

@@ -23,6 +23,7 @@ import numpy as np
 from ..core import Primitive, Tracer
 from ..index_sets import along_axis, axis_rule, broadcast as broadcast_sets, reduced, union
 from . import dtype_of, export, innermost, ndim_of as ndim, negative_into, normalize_axis, shape_of as shape
+from . import lists_as_arrays
 from .reductions import refuse_out_and_integer_dtype, sum as _sum, unbroadcast
 from .assembly import operand
 from .elementwise import align, where
@@ -226,6 +227,7 @@ cumprod_p.def_sparsity(axis_rule(lambda m, *rest: np.tril_indices(m)))
 
 
 @export()
+@lists_as_arrays
 def cumprod(a, axis=None, dtype=None, out=None):
     """cumprod(a, axis=None): running products along ``axis`` (flattened when ``None``).
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core import Primitive
 from ..index_sets import axis_rule, reduce_rule
+from . import lists_as_arrays
 from . import (dtype_of, every_entry, export, innermost, is_complex, lead_of, ndim_of as ndim, normalize_axis,
                shape_of as shape)
 from .shape import broadcast_to, concatenate, getitem, reshape
@@ -59,6 +60,7 @@ sum_p.def_sparsity(reduce_rule())
 
 
 @export()
+@lists_as_arrays
 def sum(x, axis=None, keepdims=False, dtype=None, *, out=None, initial=None, where=None):  # noqa: A001
     """sum(x, axis=None, keepdims=False, dtype=None, initial=None, where=None): the sum over ``axis``.
 
@@ -132,6 +134,7 @@ def _mean_count(x, axis):
 
 
 @export()
+@lists_as_arrays
 def mean(x, axis=None, keepdims=False, dtype=None, *, out=None, where=None):
     """mean(x, axis=None, keepdims=False, where=None): the arithmetic mean over ``axis``.
 
@@ -149,6 +152,7 @@ def mean(x, axis=None, keepdims=False, dtype=None, *, out=None, where=None):
 
 
 @export()
+@lists_as_arrays
 def var(x, axis=None, keepdims=False, ddof=0, *, where=None):
     """var(x, axis=None, keepdims=False, ddof=0, where=None): the variance, NumPy's convention for ``ddof``.
 
@@ -171,6 +175,7 @@ def var(x, axis=None, keepdims=False, ddof=0, *, where=None):
 
 
 @export()
+@lists_as_arrays
 def std(x, axis=None, keepdims=False, ddof=0, *, where=None):
     """std(x, axis=None, keepdims=False, ddof=0, where=None): the standard deviation (derivative inf at 0).
 
@@ -253,6 +258,7 @@ def _bounded(prim, name, x, axis, keepdims, initial, where, identity):
 
 
 @export("max", "amax")
+@lists_as_arrays
 def max(x, axis=None, keepdims=False, *, initial=_NO_INITIAL, where=None):  # noqa: A001
     """max(x, axis=None, keepdims=False, initial=<none>, where=None): the largest entry; tied entries share the derivative.
 
@@ -263,6 +269,7 @@ def max(x, axis=None, keepdims=False, *, initial=_NO_INITIAL, where=None):  # no
 
 
 @export("min", "amin")
+@lists_as_arrays
 def min(x, axis=None, keepdims=False, *, initial=_NO_INITIAL, where=None):  # noqa: A001
     """min(x, axis=None, keepdims=False, initial=<none>, where=None): the smallest entry; tied entries share the derivative.
 
@@ -273,6 +280,7 @@ def min(x, axis=None, keepdims=False, *, initial=_NO_INITIAL, where=None):  # no
 
 
 @export()
+@lists_as_arrays
 def prod(x, axis=None, keepdims=False, *, initial=None, where=None):
     """prod(x, axis=None, keepdims=False, initial=None, where=None): the product, as a tree of multiplications.
 
@@ -342,6 +350,7 @@ cumsum_p.def_sparsity(axis_rule(prefix))
 
 
 @export()
+@lists_as_arrays
 def cumsum(x, axis=None, dtype=None, out=None):
     """cumsum(x, axis=None, dtype=None): running sums along ``axis`` (flattened when ``None``),
     in the float ``dtype`` if given.

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core import Tracer
 from . import export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
+from . import lists_as_arrays
 from .assembly import operand
 from .complex_parts import conj, squared_modulus
 from .elementwise import clip, sqrt, where
@@ -70,6 +71,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
 
 
 @export()
+@lists_as_arrays
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """nansum(a, axis=None, keepdims=False): the sum with NaN entries counted as zero.
 
@@ -83,6 +85,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
 
 
 @export()
+@lists_as_arrays
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """nanmean(a, axis=None, keepdims=False): the mean of the entries that are not NaN.
 
@@ -97,6 +100,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 
 @export()
+@lists_as_arrays
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
            correction=None):
     """nanvar(a, axis=None, ddof=0, keepdims=False): the variance of the entries that are not NaN.
@@ -119,6 +123,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 
 
 @export()
+@lists_as_arrays
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
            correction=None):
     """nanstd(a, axis=None, ddof=0, keepdims=False): the standard deviation of the entries that are not NaN.
@@ -130,6 +135,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 
 
 @export()
+@lists_as_arrays
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """nanprod(a, axis=None, keepdims=False): the product with NaN entries counted as one.
 
@@ -170,13 +176,13 @@ def _where(mask, value, x):
     return where(mask, value, x) if np.any(mask) else x
 
 
-nanmax = export("nanmax")(_nan_extreme("nanmax", _max, -np.inf))
+nanmax = export("nanmax")(lists_as_arrays(_nan_extreme("nanmax", _max, -np.inf)))
 nanmax.__doc__ = """nanmax(a, axis=None, keepdims=False): the largest entry that is not NaN (ties split evenly).
 
     >>> float(nanmax(np.array([1.0, np.nan, 2.0])))
     2.0
     """
-nanmin = export("nanmin")(_nan_extreme("nanmin", _min, np.inf))
+nanmin = export("nanmin")(lists_as_arrays(_nan_extreme("nanmin", _min, np.inf)))
 nanmin.__doc__ = """nanmin(a, axis=None, keepdims=False): the smallest entry that is not NaN (ties split evenly).
 
     >>> float(nanmin(np.array([1.0, np.nan, 2.0])))
