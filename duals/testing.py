@@ -105,8 +105,8 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, ep
 
     ``f`` returns an array or a tuple/list/dict of arrays (first order) or an array (higher
     orders); an argument may be a tuple/list/dict of arrays (its leaves are numbered as the
-    arguments in the messages, in order). The difference step is ``eps · max(1, |x|)``, ``eps`` the cube root of the input
-    dtype's machine epsilon; first-order ``atol``/``rtol`` default by dtype (1e-6/1e-5 for
+    arguments in the messages, in order). The difference step is ``eps · max(1, |x|)``, ``eps``
+    the cube root of the input dtype's machine epsilon; first-order ``atol``/``rtol`` default by dtype (1e-6/1e-5 for
     float64, 2e-3/2e-2 for float32) and loosen by 10^1.5 per further order; the exact modes
     are held to ``sqrt(machine epsilon)`` against each other. Raises :class:`GradcheckError`
     (an ``AssertionError``) naming the modes, the argument and the worst entry; returns

@@ -20,9 +20,8 @@ from .assembly import operand, take_along_axis
 from .elementwise import where
 from .shape import moveaxis, reshape
 from .quantile_methods import fractions, interpolate, positions as positions_of_method
-from .sorting import plain_weights
 from .sorting import (_float_dtype, _keep_dims, _method_of, _no_out, _no_weights, _plain, _to_last,
-                      fraction_of_percent, sort)
+                      fraction_of_percent, plain_weights, sort)
 
 
 def _counts(y):
