@@ -90,7 +90,7 @@ def expit(x):
 
 
 def logaddexp(x, y):
-    if x == y:
-        return x + math.log(2.0)
+    if x == y:   # (halves of both, not x alone: on nested duals y's derivative counts too)
+        return 0.5 * x + 0.5 * y + math.log(2.0)
     m = x if x > y else y
     return m + math.log1p(math.exp(-abs(x - y)))

@@ -21,6 +21,7 @@ from .holomorphic import real_sparse, refuse_complex, require_complex
 from .ops import is_complex
 from .ops.shape import concatenate, getitem, moveaxis, reshape
 from .reverse import ReverseTrace, Var, backward
+from .transformed import returns_transformed
 from . import workers as _workers
 
 __all__ = ["jvp", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian", "hessian",
@@ -151,6 +152,7 @@ def jvp(f, primals, tangents):
     return tree.unflatten(treedef, primals_out), tree.unflatten(treedef, tangents_out)
 
 
+@returns_transformed
 def jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None, holomorphic=False):
     """jacfwd(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None, holomorphic=False) -> function returning ∂f/∂x by forward mode.
 
@@ -427,6 +429,7 @@ def _settled_if_ours(a, trace):
     return False
 
 
+@returns_transformed
 def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
     """value_and_grad(f, argnums=0, has_aux=False, holomorphic=False) -> function returning ``(f(x), ∇f(x))``.
 
@@ -524,6 +527,7 @@ def _value_and_grad(f, argnums=0, has_aux=False, group=None, holomorphic=False, 
     return value_and_gradient
 
 
+@returns_transformed
 def grad(f, argnums=0, has_aux=False, holomorphic=False):
     """grad(f, argnums=0, has_aux=False, holomorphic=False) -> function returning ∂f/∂x shaped like x (f scalar).
 
@@ -547,6 +551,7 @@ def grad(f, argnums=0, has_aux=False, holomorphic=False):
     return gradient
 
 
+@returns_transformed
 def jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None, holomorphic=False):
     """jacrev(f, argnums=0, has_aux=False, chunk_size=None, sparsity=None, workers=None, holomorphic=False) -> function returning ∂f/∂x by reverse mode.
 
@@ -673,6 +678,7 @@ REVERSE_FROM = 64
 COMPILED_REVERSE_FROM = 64
 
 
+@returns_transformed
 def jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None, sparsity=None,
              holomorphic=False):
     """jacobian(f, argnums=0, mode="auto", has_aux=False, chunk_size=None, workers=None, sparsity=None, holomorphic=False) -> function returning ∂f/∂x.
@@ -768,6 +774,7 @@ def _sparse_jacobian_by_colours(f, argnums, mode, has_aux, chunk_size, workers, 
 # ---------------------------------------------------------------- second order
 
 
+@returns_transformed
 def hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None, holomorphic=False):
     """hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None, holomorphic=False) -> function returning the Hessian, forward over reverse.
 
@@ -869,6 +876,7 @@ def hvp(f, x, v, /, *args, **kwargs):
     return jvp(lambda y: gradient(y, *args, **kwargs)[1], (x,), (v,))[1]
 
 
+@returns_transformed
 def value_grad_hessian(f, argnums=0):
     """value_grad_hessian(f, argnums=0) -> function returning ``(f(x), ∇f(x), H(x))`` from one sweep.
 

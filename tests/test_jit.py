@@ -911,3 +911,15 @@ def test_what_the_code_fixes_as_a_float_or_an_integer_is_named_with_the_way_out(
         duals.grad(noisy_mean, argnums=(0, 1))(0.5, 2.0)
     with pytest.raises(TypeError, match=r"argument 1 \(of type object\) is not a number.*out of argnums"):
         duals.grad(lambda x, p: x, argnums=1)(1.0, object())
+
+
+def test_logaddexp_has_both_second_derivatives_where_its_arguments_are_equal():
+    # its value at x == y was x + log 2, so nested duals lost y's inner derivative there (a
+    # compiled Hessian of logaddexp(v0, v1) at v0 = v1 came out [[0, 0], [-0.5, 0.5]])
+    f = njit(lambda v: np.logaddexp(v[0], v[1]))
+    v = np.array([0.3, 0.3])
+    np.testing.assert_allclose(duals.hessian(f)(v), [[0.25, -0.25], [-0.25, 0.25]], rtol=1e-15)
+    np.testing.assert_allclose(duals.hessian(f)(v), duals.hessian(lambda v: np.logaddexp(v[0], v[1]))(v))
+    g = njit(lambda x: np.logaddexp(x[0], 0.5 * x[0]))
+    assert duals.hessian(g)(np.zeros(1))[0, 0] == pytest.approx(0.0625, rel=1e-15)
+    assert np.logaddexp(np.inf, np.inf) == fn.logaddexp(np.inf, np.inf) == np.inf

@@ -12,6 +12,7 @@ import pytest
 scipy_integrate = pytest.importorskip("scipy.integrate")
 from scipy.linalg import expm  # noqa: E402
 
+import duals  # noqa: E402
 import duals.numpy as dnp  # noqa: E402
 from duals.sensitivity import SolveFailedError, solve_ivp  # noqa: E402
 from duals.sensitivity.model import RightHandSide  # noqa: E402
@@ -363,3 +364,16 @@ def test_a_compiled_fun_that_does_not_compile_for_p_names_the_shapes():
 def test_a_dict_p_without_the_key_fun_reads_names_the_keys():
     with pytest.raises(KeyError, match=r"raised KeyError: 'beta'.*p is a dict of 'b': shape \(\)"):
         solve_ivp(lambda t, y, p: -p["beta"] * y, (0.0, 1.0), [1.0], {"b": 0.5})
+
+
+@numba.njit
+def decay_through_an_inner_dual(t, y, p):
+    out = np.empty_like(y)
+    out[0] = -p[0] * (duals.Dual(t, 1.0) * y[0]).tangent   # d/ds (s y) = y
+    return out
+
+
+def test_a_compiled_fun_making_its_own_dual_is_refused_not_mixed_with_the_sensitivity_lanes():
+    # its one lane had the type of the single parameter's: y(T) 0.7605 for e^-1 = 0.3679
+    with pytest.raises(ValueError, match="nested inside compiled code"):
+        solve_ivp(decay_through_an_inner_dual, (0.0, 2.0), [1.0], np.array([0.5]), t_eval=[2.0])

@@ -277,3 +277,13 @@ def test_a_numpy_matrix_input_is_refused_since_its_products_would_change_meaning
     # m * m is a matrix product for np.matrix and entry by entry for a traced array
     with pytest.raises(TypeError, match="numpy.matrix, whose \\* and \\*\\* are matrix products"):
         duals.grad(lambda m: np.sum(m * m))(np.matrix([[1.0, 2.0], [3.0, 4.0]]))
+
+
+def test_a_transformed_function_pickles_as_the_transformation_of_its_function():
+    # a process pool pickles what it maps: grad(f) was a closure ("Can't pickle local object")
+    import pickle
+    for transform in (duals.grad, duals.jacfwd, duals.jacrev, duals.hessian, duals.value_and_grad):
+        made = transform(np.sin, argnums=0) if transform is not duals.value_and_grad else transform(np.sin)
+        again = pickle.loads(pickle.dumps(made))
+        np.testing.assert_array_equal(np.asarray(again(0.3), dtype=object), np.asarray(made(0.3), dtype=object))
+        assert again.__name__ == "sin" and "sin" in repr(again)

@@ -168,6 +168,10 @@ def call_on_duals(f, args, who):
     stores duals into arrays it makes itself, and always for ``parallel=True`` functions (whose
     promoting copy runs serially). The decision is kept for the process, and on disk for a
     function cached on disk (:mod:`.promotion_notes`)."""
+    return counted(_call_on_duals, f, args, who)
+
+
+def _call_on_duals(f, args, who):
     mode = _PROMOTING.get(f)   # None: not called yet; False: its own specialisation served
     if not mode and not f.targetoptions.get("parallel"):
         if mode is None:

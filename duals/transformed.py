@@ -1,0 +1,62 @@
+"""The function a transformation returns: it pickles as the transformation of ``f``.
+
+``duals.grad(loss)`` is a closure over the machinery of one process; a process pool
+(``Pool.map(duals.grad(loss), points)``) pickles the callable it is given, and a closure does not
+pickle. :func:`returns_transformed` wraps what ``grad``, ``jacfwd`` ... return in a
+:class:`Transformed`, which pickles as "``duals.grad`` of ``loss`` with these options" and is
+rebuilt by calling the transformation again in the other process (``loss`` must pickle: a
+module-level function or a Numba dispatcher, not a lambda). It carries ``loss``'s name too.
+
+>>> import pickle, numpy as np, duals
+>>> g = pickle.loads(pickle.dumps(duals.grad(np.sin)))
+>>> float(g(0.0)), g.__name__
+(1.0, 'sin')
+"""
+import functools
+import inspect
+
+__all__ = ["Transformed", "returns_transformed"]
+
+
+class Transformed:
+    """Transformed(call, made_by, f, options): ``call`` (what ``duals.<made_by>(f, **options)``
+    returned), named after ``f``; pickles as that transformation of ``f``."""
+
+    def __init__(self, call, made_by, f, options):
+        self._call, self._made_by, self._f, self._options = call, made_by, f, options
+        self.__name__ = getattr(f, "__name__", made_by)
+        self.__qualname__ = getattr(f, "__qualname__", self.__name__)
+        self.__doc__ = f"duals.{made_by} of {self.__name__}"
+        self.__wrapped__ = f
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    def __getattr__(self, name):   # (only for names that are not there) what the call carries
+        if name.startswith("__") or name in ("_call", "_made_by", "_f", "_options"):
+            raise AttributeError(name)
+        return getattr(self._call, name)
+
+    def __reduce__(self):
+        return _remake, (self._made_by, self._f, self._options)
+
+    def __repr__(self):
+        return f"<duals.{self._made_by} of {self.__name__}>"
+
+
+def _remake(made_by, f, options):
+    import duals
+    return getattr(duals, made_by)(f, **options)
+
+
+def returns_transformed(transform):
+    """Decorator of a transformation ``transform(f, ...)``: what it returns is a :class:`Transformed`."""
+    signature = inspect.signature(transform)
+
+    @functools.wraps(transform)
+    def make(f, *args, **kwargs):
+        call = transform(f, *args, **kwargs)
+        options = dict(signature.bind(f, *args, **kwargs).arguments)
+        del options[next(iter(signature.parameters))]
+        return Transformed(call, transform.__name__, f, options)
+    return make
