@@ -37,7 +37,7 @@ _INSIDE = (os.path.dirname(os.path.abspath(__file__)) + os.sep,
 _REPORTING = contextvars.ContextVar("duals_float_warnings_reporting", default=False)
 
 
-def call_at_user_line(f, *args, **kwargs):
+def call_at_user_line(f, /, *args, **kwargs):
     """call_at_user_line(f, *args, **kwargs) -> f(*args, **kwargs), NumPy's warnings at the user's line.
 
     >>> import numpy as np

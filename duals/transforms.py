@@ -80,7 +80,7 @@ def _check_leaf(y, who, trace=None):
                         f"arrays or tuples/lists/dicts of them")
 
 
-def _closing(trace, call, *args, **kwargs):
+def _closing(trace, call, /, *args, **kwargs):
     """``call(*args, **kwargs)``, after which values of ``trace`` refuse to be used (a value kept
     from the call would otherwise take part in later arithmetic as a constant, silently)."""
     try:

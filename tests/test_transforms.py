@@ -287,3 +287,13 @@ def test_a_transformed_function_pickles_as_the_transformation_of_its_function():
         again = pickle.loads(pickle.dumps(made))
         np.testing.assert_array_equal(np.asarray(again(0.3), dtype=object), np.asarray(made(0.3), dtype=object))
         assert again.__name__ == "sin" and "sin" in repr(again)
+
+
+def test_a_keyword_argument_named_like_duals_own_parameters_reaches_the_function():
+    # f=3.0 collided with call_at_user_line's own parameter f
+    loss = lambda y, f=1.0, call=0.0: np.sum(y ** 2) * f + call  # noqa: E731
+    y = np.ones(2)
+    for transform in (duals.grad, duals.jacfwd):
+        np.testing.assert_array_equal(transform(loss)(y, f=3.0, call=1.0), [6.0, 6.0])
+    np.testing.assert_array_equal(duals.hvp(loss, y, y, f=3.0), [6.0, 6.0])
+    np.testing.assert_array_equal(duals.jacfwd(lambda y: dnp.diff(y, append=[y[0], 2.0]))(y)[-2], [1.0, -1.0])

@@ -115,7 +115,8 @@ def diff(a, n=1, axis=-1, prepend=_ABSENT, append=_ABSENT):
             parts.append(None)
             continue
         if isinstance(extra, (list, tuple)):   # (append=[1.0, 2.0] is an array of two entries)
-            extra = operand(extra)
+            from .shape import array
+            extra = array(extra)
         if ndim(extra) == 0:
             s = list(shape(a))
             s[axis] = 1
