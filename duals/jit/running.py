@@ -71,22 +71,35 @@ def transformation(who, first=0):
 
 def counted(call, *args, **kwargs):
     """counted(call, *args) -> ``call(*args)``, counted as a running compiled transformation
-    (for duals' own calls of compiled code on duals, whose arguments are duals)."""
-    with _COUNTING:   # (+= on the counter is a read and a write: threads would lose counts)
-        _COUNT.value += 1
+    (for duals' own calls of compiled code on duals, whose arguments are duals). Only a thread's
+    outermost transformation changes the shared count; nested ones count in the thread."""
+    depth = getattr(_THREAD, "depth", 0)
+    if not depth:
+        with _COUNTING:   # (+= on the count is a read and a write: threads would lose counts)
+            _COUNT.value += 1
+    _THREAD.depth = depth + 1
     try:
         return call(*args, **kwargs)
     finally:
-        with _COUNTING:
-            _COUNT.value -= 1
+        _THREAD.depth = depth
+        if not depth:
+            with _COUNTING:
+                _COUNT.value -= 1
 
 
 _COUNTING = threading.Lock()
+_THREAD = threading.local()
 
 
 def refuse_user_duals(args, kwargs, who):
     """Raise where an argument (or an item of a tuple or list argument) is a ``duals.Dual`` or an
     array of duals made by the user: the transformation's duals would mix with its lanes."""
+    for a in args:
+        if not _plain(a):
+            break
+    else:
+        if not kwargs or all(map(_plain, kwargs.values())):
+            return    # (the common case, checked without a Python loop per item where it can)
     from ..forward import USER_TRACE, Dual
     for where, a in _arguments(args, kwargs):
         # (a Dual of a Python transformation is refused where Numba types it, with its own way out)
@@ -98,6 +111,12 @@ def refuse_user_duals(args, kwargs, who):
                 f"the transformation's. Pass its value (d.primal) and differentiate with respect to "
                 f"it too (argnums), or call the transformation inside Python code that makes the "
                 f"Dual (duals nests transformations of Python code to any depth)")
+
+
+def _plain(a):
+    kind = type(a)
+    return (a is None or kind is float or kind is int or (kind is np.ndarray and a.dtype.names is None)
+            or ((kind is tuple or kind is list) and all(map(_plain, a))))
 
 
 def _arguments(args, kwargs):
