@@ -153,16 +153,19 @@ def _library_caller(frame, libraries=("numpy", "scipy")):
         if this is not None and type(this).__module__.split(".")[0] in libraries:
             owner = this
         if name == "__call__" and this is not None and this is owner:   # an object called: CubicSpline(x)
-            kind = type(owner)
-            called = ".".join(part for part in kind.__module__.split(".") if not part.startswith("_"))
-            called += f".{kind.__name__}"
+            called = f"{_without_private(type(owner).__module__)}.{type(owner).__name__}"
         elif not name.startswith(("_", "<")) and name not in _DECORATOR_FRAMES:
-            public = ".".join(part for part in module.split(".") if not part.startswith("_"))
+            public = _without_private(module)
             if this is owner and owner is not None:   # (norm is an instance of norm_gen)
                 public += "." + type(owner).__name__.removesuffix("_gen")
             called = f"{public}.{name}"
         frame = frame.f_back
     return called, frame, owner
+
+
+def _without_private(module):
+    """``scipy.interpolate`` for ``scipy.interpolate._cubic``: the module's public parts."""
+    return ".".join(part for part in module.split(".") if not part.startswith("_"))
 
 
 def _conversion_cause():

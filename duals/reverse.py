@@ -510,7 +510,8 @@ class Var(Tracer):
         else:
             gradient = gradient._value if isinstance(gradient, Var) else gradient
             if isinstance(gradient, (list, tuple)):   # (PyTorch takes a tensor; a list is its values)
-                gradient = np.asarray(gradient, dtype=np.result_type(np.result_type(*gradient), self._value))
+                gradient = np.asarray(gradient)
+                gradient = gradient.astype(np.result_type(gradient, self._value), copy=False)
             if np.shape(gradient) != shape:
                 raise ValueError(f"backward(gradient=...) got a gradient of shape {np.shape(gradient)} "
                                  f"for an output of shape {shape}; they must match")

@@ -33,16 +33,22 @@ def export(*names, value_only=False):
     return register
 
 
+def list_as_array(x):
+    """list_as_array(x) -> a Python list or tuple as an array, as NumPy reads it (of traced
+    entries too: a traced array); anything else as it is."""
+    if type(x) is list or type(x) is tuple:
+        from .shape import array
+        return array(x)
+    return x
+
+
 def lists_as_arrays(func):
-    """Decorator: a Python list or tuple as the first argument becomes an array first (of traced
-    entries too: ``dnp.sum([a, b])``), as NumPy's functions take it; the shape of a list is not
-    read as 0-d (``axis=None`` would then reduce nothing)."""
+    """Decorator: a Python list or tuple as the first argument becomes an array first
+    (:func:`list_as_array`: ``dnp.sum([a, b])``), as NumPy's functions take it; the shape of a
+    list is not read as 0-d (``axis=None`` would then reduce nothing)."""
     @functools.wraps(func)
     def taking(a, *args, **kwargs):
-        if type(a) is list or type(a) is tuple:
-            from .shape import array
-            a = array(a)
-        return func(a, *args, **kwargs)
+        return func(list_as_array(a), *args, **kwargs)
     return taking
 
 

@@ -15,7 +15,7 @@ differentiated inputs.
 import numpy as np
 
 from ..core import Tracer
-from . import dtype_of, export, innermost, ndim_of as ndim, normalize_axis, shape_of as shape
+from . import dtype_of, export, innermost, list_as_array, ndim_of as ndim, normalize_axis, shape_of as shape
 from .shape import atleast_1d, broadcast_to, concatenate, flip, getitem, reshape, transpose
 
 
@@ -323,9 +323,7 @@ def _pad_odd(x, ax, before, after, mode, kwargs):
 
 def _pad_constant(x, widths, values):
     dtype = dtype_of(x)
-    if _holds_traced(values):   # a pair, or a pair per axis, of traced numbers
-        from .shape import array
-        values = array(values)
+    values = list_as_array(values)   # a pair, or a pair per axis, of numbers (traced or not)
     nd = len(widths)
     if isinstance(values, Tracer):
         values = values if ndim(values) == 0 else broadcast_to(values, (nd, 2))

@@ -23,7 +23,7 @@ import numpy as np
 from ..core import Primitive, Tracer
 from ..index_sets import along_axis, axis_rule, broadcast as broadcast_sets, reduced, union
 from . import dtype_of, export, innermost, ndim_of as ndim, negative_into, normalize_axis, shape_of as shape
-from . import lists_as_arrays
+from . import list_as_array, lists_as_arrays
 from .reductions import refuse_out_and_integer_dtype, sum as _sum, unbroadcast
 from .assembly import operand
 from .elementwise import align, where
@@ -114,9 +114,7 @@ def diff(a, n=1, axis=-1, prepend=_ABSENT, append=_ABSENT):
         if extra is _ABSENT:
             parts.append(None)
             continue
-        if isinstance(extra, (list, tuple)):   # (append=[1.0, 2.0] is an array of two entries)
-            from .shape import array
-            extra = array(extra)
+        extra = list_as_array(extra)   # (append=[1.0, 2.0] is an array of two entries)
         if ndim(extra) == 0:
             s = list(shape(a))
             s[axis] = 1
