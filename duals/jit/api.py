@@ -39,7 +39,7 @@ from . import promotion_notes
 from .running import counted, transformation
 from .promotion import dual_type_of, promoted_arguments, promoted_call, promoting_copy
 from .vectorized import entry, is_vectorized
-from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout_key
+from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout_key, layout_key_at
 
 __all__ = ["compiled_jvp", "compiled_jacfwd", "compiled_hessian", "dual_array", "call_on_duals", "MAX_LANES"]
 
@@ -588,14 +588,14 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
         if driven:   # the driver's layouts first: no per-argument Python work at all
             found = known.get(len(args))
             if found is not None:
-                plan = driven.get((len(args),) + layout_key([args[i] for i in found[0]]))
+                plan = driven.get(layout_key_at(args, found[0]))
                 if plan is not None and plan.hot.driver is not None:
                     check_aliases(f, args, found[0], "jacfwd")   # (else _inputs checks below)
                     block = plan.hot.run(*args)
                     if block is not None:   # the driver's own array: no copy
                         return block if plan.as_is else plan.split(block, fresh=True)
         args, nums, single = _inputs(f, args, argnums, "jacfwd", known, lanes=True)
-        key = (threading.get_ident(), len(args)) + layout_key([args[i] for i in nums])
+        key = (threading.get_ident(),) + layout_key_at(args, nums)
         plan = plans.get(key)
         if plan is None:
             if len(plans) > 64:

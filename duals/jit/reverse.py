@@ -37,7 +37,7 @@ from .api import call_on_duals, compiled_hessian, _check_dispatcher, _input, _in
 from .api import _resolve_workers, _target, check_aliases, positional
 from .driver import REVERSE_SAVING_S, hot, plain_arguments
 from .reverse_driver import ADJOINT, grad_driver, pull_driver
-from .seeding import layout_key
+from .seeding import layout_key_at
 from .tape import CAPACITY, COUNT, FAILED, Tape, push_scaled
 from .._numba_cache import cached_njit
 
@@ -296,7 +296,7 @@ def compiled_value_and_grad(f, argnums=0, has_aux=False):
         tape = _thread_tape(np.float64)
         state = None
         if not has_aux:
-            state = hot(f, ("grad", len(args), tuple(nums)) + layout_key([args[i] for i in nums]))
+            state = hot(f, ("grad", tuple(nums)) + layout_key_at(args, nums))
             if state.driver is not None:
                 found = _drive(state, tape, "grad", args)
                 if found is not None:
@@ -624,7 +624,7 @@ def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
 
 
 def _pull_state(f, args, nums):
-    return hot(f, ("pull", len(args), tuple(nums)) + layout_key([args[i] for i in nums]))
+    return hot(f, ("pull", tuple(nums)) + layout_key_at(args, nums))
 
 
 def expect_pulls(f, args, nums, calls):

@@ -6,8 +6,9 @@ type of ``duals.jvp``'s own duals (and of ``jacfwd``'s with one input): the two 
 would be added together, a wrong number (``x * d/dy (x + y)`` would come out 2 instead of 1).
 So every compiled entry point counts itself in a process-wide counter while it runs
 (:func:`transformation`), and the compiled constructor raises while the counter is not zero
-(:func:`transformations_running`). The counter is a C ``int64`` that compiled code reads through
-a named symbol, so code cached on disk finds it in every process. It counts every thread's
+(:func:`transformations_running`). The count is the length of a list (one item per running
+transformation: appending and popping take no lock), which compiled code reads where the
+interpreter keeps it, through a named symbol, so code cached on disk finds it in every process. It counts every thread's
 transformations (compiled code has no cheap view of Python's threads), so another thread's
 plain call that makes a Dual while a transformation runs raises too: conservative, never wrong.
 
@@ -28,8 +29,48 @@ __all__ = ["transformation", "counted", "transformations_running", "transformati
            "refuse_user_duals", "NESTED_DUAL"]
 
 _SYMBOL = "duals_compiled_transformations_running"
-_COUNT = ctypes.c_int64(0)
-llvm.add_symbol(_SYMBOL, ctypes.addressof(_COUNT))
+# One item per running transformation: list.append and list.pop are atomic (under the GIL and in
+# free-threaded builds), so entering and leaving take no lock; compiled code reads the list's
+# length where CPython keeps it, found below (a lock-guarded C counter where it is not found).
+_RUNNING = []
+
+
+def _length_field(probe):
+    """The address of ``probe``'s length in the list object, or None."""
+    for offset in range(8, 64, 8):
+        field = ctypes.c_ssize_t.from_address(id(probe) + offset)
+        sizes = []
+        for n in (0, 3, 1, 0):
+            del probe[:]
+            probe.extend([None] * n)
+            sizes.append(field.value)
+        if sizes == [0, 3, 1, 0]:
+            return id(probe) + offset
+    return None
+
+
+class _CountedList(list):
+    """A list that also keeps its length in a C counter, for an interpreter that keeps a list's
+    length where :func:`_length_field` does not find it."""
+    count = ctypes.c_int64(0)
+    lock = threading.Lock()
+
+    def append(self, item):
+        with self.lock:
+            list.append(self, item)
+            self.count.value = len(self)
+
+    def pop(self):
+        with self.lock:
+            list.pop(self)
+            self.count.value = len(self)
+
+
+_LENGTH = _length_field(_RUNNING)
+if _LENGTH is None:
+    _RUNNING = _CountedList()
+    _LENGTH = ctypes.addressof(_CountedList.count)
+llvm.add_symbol(_SYMBOL, _LENGTH)
 
 NESTED_DUAL = ("duals.Dual(...) made inside @njit code while a compiled transformation (jvp, "
                "jacfwd, grad, hessian ...) of that code runs: its derivative would be mixed with "
@@ -53,7 +94,7 @@ def transformations_running(typingctx):
 
 def transformations_running_now():
     """transformations_running_now() -> the same, from Python."""
-    return _COUNT.value != 0
+    return len(_RUNNING) != 0
 
 
 def transformation(who, first=0):
@@ -64,31 +105,23 @@ def transformation(who, first=0):
         @functools.wraps(call)
         def checked(*args, **kwargs):
             refuse_user_duals(args[first:], kwargs, who)
-            return counted(call, *args, **kwargs)
+            _RUNNING.append(None)   # (counted() written out: this is every compiled entry's path)
+            try:
+                return call(*args, **kwargs)
+            finally:
+                _RUNNING.pop()
         return checked
     return decorate
 
 
 def counted(call, *args, **kwargs):
     """counted(call, *args) -> ``call(*args)``, counted as a running compiled transformation
-    (for duals' own calls of compiled code on duals, whose arguments are duals). Only a thread's
-    outermost transformation changes the shared count; nested ones count in the thread."""
-    depth = getattr(_THREAD, "depth", 0)
-    if not depth:
-        with _COUNTING:   # (+= on the count is a read and a write: threads would lose counts)
-            _COUNT.value += 1
-    _THREAD.depth = depth + 1
+    (for duals' own calls of compiled code on duals, whose arguments are duals)."""
+    _RUNNING.append(None)
     try:
         return call(*args, **kwargs)
     finally:
-        _THREAD.depth = depth
-        if not depth:
-            with _COUNTING:
-                _COUNT.value -= 1
-
-
-_COUNTING = threading.Lock()
-_THREAD = threading.local()
+        _RUNNING.pop()
 
 
 def refuse_user_duals(args, kwargs, who):

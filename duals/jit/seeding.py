@@ -72,6 +72,15 @@ def layout_key(primals):
     return tuple([(p.shape, p.dtype.char) if type(p) is np.ndarray else type(p) for p in primals])
 
 
+def layout_key_at(args, nums):
+    """layout_key_at(args, nums) -> ``(len(args),) + layout_key`` of the arguments at ``nums``
+    (one differentiated argument, the common case, without building lists)."""
+    if len(nums) == 1:
+        p = args[nums[0]]
+        return (len(args), (p.shape, p.dtype.char) if type(p) is np.ndarray else type(p))
+    return (len(args),) + layout_key([args[i] for i in nums])
+
+
 class SeededArguments:
     """SeededArguments(primals, lanes, start): unit seeds for directions ``start ...`` over all arguments.
 
