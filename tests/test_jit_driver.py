@@ -257,6 +257,27 @@ def test_grad_through_the_driver_equals_the_general_path_and_central_differences
         duals.grad(lambda_free_vector)(params)
 
 
+def test_one_grad_object_reused_across_layouts_takes_the_driver_only_for_its_own():
+    """A grad object in a loop finds its driver's layout before converting arguments: every
+    other layout (integers, float32, a longer vector, a 0-d array, aliased arguments) must still
+    be converted or refused by the general path, with the same numbers."""
+    grad = duals.grad(damped_energy, argnums=(0, 1))
+    x = np.linspace(0.1, 1.0, 4)
+    results = [grad(x, 0.5) for _ in range(CALLS)]
+    assert _driver_of(damped_energy)
+    for gx, gc in results[1:]:
+        np.testing.assert_array_equal(gx, results[0][0])
+        assert gc == results[0][1] and type(gc) is float
+    np.testing.assert_allclose(results[-1][0], central_differences(damped_energy, [x, 0.5], 0), rtol=1e-7)
+    for other, c in ((np.arange(1, 5), 0.5), (x.astype(np.float32), 0.5), (np.linspace(0.1, 1.0, 7), 0.5),
+                     (x, 1), (x, np.array(0.5))):
+        gx, gc = grad(other, c)
+        want = central_differences(damped_energy, [np.asarray(other, dtype=float), float(c)], 0)
+        np.testing.assert_allclose(gx, want, rtol=1e-6)
+        assert gx.shape == np.shape(other) and type(gc) is float
+    assert type(grad(x, 0.5)[1]) is float   # the driver's layout again
+
+
 @numba.njit
 def lambda_free_vector(x):
     return x * 2.0

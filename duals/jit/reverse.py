@@ -71,6 +71,9 @@ def _release(tape):
     row, up to ``KEEP_LOOP_BYTES``: a loop of such gradients would otherwise fault the whole tape
     in afresh at every call (about 3x the call, measured on a 70 MB tape). A smaller recording
     after them frees it."""
+    if tape.nbytes <= KEEP_TAPE_BYTES:   # (the common case: a small tape, always kept)
+        tape.large_before = False
+        return
     large = tape.recorded * tape.dtype.itemsize > KEEP_TAPE_BYTES
     looping = large and tape.large_before and tape.nbytes <= KEEP_LOOP_BYTES
     if tape.nbytes > KEEP_TAPE_BYTES and not looping:
@@ -287,17 +290,30 @@ def compiled_value_and_grad(f, argnums=0, has_aux=False):
     """
     f = _check_dispatcher(f, "grad")
     known = {}
+    driven = {}   # layouts (as layout_key_at) whose calls a compiled driver serves
 
     @transformation("grad")
     def value_and_gradient(*args, **kwargs):
         if kwargs:
             args = positional(f, args, kwargs, "grad")
+        if driven:   # a driver's layout: float arguments as they are, no conversions to make
+            found = known.get(len(args))
+            state = None if found is None else driven.get(layout_key_at(args, found[0]))
+            if state is not None and state.driver is not None:
+                check_aliases(f, args, found[0], "grad")
+                done = _drive(state, _thread_tape(np.float64), "grad", args)
+                if done is not None:
+                    return done[0], (done[1][0] if found[1] else tuple(done[1]))
         args, nums, single = _inputs(f, args, argnums, "grad", known)
         tape = _thread_tape(np.float64)
         state = None
         if not has_aux:
-            state = hot(f, ("grad", tuple(nums)) + layout_key_at(args, nums))
+            layout = layout_key_at(args, nums)
+            state = hot(f, ("grad", tuple(nums)) + layout)
             if state.driver is not None:
+                if len(driven) > 64:
+                    driven.clear()
+                driven[layout] = state
                 found = _drive(state, tape, "grad", args)
                 if found is not None:
                     value, grads = found
