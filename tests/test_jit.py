@@ -15,6 +15,7 @@ import duals.numpy as dnp
 from duals import derivatives
 from duals.jit import DualType, fn
 from duals.jit._types import DIGEST
+from duals.jit.running import transformations_running
 from finite_differences import central_differences
 
 njit = numba.njit(cache=True)
@@ -465,6 +466,27 @@ def test_a_dual_made_in_compiled_code_never_mixes_with_a_transformations_own(tra
     with pytest.raises((ValueError, TypeError), match="nested inside compiled code"):
         transform(times_inner_derivative, x)
     assert times_inner_derivative(x) == 2.0 and derivative_of_plus(duals.Dual(2.0, 1.0)) == 2.0
+
+
+@numba.njit
+def transformation_running_seen_by_compiled_code():
+    return transformations_running()
+
+
+def test_compiled_code_reads_the_count_of_running_transformations():
+    # the count is a list's length read in place: a wrong address would never refuse a Dual
+    from duals.jit import running
+    assert not transformation_running_seen_by_compiled_code()
+    assert running.counted(transformation_running_seen_by_compiled_code)
+    assert running.counted(running.counted, transformation_running_seen_by_compiled_code)
+    assert not transformation_running_seen_by_compiled_code()
+    fallback = running._CountedList()     # (for an interpreter whose list length is not found)
+    fallback.append(None)
+    fallback.append(None)
+    fallback.pop()
+    assert running._CountedList.count.value == len(fallback) == 1
+    fallback.pop()
+    assert running._CountedList.count.value == 0
 
 
 def test_the_count_of_running_transformations_survives_threads():

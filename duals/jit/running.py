@@ -8,9 +8,10 @@ So every compiled entry point counts itself in a process-wide counter while it r
 (:func:`transformation`), and the compiled constructor raises while the counter is not zero
 (:func:`transformations_running`). The count is the length of a list (one item per running
 transformation: appending and popping take no lock), which compiled code reads where the
-interpreter keeps it, through a named symbol, so code cached on disk finds it in every process. It counts every thread's
-transformations (compiled code has no cheap view of Python's threads), so another thread's
-plain call that makes a Dual while a transformation runs raises too: conservative, never wrong.
+interpreter keeps it, through a named symbol, so code cached on disk finds it in every
+process. It counts every thread's transformations (compiled code has no cheap view of Python's
+threads), so another thread's plain call that makes a Dual while a transformation runs raises
+too: conservative, never wrong.
 
 >>> transformations_running_now()
 False
@@ -36,8 +37,9 @@ _RUNNING = []
 
 
 def _length_field(probe):
-    """The address of ``probe``'s length in the list object, or None."""
-    for offset in range(8, 64, 8):
+    """The address of ``probe``'s length in the list object, or None (offsets within the
+    object's header: 16 in CPython, 32 in its free-threaded build)."""
+    for offset in range(8, 40, 8):
         field = ctypes.c_ssize_t.from_address(id(probe) + offset)
         sizes = []
         for n in (0, 3, 1, 0):
