@@ -80,6 +80,11 @@ def _no_float(self):
             "float() of a Var would drop its derivative from the tape. To log or print it take "
             "v.item() (a Python number, detached, as PyTorch's) or v.value (its NumPy value); in "
             "a computation keep the Var (np.* functions instead of math.*)")
+    if getattr(self, "_outlives_transformations", None) is not None and self._outlives_transformations():
+        raise TypeError(
+            "float() of a duals.Dual would drop its derivative: take d.primal (its value) or "
+            "d.tangent. A Dual held in a global variable of @numba.njit code cannot be frozen into "
+            "the compiled code as a constant: pass it to the function as an argument")
     inside = _numpy_caller()
     if inside is not None:
         raise TypeError(_undispatched(inside, "turns it into a Python number"))

@@ -4,6 +4,7 @@ Every compiled function lives at module level with cache=True, so that a warm Nu
 makes this file fast and each specialisation is compiled once per session. The table tests
 (``test_every_unary_entry_*``) iterate duals.derivatives, so a new line there is tested here.
 """
+import collections
 import math
 
 import numba
@@ -508,6 +509,52 @@ def test_a_users_dual_argument_to_a_compiled_transformation_is_refused(transform
     # its tangent was added to d/dx: lgamma(x) c with c = 2 + ε gave ψ(x)·2 + lgamma(x)
     with pytest.raises(TypeError, match="is a duals.Dual"):
         transform(scaled_lgamma, np.array([2.5]), duals.Dual(2.0, 1.0))
+
+
+Pair = collections.namedtuple("Pair", "scale shift")
+
+
+@numba.njit
+def scaled_by_first_item(x, p):
+    return x * p[0][0] + p[1]
+
+
+def _typed_list_of(item):
+    from numba.typed import List
+    out = List()
+    out.append(item)
+    return out
+
+
+@pytest.mark.parametrize("holder", [
+    lambda c: (Pair((c,), 1.0),), lambda c: (((c,), 1.0),), lambda c: ([(c, 1.0)], 1.0),
+    lambda c: ((_typed_list_of(c),), 1.0), lambda c: (((duals.jit.dual_array(np.array([2.0]), np.eye(1)),),), 1.0),
+    lambda c: (((duals.jit.dual_array(np.array([2.0, 1.0]), np.eye(2))[0],),), 1.0)],
+    ids=["namedtuple", "nested tuple", "list of tuples", "typed List", "dual array", "its element"])
+@pytest.mark.parametrize("transform", [duals.jacfwd, duals.hessian, duals.grad])
+def test_a_users_dual_anywhere_inside_an_argument_is_refused(holder, transform):
+    # its tangent was added to d/dx: x * p[0][0] with a Dual 2 + eps there gave 5, not 2
+    with pytest.raises(TypeError, match="is a duals.Dual"):
+        transform(scaled_by_first_item)(3.0, *holder(duals.Dual(2.0, 1.0)))
+
+
+GLOBAL_DUAL = duals.Dual(2.0, 1.0)
+
+
+@numba.njit
+def times_global_dual(x):
+    return x * GLOBAL_DUAL
+
+
+def test_a_dual_in_a_global_of_compiled_code_is_refused_with_the_way_out():
+    # Numba freezes a global as a constant: the message named traced values and duals.jacfwd
+    with pytest.raises(Exception, match="global variable of @numba.njit code .* argument"):
+        times_global_dual(3.0)
+
+
+def test_plain_values_inside_arguments_pass_the_refusal_of_duals():
+    assert duals.jacfwd(scaled_by_first_item)(3.0, Pair((2.0,), 1.0)) == 2.0
+    assert duals.grad(scaled_by_first_item)(3.0, (_typed_list_of(2.0), 1.0)) == 2.0
 
 
 def test_an_element_of_a_dual_array_is_a_dual_scalar_argument():

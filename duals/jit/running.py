@@ -21,6 +21,7 @@ import functools
 import threading
 
 import llvmlite.binding as llvm
+import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import types
@@ -75,10 +76,13 @@ if _LENGTH is None:
 llvm.add_symbol(_SYMBOL, _LENGTH)
 
 NESTED_DUAL = ("duals.Dual(...) made inside @njit code while a compiled transformation (jvp, "
-               "jacfwd, grad, hessian ...) of that code runs: its derivative would be mixed with "
-               "the transformation's own. Derivatives nested inside compiled code are not "
-               "supported; write the inner derivative by hand (g'(y) as a formula), or the function "
-               "in Python, where duals nests transformations to any depth")
+               "jacfwd, grad, hessian ...) runs, of that code or in another thread (compiled code "
+               "cannot tell threads apart, so the check is process-wide; a first call counts while "
+               "it compiles): inside the transformation its derivative would be mixed with the "
+               "transformation's own. Derivatives nested inside compiled code are not supported; "
+               "write the inner derivative by hand (g'(y) as a formula), or the function in Python, "
+               "where duals nests transformations to any depth; in another thread, make such calls "
+               "when no compiled transformation runs")
 
 
 @intrinsic
@@ -127,21 +131,22 @@ def counted(call, *args, **kwargs):
 
 
 def refuse_user_duals(args, kwargs, who):
-    """Raise where an argument (or an item of a tuple or list argument) is a ``duals.Dual`` or an
-    array of duals made by the user: the transformation's duals would mix with its lanes."""
+    """Raise where an argument, or anything inside one (items of tuples, named tuples and lists
+    at any depth, a typed List or Dict, a jitclass's members), is a ``duals.Dual``, an array of
+    duals or an element of one made by the user: its derivative would mix with the
+    transformation's lanes."""
     for a in args:
         if not _plain(a):
             break
     else:
         if not kwargs or all(map(_plain, kwargs.values())):
             return    # (the common case, checked without a Python loop per item where it can)
-    from ..forward import USER_TRACE, Dual
-    for where, a in _arguments(args, kwargs):
-        # (a Dual of a Python transformation is refused where Numba types it, with its own way out)
-        if (isinstance(a, Dual) and a._trace.level == USER_TRACE.level) or (
-                isinstance(a, np.ndarray) and a.dtype.names == ("primal", "tangent")):
+    places = [(f"argument {k}", a) for k, a in enumerate(args)]
+    places += [(f"argument {name!r}", a) for name, a in kwargs.items()]
+    for where, a in places:
+        for found in _user_duals(a, where):
             raise TypeError(
-                f"{who}: {where} is a duals.Dual (or an array of duals): a compiled transformation "
+                f"{who}: {found} is a duals.Dual (or an array of duals): a compiled transformation "
                 f"takes plain numbers and arrays, and the Dual's own derivative would be mixed with "
                 f"the transformation's. Pass its value (d.primal) and differentiate with respect to "
                 f"it too (argnums), or call the transformation inside Python code that makes the "
@@ -154,12 +159,48 @@ def _plain(a):
             or ((kind is tuple or kind is list) and all(map(_plain, a))))
 
 
-def _arguments(args, kwargs):
-    for k, a in enumerate(args):
-        yield f"argument {k}", a
-        if type(a) in (tuple, list):
-            for j, item in enumerate(a):
-                yield f"item {j} of argument {k}", item
-    for name, a in kwargs.items():
-        yield f"argument {name!r}", a
+def _user_duals(a, where):
+    """Where in ``a`` (described from ``where``) the user's duals are."""
+    from numba.core.dispatcher import Dispatcher
+    from ..forward import USER_TRACE, Dual
+    if isinstance(a, (np.ndarray, np.void)):   # (np.void: an element of an array of duals)
+        if a.dtype.names == ("primal", "tangent"):
+            yield where
+    elif isinstance(a, (tuple, list)):
+        for j, item in enumerate(a):
+            yield from _user_duals(item, f"item {j} of {where}")
+    elif isinstance(a, Dual):
+        # (a Dual of a Python transformation is refused where Numba types it, with its own way out)
+        if a._trace.level == USER_TRACE.level:
+            yield where
+    elif not (a is None or isinstance(a, (int, float, complex, str, np.generic, Dispatcher))):
+        try:   # a typed List or Dict, a jitclass instance ...: what Numba would see in it
+            typ = numba.typeof(a)
+        except (ValueError, TypeError):
+            return   # (Numba refuses it itself when the call types its arguments)
+        if _holds_duals(typ):
+            yield f"{where} (a {type(a).__name__} holding duals)"
 
+
+def _holds_duals(typ, depth=0):
+    """Whether the Numba type ``typ`` is or holds a dual number (or an array of them)."""
+    from ._types import DualType
+    if isinstance(typ, DualType):
+        return True
+    if depth > 8:
+        return False
+    if isinstance(typ, types.Record):
+        return [name for name, _ in typ.members] == ["primal", "tangent"]
+    if isinstance(typ, types.BaseTuple):
+        inner = typ.types
+    elif isinstance(typ, (types.Array, types.List)):
+        inner = (typ.dtype,)
+    elif isinstance(typ, types.ListType):
+        inner = (typ.item_type,)
+    elif isinstance(typ, types.DictType):
+        inner = (typ.key_type, typ.value_type)
+    elif isinstance(typ, types.ClassInstanceType):
+        inner = tuple(typ.struct.values())
+    else:
+        return False
+    return any(_holds_duals(t, depth + 1) for t in inner)
