@@ -149,16 +149,19 @@ def _ov_min(a, b):
         return lambda a, b: b if b < a else a
 
 
-def _n_ary(func):
-    def ov3(a, b, c):
-        if _is_dual(a, b, c):
-            return lambda a, b, c: func(func(a, b), c)
-
-    def ov4(a, b, c, d):
-        if _is_dual(a, b, c, d):
-            return lambda a, b, c, d: func(func(func(a, b), c), d)
-    overload(func)(ov3)
-    overload(func)(ov4)
+def _n_ary(func, most=8):
+    """Overloads of ``func(a, b, c, ...)`` on duals, three to ``most`` arguments, as a left fold
+    of the two-argument call (Python's order: the first of equal arguments is returned)."""
+    for count in range(3, most + 1):
+        names = [f"a{k}" for k in range(count)]
+        fold = names[0]
+        for name in names[1:]:
+            fold = f"func({fold}, {name})"
+        namespace = {"func": func, "_is_dual": _is_dual}
+        exec(f"def ov({', '.join(names)}):\n"
+             f"    if _is_dual({', '.join(names)}):\n"
+             f"        return lambda {', '.join(names)}: {fold}\n", namespace)
+        overload(func)(namespace["ov"])
 
 
 _n_ary(builtins.min)

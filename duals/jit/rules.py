@@ -184,10 +184,11 @@ def _mixed_error(name, x, y):
     return errors.TypingError(f"duals.jit: {name} of {x} and {y}: {ONE_LEVEL}")
 
 
-NESTED_IN_COMPILED = ("If the code makes a duals.Dual itself (an inner derivative), that Dual cannot "
-                      "meet the values of a compiled transformation (jacfwd, grad ...) of the code: "
-                      "derivatives nested inside compiled code are not supported (write the inner "
-                      "derivative as a formula, or the function in Python)")
+NESTED_IN_COMPILED = ("If the code makes a duals.Dual itself (an inner derivative) or reads one from a "
+                      "global or closure variable, that Dual cannot meet the values of a compiled "
+                      "transformation (jacfwd, grad ...) of the code: derivatives nested inside "
+                      "compiled code are not supported (write the inner derivative as a formula, "
+                      "pass a Dual's value d.primal as an argument, or write the function in Python)")
 ONE_LEVEL = ("duals of one level must carry the same number of lanes; build all inputs of one call "
              "with the same lanes (duals.jacfwd does). " + NESTED_IN_COMPILED)
 

@@ -25,6 +25,7 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import types
+from numba.core.dispatcher import Dispatcher
 from numba.extending import intrinsic
 
 __all__ = ["transformation", "counted", "transformations_running", "transformations_running_now",
@@ -132,8 +133,8 @@ def counted(call, *args, **kwargs):
 
 def refuse_user_duals(args, kwargs, who):
     """Raise where an argument, or anything inside one (items of tuples, named tuples and lists
-    at any depth, a typed List or Dict, a jitclass's members), is a ``duals.Dual``, an array of
-    duals or an element of one made by the user: its derivative would mix with the
+    at any depth, a typed List, Dict or set, a jitclass's members), is a ``duals.Dual``, an array
+    of duals or an element of one made by the user: its derivative would mix with the
     transformation's lanes."""
     for a in args:
         if not _plain(a):
@@ -144,42 +145,59 @@ def refuse_user_duals(args, kwargs, who):
     places = [(f"argument {k}", a) for k, a in enumerate(args)]
     places += [(f"argument {name!r}", a) for name, a in kwargs.items()]
     for where, a in places:
-        for found in _user_duals(a, where):
+        path = _user_dual_in(a)
+        if path is not None:
+            for index in path:
+                where = f"item {index} of {where}" if type(index) is int else f"{where} ({index})"
             raise TypeError(
-                f"{who}: {found} is a duals.Dual (or an array of duals): a compiled transformation "
+                f"{who}: {where} is a duals.Dual (or an array of duals): a compiled transformation "
                 f"takes plain numbers and arrays, and the Dual's own derivative would be mixed with "
                 f"the transformation's. Pass its value (d.primal) and differentiate with respect to "
                 f"it too (argnums), or call the transformation inside Python code that makes the "
                 f"Dual (duals nests transformations of Python code to any depth)")
 
 
+_PLAIN_SCALARS = frozenset((type(None), float, int, bool, complex, str, np.float64, np.float32,
+                            np.int64, np.int32, np.bool_, np.complex128, np.complex64))
+
+
 def _plain(a):
     kind = type(a)
-    return (a is None or kind is float or kind is int or (kind is np.ndarray and a.dtype.names is None)
+    return (kind in _PLAIN_SCALARS or (kind is np.ndarray and a.dtype.names is None)
             or ((kind is tuple or kind is list) and all(map(_plain, a))))
 
 
-def _user_duals(a, where):
-    """Where in ``a`` (described from ``where``) the user's duals are."""
-    from numba.core.dispatcher import Dispatcher
-    from ..forward import USER_TRACE, Dual
+def _user_dual_in(a):
+    """The path to a user's dual inside ``a`` (item indices, innermost last; a container that
+    Numba types ends it with its kind in words), ``[]`` for ``a`` itself, or None."""
+    kind = type(a)
+    if kind in _PLAIN_SCALARS:
+        return None
     if isinstance(a, (np.ndarray, np.void)):   # (np.void: an element of an array of duals)
-        if a.dtype.names == ("primal", "tangent"):
-            yield where
-    elif isinstance(a, (tuple, list)):
+        return [] if a.dtype.names == ("primal", "tangent") else None
+    if isinstance(a, np.generic):
+        return None
+    if isinstance(a, (tuple, list)):
         for j, item in enumerate(a):
-            yield from _user_duals(item, f"item {j} of {where}")
-    elif isinstance(a, Dual):
+            inner = _user_dual_in(item)
+            if inner is not None:
+                return [j] + inner
+        return None
+    if isinstance(a, _Dual()):
         # (a Dual of a Python transformation is refused where Numba types it, with its own way out)
-        if a._trace.level == USER_TRACE.level:
-            yield where
-    elif not (a is None or isinstance(a, (int, float, complex, str, np.generic, Dispatcher))):
-        try:   # a typed List or Dict, a jitclass instance ...: what Numba would see in it
-            typ = numba.typeof(a)
-        except (ValueError, TypeError):
-            return   # (Numba refuses it itself when the call types its arguments)
-        if _holds_duals(typ):
-            yield f"{where} (a {type(a).__name__} holding duals)"
+        return [] if a._outlives_transformations() else None
+    if isinstance(a, Dispatcher) or callable(a):
+        return None
+    try:   # a typed List, Dict or set, a jitclass instance ...: what Numba would see in it
+        typ = numba.typeof(a)
+    except (ValueError, TypeError):
+        return None   # (Numba refuses it itself when the call types its arguments)
+    return [f"a {kind.__name__} holding duals"] if _holds_duals(typ) else None
+
+
+def _Dual():
+    from ..forward import Dual
+    return Dual
 
 
 def _holds_duals(typ, depth=0):
@@ -193,7 +211,7 @@ def _holds_duals(typ, depth=0):
         return [name for name, _ in typ.members] == ["primal", "tangent"]
     if isinstance(typ, types.BaseTuple):
         inner = typ.types
-    elif isinstance(typ, (types.Array, types.List)):
+    elif isinstance(typ, (types.Array, types.List, types.Set)):
         inner = (typ.dtype,)
     elif isinstance(typ, types.ListType):
         inner = (typ.item_type,)
