@@ -69,16 +69,19 @@ def seed_units(buf, offset, level, lanes, start):
 
 def layout_key(primals):
     """layout_key(primals) -> what the buffers of these arguments depend on (types, shapes, dtypes)."""
-    return tuple([(p.shape, p.dtype.char) if type(p) is np.ndarray else type(p) for p in primals])
+    return tuple([_layout_of(p) for p in primals])
 
 
 def layout_key_at(args, nums):
     """layout_key_at(args, nums) -> ``(len(args),) + layout_key`` of the arguments at ``nums``
     (one differentiated argument, the common case, without building lists)."""
     if len(nums) == 1:
-        p = args[nums[0]]
-        return (len(args), (p.shape, p.dtype.char) if type(p) is np.ndarray else type(p))
+        return (len(args), _layout_of(args[nums[0]]))
     return (len(args),) + layout_key([args[i] for i in nums])
+
+
+def _layout_of(p):
+    return (p.shape, p.dtype.char) if type(p) is np.ndarray else type(p)
 
 
 class SeededArguments:
