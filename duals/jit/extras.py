@@ -5,7 +5,8 @@
 * ``bool(x)`` (``if x:``) tests the real part;
 * the built-in ``max``/``min`` return one of their arguments, derivative and all: the first of
   equal ones, as Python's do (so the Python path, which cannot change them, gives the same
-  derivative at a tie), where ``np.maximum``/``np.minimum`` split it evenly;
+  derivative at a tie), where ``np.maximum``/``np.minimum`` split it evenly (sparsity
+  detection keeps both sides: a pattern must hold at every point);
 * ``math.log(x, base)`` (on duals only: Numba's plain call lacks it) and scalar ``np.clip`` are
   built from the table's entries, so they follow its policy at non-differentiable points
   (``np.clip`` at a bound splits the tie like ``maximum``);
@@ -137,15 +138,30 @@ def _scalars(*ts):
     return _is_dual(*ts) and all(isinstance(t, (DualType, types.Number, types.Boolean)) for t in ts)
 
 
+def _structural(*ts):
+    """Whether a dual among ``ts`` is (or holds) a sparsity-detection dual (:mod:`duals.sparse`),
+    a subclass whose lanes are sets of inputs: its pattern needs both sides of a max."""
+    for t in ts:
+        while isinstance(t, DualType):
+            if type(t) is not DualType:
+                return True
+            t = t.base
+    return False
+
+
 @overload(builtins.max)
 def _ov_max(a, b):
     if _scalars(a, b):
+        if _structural(a, b):
+            return lambda a, b: np.maximum(a, b)
         return lambda a, b: b if b > a else a
 
 
 @overload(builtins.min)
 def _ov_min(a, b):
     if _scalars(a, b):
+        if _structural(a, b):
+            return lambda a, b: np.minimum(a, b)
         return lambda a, b: b if b < a else a
 
 
