@@ -3,13 +3,9 @@
 * piecewise-constant functions (``math.floor``, ``round``, ``np.rint`` ...) apply to the real
   part: their derivative is zero and the result is a plain number, as in the NumPy path;
 * ``bool(x)`` (``if x:``) tests the real part;
-* the built-in ``max``/``min`` return one of their arguments, derivative and all: the first of
-  equal ones, as Python's do (so the Python path, which cannot change them, gives the same
-  derivative at a tie), where ``np.maximum``/``np.minimum`` split it evenly (sparsity
-  detection keeps both sides: a pattern must hold at every point);
-* ``math.log(x, base)`` (on duals only: Numba's plain call lacks it) and scalar ``np.clip`` are
-  built from the table's entries, so they follow its policy at non-differentiable points
-  (``np.clip`` at a bound splits the tie like ``maximum``);
+* ``min``/``max`` of three to eight arguments, ``math.log(x, base)`` (on duals only: Numba's
+  plain call lacks it) and scalar ``np.clip`` are built from the table's entries, so they follow
+  its policy at non-differentiable points (a tie splits evenly, ``np.clip`` at a bound too);
 * ``math.degrees``/``math.radians`` and NumPy's ``degrees``/``radians``/``rad2deg``/``deg2rad``
   (of duals and of dual arrays) are products by their constant.
 
@@ -128,46 +124,15 @@ for _func, _factor in ((math.degrees, 180.0 / math.pi), (np.degrees, 180.0 / mat
 @overload(np.clip)
 def _ov_clip(a, a_min, a_max):
     if _is_dual(a, a_min, a_max) and not any(isinstance(t, types.Array) for t in (a, a_min, a_max)):
-        return lambda a, a_min, a_max: np.minimum(np.maximum(a, a_min), a_max)
+        return lambda a, a_min, a_max: min(max(a, a_min), a_max)
     bounds_move = any(isinstance(getattr(t, "dtype", t), DualType) for t in (a_min, a_max))
     if bounds_move and not any(isinstance(t, (types.NoneType, types.Omitted)) for t in (a_min, a_max)):
         return lambda a, a_min, a_max: np.minimum(np.maximum(a, a_min), a_max)   # arrays, a bound traced
 
 
-def _scalars(*ts):
-    return _is_dual(*ts) and all(isinstance(t, (DualType, types.Number, types.Boolean)) for t in ts)
-
-
-def _structural(*ts):
-    """Whether a dual among ``ts`` is (or holds) a sparsity-detection dual (:mod:`duals.sparse`),
-    a subclass whose lanes are sets of inputs: its pattern needs both sides of a max."""
-    for t in ts:
-        while isinstance(t, DualType):
-            if type(t) is not DualType:
-                return True
-            t = t.base
-    return False
-
-
-@overload(builtins.max)
-def _ov_max(a, b):
-    if _scalars(a, b):
-        if _structural(a, b):
-            return lambda a, b: np.maximum(a, b)
-        return lambda a, b: b if b > a else a
-
-
-@overload(builtins.min)
-def _ov_min(a, b):
-    if _scalars(a, b):
-        if _structural(a, b):
-            return lambda a, b: np.minimum(a, b)
-        return lambda a, b: b if b < a else a
-
-
 def _n_ary(func, most=8):
     """Overloads of ``func(a, b, c, ...)`` on duals, three to ``most`` arguments, as a left fold
-    of the two-argument call (Python's order: the first of equal arguments is returned)."""
+    of the two-argument call (the table's ``maximum``/``minimum``)."""
     for count in range(3, most + 1):
         names = [f"a{k}" for k in range(count)]
         fold = names[0]

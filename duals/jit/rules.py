@@ -141,7 +141,7 @@ _OPERATORS = {
     "neg": (operator.neg,), "add": (operator.add, operator.iadd),
     "sub": (operator.sub, operator.isub), "mul": (operator.mul, operator.imul),
     "div": (operator.truediv, operator.itruediv), "pow": (operator.pow, operator.ipow, builtins.pow),
-    "abs": (builtins.abs,),
+    "abs": (builtins.abs,), "maximum": (builtins.max,), "minimum": (builtins.min,),
     "floor_divide": (operator.floordiv, operator.ifloordiv), "mod": (operator.mod, operator.imod),
 }
 _MATH = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
