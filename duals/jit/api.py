@@ -39,7 +39,8 @@ from . import promotion_notes
 from .running import counted, transformation
 from .promotion import dual_type_of, promoted_arguments, promoted_call, promoting_copy
 from .vectorized import entry, is_vectorized
-from .seeding import SeededArguments, as_duals, dual_buffer, float_dtype, layout_key, layout_key_at
+from .seeding import SeededArguments, as_duals, driven_entry, dual_buffer, float_dtype, layout_key
+from .seeding import layout_key_at
 
 __all__ = ["compiled_jvp", "compiled_jacfwd", "compiled_hessian", "dual_array", "call_on_duals", "MAX_LANES"]
 
@@ -586,14 +587,12 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
         if kwargs:
             args = positional(f, args, kwargs, "jacfwd")
         if driven:   # the driver's layouts first: no per-argument Python work at all
-            found = known.get(len(args))
-            if found is not None:
-                plan = driven.get(layout_key_at(args, found[0]))
-                if plan is not None and plan.hot.driver is not None:
-                    check_aliases(f, args, found[0], "jacfwd")   # (else _inputs checks below)
-                    block = plan.hot.run(*args)
-                    if block is not None:   # the driver's own array: no copy
-                        return block if plan.as_is else plan.split(block, fresh=True)
+            plan, found = driven_entry(driven, known, args)
+            if plan is not None and plan.hot.driver is not None:
+                check_aliases(f, args, found[0], "jacfwd")   # (else _inputs checks below)
+                block = plan.hot.run(*args)
+                if block is not None:   # the driver's own array: no copy
+                    return block if plan.as_is else plan.split(block, fresh=True)
         args, nums, single = _inputs(f, args, argnums, "jacfwd", known, lanes=True)
         key = (threading.get_ident(),) + layout_key_at(args, nums)
         plan = plans.get(key)

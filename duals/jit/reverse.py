@@ -37,7 +37,7 @@ from .api import call_on_duals, compiled_hessian, _check_dispatcher, _input, _in
 from .api import _resolve_workers, _target, check_aliases, positional
 from .driver import REVERSE_SAVING_S, hot, plain_arguments
 from .reverse_driver import ADJOINT, grad_driver, pull_driver
-from .seeding import layout_key_at
+from .seeding import driven_entry, layout_key_at
 from .tape import CAPACITY, COUNT, FAILED, Tape, push_scaled
 from .._numba_cache import cached_njit
 
@@ -71,12 +71,12 @@ def _release(tape):
     row, up to ``KEEP_LOOP_BYTES``: a loop of such gradients would otherwise fault the whole tape
     in afresh at every call (about 3x the call, measured on a 70 MB tape). A smaller recording
     after them frees it."""
-    if tape.nbytes <= KEEP_TAPE_BYTES:   # (the common case: a small tape, always kept)
+    held = tape.nbytes
+    if held <= KEEP_TAPE_BYTES:   # (the common case: a small tape, always kept)
         tape.large_before = False
         return
     large = tape.recorded * tape.dtype.itemsize > KEEP_TAPE_BYTES
-    looping = large and tape.large_before and tape.nbytes <= KEEP_LOOP_BYTES
-    if tape.nbytes > KEEP_TAPE_BYTES and not looping:
+    if not (large and tape.large_before and held <= KEEP_LOOP_BYTES):   # (not a loop of large ones)
         tape.close()
     tape.large_before = large
 
@@ -297,8 +297,7 @@ def compiled_value_and_grad(f, argnums=0, has_aux=False):
         if kwargs:
             args = positional(f, args, kwargs, "grad")
         if driven:   # a driver's layout: float arguments as they are, no conversions to make
-            found = known.get(len(args))
-            state = None if found is None else driven.get(layout_key_at(args, found[0]))
+            state, found = driven_entry(driven, known, args)
             if state is not None and state.driver is not None:
                 check_aliases(f, args, found[0], "grad")
                 done = _drive(state, _thread_tape(np.float64), "grad", args)

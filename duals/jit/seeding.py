@@ -80,6 +80,16 @@ def layout_key_at(args, nums):
     return (len(args),) + layout_key([args[i] for i in nums])
 
 
+def driven_entry(driven, known, args):
+    """(what ``driven`` keeps for the layout of this call's own arguments, the call's
+    ``(nums, single)`` from ``known``), or ``(None, None)``: a compiled driver's entry, found
+    before any argument is converted (only a float layout, which needs no conversion, matches)."""
+    found = known.get(len(args))
+    if found is None:
+        return None, None
+    return driven.get(layout_key_at(args, found[0])), found
+
+
 def _layout_of(p):
     return (p.shape, p.dtype.char) if type(p) is np.ndarray else type(p)
 
