@@ -719,6 +719,23 @@ def test_values_traced_by_an_enclosing_python_transformation_are_refused_clearly
         duals.jacfwd(lambda p: duals.grad(softplus_sum)(p * np.ones(2)))(1.0)
 
 
+@njit
+def scaled_square_sum(x, c):
+    return c * np.sum(x * x)
+
+
+@pytest.mark.parametrize("inner", [duals.grad, duals.jacfwd, duals.jacrev, duals.hessian])
+@pytest.mark.parametrize("outer", [duals.grad, duals.jacfwd])
+def test_a_traced_value_in_an_argument_not_differentiated_names_the_enclosing_transformation(outer, inner):
+    # (an MD trajectory whose forces are grad(njit energy), differentiated with respect to the
+    # potential's parameter: the parameter reaches the compiled entry as a pass-through argument)
+    x = np.array([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"argument 1 is a value traced by an enclosing .*py_func"):
+        outer(lambda c: np.sum(inner(scaled_square_sum)(x, c)))(3.0)
+    python_path = outer(lambda c: np.sum(inner(scaled_square_sum.py_func)(x, c)))(3.0)
+    assert np.isclose(python_path, np.sum(inner(scaled_square_sum)(x, 1.0)))
+
+
 # ---------------------------------------------------------------- long loops, checkpointed
 
 @njit

@@ -36,7 +36,7 @@ from ._types import DualType, _typeof_dual, dtype_of_type
 from .driver import drivable, hot, jacfwd_driver, jvp_driver
 from .errors import MARK, plain_failure, reraise, whole_numbers
 from . import promotion_notes
-from .running import counted, transformation
+from .running import TRACED_ARGUMENT, counted, transformation
 from .promotion import dual_type_of, promoted_arguments, promoted_call, promoting_copy
 from .vectorized import entry, is_vectorized
 from .seeding import SeededArguments, as_duals, driven_entry, dual_buffer, float_dtype, layout_key
@@ -68,13 +68,7 @@ def _input(x, who, what):
     if type(x) is float or (type(x) is np.ndarray and x.ndim and x.dtype.kind == "f"):
         return x
     if isinstance(x, Tracer):
-        raise TypeError(
-            f"{who} of a Numba dispatcher: {what} is a value traced by an enclosing duals "
-            f"transformation of Python code; compiled code runs on plain arrays only. "
-            f"Differentiate the compiled function itself: duals.jacfwd, grad ... of the dispatcher "
-            f"to first order, duals.hessian and duals.hvp to second (compiled code goes no higher: "
-            f"for third derivatives write it in Python); a Python function that calls compiled "
-            f"code can be decorated with @numba.njit too and differentiated as one")
+        raise TypeError(f"{who} of a Numba dispatcher: {what} {TRACED_ARGUMENT}")
     return _as_input(x, who, what)
 
 

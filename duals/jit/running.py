@@ -29,7 +29,7 @@ from numba.core.dispatcher import Dispatcher
 from numba.extending import intrinsic
 
 __all__ = ["transformation", "counted", "transformations_running", "transformations_running_now",
-           "refuse_user_duals", "NESTED_DUAL"]
+           "refuse_user_duals", "NESTED_DUAL", "TRACED_ARGUMENT"]
 
 _SYMBOL = "duals_compiled_transformations_running"
 # One item per running transformation: list.append and list.pop are atomic (under the GIL and in
@@ -134,8 +134,9 @@ def counted(call, *args, **kwargs):
 def refuse_user_duals(args, kwargs, who):
     """Raise where an argument, or anything inside one (items of tuples, named tuples and lists
     at any depth, a typed List, Dict or set, a jitclass's members), is a ``duals.Dual``, an array
-    of duals or an element of one made by the user: its derivative would mix with the
-    transformation's lanes."""
+    of duals or an element of one made by the user (its derivative would mix with the
+    transformation's lanes), or a value traced by a transformation of Python code (compiled code
+    cannot carry it: the way out is named)."""
     for a in args:
         if not _plain(a):
             break
@@ -145,16 +146,29 @@ def refuse_user_duals(args, kwargs, who):
     places = [(f"argument {k}", a) for k, a in enumerate(args)]
     places += [(f"argument {name!r}", a) for name, a in kwargs.items()]
     for where, a in places:
-        path = _user_dual_in(a)
-        if path is not None:
+        found = _user_dual_in(a)
+        if found is not None:
+            path, traced = found
             for index in path:
                 where = f"item {index} of {where}" if type(index) is int else f"{where} ({index})"
+            if traced:
+                raise TypeError(f"{who} of a Numba dispatcher: {where} {TRACED_ARGUMENT}")
             raise TypeError(
                 f"{who}: {where} is a duals.Dual (or an array of duals): a compiled transformation "
                 f"takes plain numbers and arrays, and the Dual's own derivative would be mixed with "
                 f"the transformation's. Pass its value (d.primal) and differentiate with respect to "
                 f"it too (argnums), or call the transformation inside Python code that makes the "
                 f"Dual (duals nests transformations of Python code to any depth)")
+
+
+TRACED_ARGUMENT = (
+    "is a value traced by an enclosing duals transformation of Python code; compiled code runs "
+    "on plain arrays only, and a compiled transformation does not nest inside one of Python code. "
+    "Differentiate the compiled function itself: duals.jacfwd, grad ... of the dispatcher to first "
+    "order, duals.hessian and duals.hvp to second (compiled code goes no higher: for third "
+    "derivatives write it in Python); a Python function that calls compiled code can be decorated "
+    "with @numba.njit too and differentiated as one. Or transform the Python function behind the "
+    "dispatcher (duals.grad(fn.py_func)): transformations of Python code nest to any depth")
 
 
 _PLAIN_SCALARS = frozenset((type(None), float, int, bool, complex, str, np.float64, np.float32,
@@ -168,31 +182,37 @@ def _plain(a):
 
 
 def _user_dual_in(a):
-    """The path to a user's dual inside ``a`` (item indices, innermost last; a container that
-    Numba types ends it with its kind in words), ``[]`` for ``a`` itself, or None."""
+    """``(path, traced)`` for a user's dual (``traced`` False) or a value traced by a duals
+    transformation of Python code (True) inside ``a``: the path of item indices to it,
+    innermost last (a container that Numba types ends it with its kind in words), ``[]`` for
+    ``a`` itself; None when ``a`` holds neither."""
     kind = type(a)
     if kind in _PLAIN_SCALARS:
         return None
     if isinstance(a, (np.ndarray, np.void)):   # (np.void: an element of an array of duals)
-        return [] if a.dtype.names == ("primal", "tangent") else None
+        return ([], False) if a.dtype.names == ("primal", "tangent") else None
     if isinstance(a, np.generic):
         return None
     if isinstance(a, (tuple, list)):
         for j, item in enumerate(a):
             inner = _user_dual_in(item)
             if inner is not None:
-                return [j] + inner
+                return [j] + inner[0], inner[1]
         return None
-    if isinstance(a, _Dual()):
-        # (a Dual of a Python transformation is refused where Numba types it, with its own way out)
-        return [] if a._outlives_transformations() else None
+    if isinstance(a, _Tracer()):
+        return [], not (isinstance(a, _Dual()) and a._outlives_transformations())
     if isinstance(a, Dispatcher) or callable(a):
         return None
     try:   # a typed List, Dict or set, a jitclass instance ...: what Numba would see in it
         typ = numba.typeof(a)
     except (ValueError, TypeError):
         return None   # (Numba refuses it itself when the call types its arguments)
-    return [f"a {kind.__name__} holding duals"] if _holds_duals(typ) else None
+    return ([f"a {kind.__name__} holding duals"], False) if _holds_duals(typ) else None
+
+
+def _Tracer():
+    from ..core import Tracer
+    return Tracer
 
 
 def _Dual():
