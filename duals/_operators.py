@@ -195,6 +195,8 @@ def _conversion_cause():
                 "on traced arrays; write branches with np.where)")
     if library is not None:
         library = re.sub(r"^numpy\.(?:numeric|fromnumeric|lib)\.", "numpy.", library)  # np.full's home
+        if library.startswith("numpy.") and library[6:] in _WRITERS:
+            return _writer_refused(library[6:])
         counterpart = _counterpart(library)
         if counterpart is None:
             use = ("Use its duals.numpy counterpart if there is one (docs/supported.md lists them), "
@@ -487,9 +489,25 @@ def _array_function(self, func, types, args, kwargs):
     if impl is None:
         if func is np.copyto:
             raise TypeError(_copyto_refused(_numpy_caller()))
+        if getattr(np, func.__name__, None) is func and func.__name__ in _WRITERS:
+            raise TypeError(_writer_refused(func.__name__))
         raise TypeError(_unsupported(_public_name(func)))
     out = impl(*args, **kwargs)
     return out if func.__name__ in VIEWS else _new_array(out, args)
+
+
+# NumPy functions that write into an argument: (a traced array is immutable, a plain one cannot
+# hold a traced value) the way to build the new array instead
+_WRITERS = {"fill_diagonal": "dnp.where(np.eye(n, dtype=bool), value, a) for a square a",
+            "put": "dnp.where(mask, values, a) (mask from the flat indices, reshaped)",
+            "place": "dnp.where(mask, values, a)", "putmask": "dnp.where(mask, values, a)",
+            "put_along_axis": "dnp.where(mask, values, a) (mask from the indices)"}
+
+
+def _writer_refused(name):
+    return (f"numpy.{name} writes into its argument in place, but a traced array is "
+            f"immutable and a plain array cannot hold a traced value; build the new array "
+            f"instead: {_WRITERS[name]}")
 
 
 def _copyto_refused(caller):
@@ -539,6 +557,31 @@ def _tolist(self):
     if self.ndim == 0:
         return self
     return [_tolist(row) for row in self]
+
+
+class _Flat:
+    """x.flat: the entries of a traced array in row-major order; reading ``x.flat[i]`` is
+    ``x.ravel()[i]``, writing raises as item assignment does."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def __getitem__(self, index):
+        return getitem(N["ravel"](self.base), index)
+
+    def __setitem__(self, index, value):
+        _setitem(self.base, index, value)
+
+    def __iter__(self):
+        return iter(N["ravel"](self.base))
+
+    def __len__(self):
+        return self.base.size
+
+
+def _no_fill(self, value):
+    raise TypeError("x.fill(value) writes in place, but a traced value is immutable; write "
+                    "dnp.full_like(x, value) (import duals.numpy as dnp) instead")
 
 
 def _no_sort(self, *args, **kwargs):
@@ -616,4 +659,6 @@ def install():
     T.item = _item
     T.tolist = _tolist
     T.sort = _no_sort
+    T.fill = _no_fill
+    T.flat = property(_Flat)
     T.__format__ = _format

@@ -189,3 +189,40 @@ def test_a_ufunc_writing_into_a_traced_value_says_to_rebind():
         return np.sum(z)
     with pytest.raises(TypeError, match=r"numpy\.exp\(\.\.\., out=z\) writes into a traced value.*z = np\.exp"):
         duals.grad(f)(X)
+
+
+WRITERS = {   # NumPy's in-place writers, as code masking a pair-distance matrix's diagonal uses them
+    "fill_diagonal": lambda r2, x: np.fill_diagonal(r2, 1.0),
+    "fill_diagonal of a plain array": lambda r2, x: np.fill_diagonal(np.zeros((3, 3)), x[0]),
+    "put": lambda r2, x: np.put(r2, [0, 4, 8], 1.0),
+    "putmask": lambda r2, x: np.putmask(r2, r2 == 0.0, 1.0),
+    "place": lambda r2, x: np.place(r2, r2 == 0.0, 1.0),
+    "fill": lambda r2, x: r2.fill(1.0),
+}
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+@pytest.mark.parametrize("transform", [duals.grad, duals.jacfwd])
+def test_numpys_in_place_writers_say_how_to_build_the_new_array(writer, transform):
+    def f(x):
+        r2 = (x[:, None] - x[None, :]) ** 2
+        WRITERS[writer](r2, x)
+        return np.sum(r2)
+    with pytest.raises(TypeError, match=r"in place, but a traced .*(dnp\.where|dnp\.full_like)"):
+        transform(f)(X)
+
+
+@pytest.mark.parametrize("transform", [duals.grad, duals.jacfwd])
+def test_flat_reads_entries_in_row_major_order_and_refuses_writes(transform):
+    def off_diagonal_sum(x):
+        r2 = (x[:, None] - x[None, :]) ** 2
+        return np.sum(r2.flat[1::4] * r2.flat[2]) + sum(v for v in r2.flat) / len(r2.flat)
+
+    def written(x):
+        r2 = (x[:, None] - x[None, :]) ** 2
+        r2.flat[::4] = 1.0
+        return np.sum(r2)
+    got = transform(off_diagonal_sum)(X)
+    np.testing.assert_allclose(got, central_differences(off_diagonal_sum, [X], 0), rtol=1e-7)
+    with pytest.raises(TypeError, match="item assignment into a traced array"):
+        transform(written)(X)

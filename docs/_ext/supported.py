@@ -52,7 +52,11 @@ which `duals.numpy` is built from) and from the Numba overloads `duals.jit` inst
 Ufunc methods on traced values (Python path): `np.add.reduce`/`accumulate`, `np.multiply.reduce`/`accumulate`,
 `np.maximum.reduce`/`accumulate`, `np.minimum.reduce`/`accumulate` and `np.logaddexp.reduce`
 (a running maximum splits a tie as `np.maximum` does). `np.add.at` changes its first argument in
-place, which cannot hold a traced value: the error says what to write instead.
+place, which cannot hold a traced value: the error says what to write instead, as it does for the
+other writers in place (`np.fill_diagonal`, `np.put`, `np.putmask`, `np.place`, `x.fill`, item
+assignment) on the Python path (`@numba.njit` code differentiated as compiled code allows item
+assignment, `x.fill` and `np.fill_diagonal`). `x.flat[i]` reads entries in row-major
+order, as `x.ravel()[i]`.
 
 Functions with no derivative rule raise an error naming them, on every path
 ([non-differentiable points](non_differentiable.md) says what is returned where a rule has a kink).
