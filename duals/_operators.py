@@ -404,6 +404,13 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
                           "differentiable, " if ufunc is np.add else "")
             + "or write the loop in a @numba.njit function (compiled mode allows a[i] += b[k])")
     home = "numpy" if getattr(np, ufunc.__name__, None) is ufunc else _ufunc_home(ufunc)
+    if home == "the ufunc" and method == "__call__":
+        raise TypeError(
+            f"the ufunc {ufunc.__name__!r} is neither NumPy's nor SciPy's, and its kernel is hidden "
+            f"from duals: a @numba.vectorize with target='parallel' or 'cuda', np.frompyfunc or "
+            f"a C extension's. A @numba.vectorize with the default target is differentiated "
+            f"through its kernel (drop target=); else declare it as a primitive with its own "
+            f"derivative rules (duals.extend.primitive)")
     raise TypeError(_unsupported(f"{home}.{ufunc.__name__}{'' if method == '__call__' else '.' + method}"))
 
 

@@ -992,6 +992,37 @@ def noisy_mean(mu, sigma):
     return np.random.normal(mu, sigma)
 
 
+@numba.experimental.jitclass([("k", numba.types.float64)])
+class Spring:
+    def __init__(self, k):
+        self.k = k
+
+
+@njit
+def spring_energy(x, k):
+    return 0.5 * Spring(k).k * np.sum(x * x)
+
+
+@pytest.mark.parametrize("transform", [duals.grad, duals.jacfwd, duals.hessian])
+def test_a_dual_stored_in_a_float_field_is_named_at_every_order(transform):
+    # (a nested dual's type name, Dual2[Dual1[...], ...], once fell through to Numba's LLVM dump)
+    with pytest.raises(TypeError, match=r"a dual \((Dual|Adjoint)\d\[.*\]\) stored where the code fixes the type float64"):
+        transform(spring_energy, argnums=1)(np.array([0.3, -0.7]), 1.7)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "mean", "average", "max", "min", "amax", "amin",
+                                  "nanmax", "nanmin"])
+def test_numpy_reductions_of_one_dual_number_are_that_number_as_numbas_of_a_float(name):
+    namespace = {"np": np}
+    exec(f"def f(x):\n    return np.{name}(x[0] * x[1]) * x[1]", namespace)
+    f = numba.njit(namespace["f"])   # (not cached: no file to cache for)
+    x = np.array([1.5, -2.0])
+    want = central_differences(f, [x], 0)
+    for transform in (duals.jacfwd, duals.grad):
+        np.testing.assert_allclose(transform(f)(x), want, rtol=1e-8)
+    np.testing.assert_allclose(duals.hessian(f)(x), duals.hessian(f.py_func)(x), rtol=1e-12)
+
+
 def test_what_the_code_fixes_as_a_float_or_an_integer_is_named_with_the_way_out():
     with pytest.raises(TypeError, match=r"decay_series needs an integer as argument 1.*tangent None"):
         duals.jvp(decay_series, (np.array([2.0]), 5), (np.ones(1), 0.0))

@@ -320,6 +320,16 @@ def test_vectorize_functions_given_to_jacfwd_and_called_inside_njit():
     np.testing.assert_allclose(gaussian_bump(x, 2.0), 2 * np.exp(-x * x))
 
 
+@numba.vectorize(["float64(float64)"], target="parallel")
+def parallel_square(x):
+    return x * x
+
+
+def test_a_parallel_target_vectorize_hides_its_kernel_and_says_so():
+    with pytest.raises(TypeError, match=r"'parallel_square' is neither NumPy's nor SciPy's.*drop target="):
+        duals.jacfwd(parallel_square)(np.array([1.0, 2.0]))
+
+
 @numba.guvectorize(["void(float64[:], float64[:], float64, float64[:])"], "(n),(n),()->(n)")
 def diffusion_step(u, k, dt, out):
     """One explicit step of u' = k u'' on a row, the ends insulated."""

@@ -183,6 +183,10 @@ _HINTS = {
 }
 
 
+# a dual's or an adjoint's type name, nested ones included (Dual2[Dual1[float64, 1 lanes], 1 lanes])
+_DUAL_TYPE = r"(?:Dual|Adjoint)\d*\[(?:[^\[\]]|\[(?:[^\[\]]|\[[^\[\]]*\])*\])*\]"
+
+
 def _stored_or_drawn(text, first, hint):
     """(first line, hint) for a dual stored where the code fixed a float type (a typed container's
     elements, a jitclass field) or given as a parameter of np.random; unchanged otherwise."""
@@ -190,7 +194,7 @@ def _stored_or_drawn(text, first, hint):
         return ("a dual stored into a typed container declared with float elements",
                 "Create the container untyped (typed.List(), [] or {}), so that its element type "
                 "follows the values stored")
-    cast = re.match(r"Cannot cast ((?:Dual|Adjoint)\d*\[[^\]]*\]) to (\w+)", first)
+    cast = re.match(r"Cannot cast (" + _DUAL_TYPE + r") to (\w+)", first)
     if cast is not None:
         return (f"a dual ({cast.group(1)}) stored where the code fixes the type {cast.group(2)}",
                 "A jitclass field, record or typed container declared float cannot hold a dual: "

@@ -3,7 +3,7 @@
 * ``np.sum`` over an axis (and ``x.sum(axis=...)``); ``np.mean``/``np.prod``/``np.max``/``np.min``
   (``np.amax``, ``np.amin``) with ``axis=``; ``np.var``, ``np.std``, ``np.ptp`` and the methods;
   ``np.cumsum``/``np.cumprod`` of the flattened array. The whole-array ``np.sum``/``np.prod``/
-  ``np.mean`` are in :mod:`.arrays`.
+  ``np.mean`` are in :mod:`.arrays`; those of one dual number (as Numba's of a float) are the number.
 * ``np.max``/``np.min`` split the derivative evenly among tied entries, as on the NumPy path;
   a NaN entry makes the result that entry.
 * ``np.nansum``/``np.nanmean`` leave NaN entries out (their derivative is zero), and
@@ -27,6 +27,7 @@ from numba.core import errors, types
 from numba.extending import intrinsic
 
 from .._overloads import overload, register_jitable
+from ._types import DualType
 from .arrays import _sum, dual_array_method
 from .compat import array_method
 from .errors import MARK
@@ -161,6 +162,23 @@ def _deviation(a):
 @register_jitable
 def _spread(a):
     return _largest(a) - _smallest(a)
+
+
+# ---------------------------------------------------------------- of one dual number
+# Numba reduces a plain number as a one-entry array (np.sum(x[0] * x[1]) compiles); a dual
+# number does the same: the sum, product, mean, extreme of one entry is that entry.
+
+def _reduce_one(func):
+    @overload(func)
+    def one_entry(a):
+        if isinstance(a, DualType):
+            return lambda a: a
+    return one_entry
+
+
+for _func in (np.sum, np.prod, np.mean, np.average, np.amax, np.amin, np.max, np.min,
+              np.nanmax, np.nanmin):
+    _reduce_one(_func)
 
 
 # ---------------------------------------------------------------- over one axis
