@@ -29,7 +29,7 @@ import numpy as np
 
 __all__ = ["IndexSets", "seed", "empty", "positions", "take", "collect", "union", "broadcast",
            "reduced", "along_axis", "elementwise_rule", "gather_rule", "reduce_rule", "axis_rule",
-           "per_matrix_rule", "TooDense"]
+           "per_matrix_rule", "UnlessConstantZero", "TooDense"]
 
 # at most this many (entry, input) pairs in one step: beyond it the pattern is no longer sparse
 MAX_PAIRS = 1 << 26
@@ -229,8 +229,12 @@ def broadcast(sets, shape):
 
 
 def _shape_of(x):
+    return np.shape(_innermost(x))
+
+
+def _innermost(x):
     from .ops import innermost
-    return np.shape(innermost(x))
+    return innermost(x)
 
 
 def _inputs(sets):
@@ -239,13 +243,34 @@ def _inputs(sets):
 # ---------------------------------------------------------------- rule makers
 
 
+class UnlessConstantZero:
+    """UnlessConstantZero(other): the kind of an argument whose partial derivative is argument
+    ``other`` itself (``x * y``): an entry does not depend on it where ``other`` is a constant
+    zero (no input reaches that entry of it, and its value there is 0). A constant that depends
+    on nothing is the same wherever the pattern is used (a constant chosen by a value, as a
+    ``where`` picking its ``0.0``, has already marked the detection as this point's), so the
+    result is not marked ``by_value``: cut-off pair potentials (``where(r < rc, v(r), 0.0) * d``)
+    keep only the pairs inside the cut-off."""
+
+    def __init__(self, other):
+        self.other = other
+
+    def constant_zeros(self, sets, args, shape):
+        value = np.broadcast_to(np.asarray(_innermost(args[self.other])) == 0, shape)
+        if not value.any() or sets[self.other] is None:
+            return value
+        other = broadcast(sets[self.other], shape)
+        empty = (other.indptr[1:] == other.indptr[:-1]).reshape(shape)
+        return value & empty
+
+
 def elementwise_rule(*kinds):
     """elementwise_rule(*kinds) -> the rule of an element-wise primitive (arguments broadcast).
 
     ``kinds[i]`` says whether an output entry depends on argument ``i``'s entry: ``True``
-    (always), ``False`` (never: a zero derivative, a mask) or a function
-    ``(out, *args, **params) -> boolean array``, where it does at this point (``maximum``: where
-    that argument is the larger one); the result is then marked ``by_value``.
+    (always), ``False`` (never: a zero derivative, a mask), an :class:`UnlessConstantZero`, or
+    a function ``(out, *args, **params) -> boolean array``, where it does at this point
+    (``maximum``: where that argument is the larger one); the result is then marked ``by_value``.
     """
     def rule(sets, out, *args, **params):
         shape = _shape_of(out)
@@ -254,7 +279,11 @@ def elementwise_rule(*kinds):
             if s is None or kind is False:
                 continue
             part = broadcast(s, shape)
-            if callable(kind):
+            if isinstance(kind, UnlessConstantZero):
+                zeros = kind.constant_zeros(sets, args, shape)
+                if zeros.any():
+                    part = take(part, np.where(zeros, -1, positions(shape)))
+            elif callable(kind):
                 where = np.broadcast_to(np.asarray(kind(out, *args, **params), dtype=bool), shape)
                 part = take(part, np.where(where, positions(shape), -1))
                 by_value = True

@@ -154,6 +154,50 @@ def test_matmul_skips_the_exact_zeros_of_a_constant_matrix():
     assert np.array_equal(_pattern(sets), L != 0)
 
 
+def test_a_product_with_a_constant_zero_depends_on_nothing_there():
+    scale = np.array([2.0, 0.0, -1.0])     # a plain argument: part of the pattern's cache key
+    sets, by_value = detect(lambda x, s: s * np.sin(x), (np.ones(3), scale), 0)
+    assert sets.to_lists() == [[0], [], [2]] and not by_value
+    sets, _ = detect(lambda x: 0.0 * x[::-1] + x, (np.ones(3),), 0)
+    assert sets.to_lists() == [[0], [1], [2]]
+    sets, _ = detect(lambda x: x * x, (np.zeros(2),), 0)   # a traced zero is not a constant one
+    assert sets.to_lists() == [[0], [1]]
+
+
+def cutoff_pair_energy(x, rc=2.0):
+    i, j = np.triu_indices(len(x), 1)
+    d = x[i] - x[j]
+    r2 = np.sum(d * d, axis=1)
+    s6 = (1.0 / r2) ** 3
+    return np.sum(np.where(r2 < rc * rc, 4 * (s6 * s6 - s6), 0.0))
+
+
+def cutoff_pair_forces(x, rc=2.0):
+    d = x[:, None, :] - x[None, :, :]
+    r2 = (d ** 2).sum(-1) + np.eye(len(x))
+    s6 = (1 / r2) ** 3
+    fm = np.where((r2 < rc * rc) & ~np.eye(len(x), dtype=bool), 24 * (2 * s6 * s6 - s6) / r2, 0.0)
+    return (fm[:, :, None] * d).sum(1)
+
+
+def test_a_cutoff_potential_keeps_only_the_pairs_inside_the_cutoff():
+    # (the 0.0 a where picked beyond the cut-off multiplied the pair's distance vector, whose
+    # inputs stayed in the pattern: 2763 entries for 864 non-zeros, 57 colours of 81; a user trial)
+    grid = np.arange(3) * 2.0
+    x = np.array([[a, b, c] for a in grid for b in grid for c in grid])
+    x += 0.3 * np.random.default_rng(0).normal(size=x.shape)
+    H = duals.hessian(cutoff_pair_energy)(x).reshape(81, 81)
+    J = duals.jacfwd(cutoff_pair_forces)(x).reshape(81, 81)
+    for f, dense, hessian in ((cutoff_pair_energy, H, True), (cutoff_pair_forces, J, False)):
+        found = duals.sparsity(f, x, hessian=hessian)
+        assert found.depends_on_values
+        np.testing.assert_array_equal(found.pattern.toarray(), dense != 0)
+    sparse_hessian = duals.hessian(cutoff_pair_energy, sparsity="auto")
+    for point in (x, x * 0.95):     # other pairs inside the cut-off: detected again
+        np.testing.assert_allclose(sparse_hessian(point).toarray(),
+                                   duals.hessian(cutoff_pair_energy)(point).reshape(81, 81), rtol=1e-12, atol=1e-12)
+
+
 def test_matmul_of_two_traced_operands_is_structural():
     sets, _ = detect(lambda x: x.reshape(2, 2) @ x.reshape(2, 2), (np.zeros(4),), 0)
     assert sets.to_lists()[0] == [0, 1, 2]

@@ -16,7 +16,7 @@ import numpy as np
 from .. import _vocabulary, derivatives, kernels
 from ..float_warnings import RULE_FILE
 from ..core import Primitive, Tracer
-from ..index_sets import elementwise_rule, gather_rule
+from ..index_sets import UnlessConstantZero, elementwise_rule, gather_rule
 from . import (FUSED_FROM, NAMESPACE, dtype_of, every_entry, export, innermost, is_complex, lead_of,
                ndim_of as ndim, one_number, shape_of as shape)
 from . import dual_vjp
@@ -316,8 +316,10 @@ def _make_binary(name, value, dx, dy):
             innermost(partials[argnum](x, y, out))) == 0.0
     # an entry depends on an argument whose partial is not the symbolic zero; for a selecting
     # function (maximum) only where that argument is the one selected at this point
+    # (x * y: not where the other factor is a constant zero)
     prim.def_sparsity(elementwise_rule(*(
-        False if d == "0.0" else _selected(partials[i]) if selecting else True
+        False if d == "0.0" else _selected(partials[i]) if selecting
+        else UnlessConstantZero(1 - i) if d == "yx"[i] else True
         for i, d in enumerate((dx, dy)))))
 
     sign = {"1.0": 1, "-1.0": -1}
