@@ -229,12 +229,8 @@ def broadcast(sets, shape):
 
 
 def _shape_of(x):
-    return np.shape(_innermost(x))
-
-
-def _innermost(x):
     from .ops import innermost
-    return innermost(x)
+    return np.shape(innermost(x))
 
 
 def _inputs(sets):
@@ -246,8 +242,9 @@ def _inputs(sets):
 class UnlessConstantZero:
     """UnlessConstantZero(other): the kind of an argument whose partial derivative is argument
     ``other`` itself (``x * y``): an entry does not depend on it where ``other`` is a constant
-    zero (no input reaches that entry of it, and its value there is 0). A constant that depends
-    on nothing is the same wherever the pattern is used (a constant chosen by a value, as a
+    zero (no input reaches that entry of it, and its value there is 0; not perturbed by an
+    enclosing transformation either). A constant that depends on nothing is the same wherever
+    the pattern is used (a constant chosen by a value, as a
     ``where`` picking its ``0.0``, has already marked the detection as this point's), so the
     result is not marked ``by_value``: cut-off pair potentials (``where(r < rc, v(r), 0.0) * d``)
     keep only the pairs inside the cut-off."""
@@ -256,7 +253,10 @@ class UnlessConstantZero:
         self.other = other
 
     def constant_zeros(self, sets, args, shape):
-        value = np.broadcast_to(np.asarray(_innermost(args[self.other])) == 0, shape)
+        from .core import Tracer
+        if isinstance(args[self.other], Tracer):   # perturbed by an enclosing transformation
+            return np.zeros(shape, dtype=bool)
+        value = np.broadcast_to(np.asarray(args[self.other]) == 0, shape)
         if not value.any() or sets[self.other] is None:
             return value
         other = broadcast(sets[self.other], shape)
