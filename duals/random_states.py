@@ -22,11 +22,11 @@ import sys
 
 import numpy as np
 
-__all__ = ["each_from_one_state", "Replayed"]
+__all__ = ["each_from_one_state", "Replayed", "own_arrays", "random_states", "start_from", "restore"]
 
 
 def _captured():
-    """[(restore, state)] of NumPy's and Python's global generators, and Numba's for this thread
+    """[(setter, state)] of NumPy's and Python's global generators, and Numba's for this thread
     when Numba is imported."""
     saved = [(np.random.set_state, np.random.get_state()), (random.setstate, random.getstate())]
     helper = sys.modules.get("numba._helperlib")
@@ -37,14 +37,47 @@ def _captured():
 
 
 def _writable_arrays(args):
-    """The writable NumPy arrays among ``args``, in tuples and lists too, each with a copy."""
+    """The writable NumPy arrays among ``args``, in tuples, lists and dict values too, each with a copy."""
     found = []
     for a in args:
         if type(a) is np.ndarray and a.flags.writeable:
             found.append((a, a.copy()))
         elif isinstance(a, (tuple, list)):
             found += _writable_arrays(a)
+        elif isinstance(a, dict):
+            found += _writable_arrays(a.values())
     return found
+
+
+def own_arrays(value, copies=None):
+    """own_arrays(value) -> ``value`` (tuples, lists and dicts rebuilt) with a copy of each
+    writable NumPy array in it, an array that appears twice copied once: what a task that runs
+    in the caller's process changes instead of the caller's arguments."""
+    copies = {} if copies is None else copies
+    if type(value) is np.ndarray and value.flags.writeable:
+        if id(value) not in copies:
+            copies[id(value)] = value.copy()
+        return copies[id(value)]
+    if type(value) in (tuple, list):
+        return type(value)(own_arrays(v, copies) for v in value)
+    if type(value) is dict:
+        return {k: own_arrays(v, copies) for k, v in value.items()}
+    return value
+
+
+def random_states():
+    """random_states() -> NumPy's legacy global state, Python's and this thread's Numba states, as
+    plain data that can travel to another process (:func:`start_from` sets them there)."""
+    return [state for _, state in _captured()]
+
+
+def start_from(states):
+    """start_from(states) -> what :func:`restore` takes to undo it: sets the global random
+    states to ``states`` (from :func:`random_states`, maybe in another process)."""
+    saved = _captured()
+    for (setter, _), state in zip(saved, states):
+        setter(state)
+    return saved
 
 
 def each_from_one_state(run, items, args=()):
@@ -57,14 +90,15 @@ def each_from_one_state(run, items, args=()):
     results = []
     for k, item in enumerate(items):
         if k:
-            _restore(saved)
+            restore(saved)
         results.append(run(item))
     return results
 
 
-def _restore(saved):
-    for restore, state in saved:
-        restore(state)
+def restore(saved):
+    """restore(saved): set the states ``saved`` holds (as :func:`_captured` or :func:`start_from` returned them)."""
+    for setter, state in saved:
+        setter(state)
 
 
 class Replayed:
@@ -86,8 +120,8 @@ class Replayed:
             self.states = _captured()
             return self.func(*args, **kwargs)
         now = _captured()
-        _restore(self.states)
+        restore(self.states)
         try:
             return self.func(*args, **kwargs)
         finally:
-            _restore(now)
+            restore(now)

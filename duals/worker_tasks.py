@@ -12,6 +12,7 @@ import math
 from . import tree
 from . import workers as _workers
 from .arguments import as_input, chunk_lanes, split_aux
+from .random_states import each_from_one_state
 from .reverse import Var
 from .transforms import _check_leaf, _forward_pass, _pull_rows, _reverse_call, _shape, _strip, _value_of
 
@@ -20,8 +21,9 @@ __all__ = ["forward_passes", "jacrev_spread", "reverse_rows"]
 
 def forward_passes(f, args, kwargs, nums, sizes, total, chunk, has_aux, holomorphic, starts):
     """A worker's task under ``jacfwd(workers=)``: one forward pass per chunk start of ``starts``."""
-    return [_forward_pass(f, args, kwargs, nums, sizes, total, chunk, has_aux, holomorphic, start)
-            for start in starts]
+    return each_from_one_state(
+        lambda start: _forward_pass(f, args, kwargs, nums, sizes, total, chunk, has_aux, holomorphic, start),
+        starts, tuple(args) + tuple(kwargs.values()))
 
 
 def jacrev_spread(pool, f, args, kwargs, nums, has_aux, chunk_size):

@@ -5,7 +5,10 @@ colours of a sparse Jacobian, the points of a DGSM estimate. Each caller cuts it
 *units* exactly as its serial loop does (the same chunks, the same lanes, the same padding);
 :meth:`Workers.run` groups consecutive units into blocks, runs one task per block where
 ``workers=`` says, and returns the per-unit results in order. The caller assembles them as its
-serial loop does, so the result is the serial one bit for bit.
+serial loop does, so the result is the serial one bit for bit. As the serial loop's passes do,
+every block starts from the caller's argument arrays (a task in the caller's process changes
+copies of its own) and global random states, and its units from the same (the tasks rewind them,
+:func:`duals.random_states.each_from_one_state`).
 
 ``workers=`` may be
 
@@ -35,6 +38,8 @@ import threading
 import uuid
 
 import numpy as np
+
+from .random_states import own_arrays, random_states, restore, start_from
 
 __all__ = ["resolve", "Workers", "check_untraced", "start_method", "pickler_name", "BLOCKS_PER_WORKER"]
 
@@ -146,10 +151,13 @@ class Workers:
         labels = [f"{self.who}: block {b + 1} of {len(blocks)}"
                   + (f" ({describe(block)})" if describe is not None else "")
                   for b, block in enumerate(blocks)]
-        payload = (task, tuple(fixed), _error_modes())
-        if not self.in_process:
+        payload = (task, tuple(fixed), _error_modes(), random_states())
+        if self.in_process:   # every block changes arrays of its own, as one in another process does
+            items = [((task, own_arrays(tuple(fixed)),) + payload[2:], label, block)
+                     for label, block in zip(labels, blocks)]
+        else:
             payload = _dumps(payload, self.who)
-        items = [(payload, label, block) for label, block in zip(labels, blocks)]
+            items = [(payload, label, block) for label, block in zip(labels, blocks)]
         results = _execute(self.spec, items, self.who, labels)
         flat = []
         for label, block, result in zip(labels, blocks, results):
@@ -180,7 +188,8 @@ def run_block(item):
     """run_block((payload, label, block)) -> ``task(*fixed, block)`` on a worker, under the caller's
     NumPy error modes; an exception gets a note naming the block (and travels back as it is)."""
     payload, label, block = item
-    if isinstance(payload, bytes):
+    travelled = isinstance(payload, bytes)
+    if travelled:
         try:
             payload = pickle.loads(payload)
         except Exception as exc:
@@ -189,13 +198,40 @@ def run_block(item):
                            f"travels only with cloudpickle (pip install cloudpickle): define it in an "
                            f"importable module")
             raise
-    task, fixed, modes = payload
+    task, fixed, modes, states = payload
+    own = start_from(states)   # the caller's random states, as every serial pass starts from them
     try:
         with np.errstate(**modes):
             return task(*fixed, block)
     except Exception as exc:
         _add_note(exc, f"{label}: raised by this task on a worker; no partial result is returned")
+        if travelled and not _round_trips(exc):
+            raise _travelling_copy(exc) from None
         raise
+    finally:
+        restore(own)
+
+
+def _round_trips(exc):
+    """Whether ``exc`` comes back through pickle (an exception whose __init__ takes other arguments
+    than it passes to Exception's does not, and would break the caller's pool)."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return True
+    except Exception:
+        return False
+
+
+def _travelling_copy(exc):
+    """A RuntimeError that carries ``exc``'s type, message, notes and traceback as text."""
+    import traceback
+    kind = f"{type(exc).__module__}.{type(exc).__qualname__}"
+    error = RuntimeError(f"{kind}: {exc} (raised by the function on a worker; {kind} cannot be "
+                         f"pickled back to the caller, so it comes back as this RuntimeError: give "
+                         f"the exception class an __init__ whose arguments are those it passes to "
+                         f"Exception.__init__, or a __reduce__, for the exception itself)")
+    _add_note(error, "".join(traceback.format_exception(exc)).rstrip())
+    return error
 
 
 def _add_note(exc, note):
@@ -248,7 +284,7 @@ def _dumps(obj, who):
 def _culprit(payload, cloud):
     """Which part of ``(task, fixed, modes)`` does not pickle, in words."""
     dump = cloud.dumps if cloud is not None else pickle.dumps
-    task, fixed, _ = payload
+    task, fixed = payload[:2]
     for value in fixed:
         for name, part in _named_parts(value):
             try:

@@ -20,6 +20,7 @@ from duals import tree
 from duals.sensitivity import dgsm
 
 import workers_helpers as h
+from finite_differences import central_differences
 
 rng = np.random.default_rng(7)
 X10, A10 = rng.standard_normal(10), rng.standard_normal((7, 10))
@@ -221,6 +222,39 @@ def test_a_task_that_raises_raises_its_error_naming_the_block(where):
     assert "duals.sensitivity.dgsm: block" in notes and "points" in notes
     if where == "threads":
         spec.shutdown()
+
+
+@pytest.mark.parametrize("f", [h.alternating_sweep, h.compiled_alternating_sweep])
+def test_every_pass_starts_from_the_arguments_the_first_did(f, workers):
+    # (a function that changes an argument in place: the serial passes rewind it, tasks did not,
+    # and chunks of one Jacobian came from different calls: a wrong Jacobian; a user trial)
+    x = np.linspace(0.1, 1.2, 8)
+    expected = duals.jacfwd(f, chunk_size=2)(x, np.arange(8))
+    order = np.arange(8)
+    _assert_same_bits(duals.jacfwd(f, chunk_size=2, workers=workers)(x, order), expected)
+    np.testing.assert_allclose(expected, central_differences(lambda y: f(y, np.arange(8)), [x], 0), rtol=1e-7)
+
+
+@pytest.mark.parametrize("where", ["processes", "map"])
+def test_every_pass_draws_what_the_serial_passes_draw(where):
+    # (threads share NumPy's global generator, so only processes and map are compared)
+    x = np.linspace(0.1, 1.2, 8)
+    np.random.seed(0)
+    expected = duals.jacfwd(h.noisy_square, chunk_size=2)(x)
+    np.random.seed(0)
+    noise = np.random.normal(size=8)
+    np.testing.assert_allclose(expected, np.diag(2 * x * (1 + 0.1 * noise)), rtol=1e-15)
+    np.random.seed(0)
+    _assert_same_bits(duals.jacfwd(h.noisy_square, chunk_size=2, workers=2 if where == "processes" else map)(x),
+                      expected)
+
+
+def test_an_exception_that_does_not_unpickle_comes_back_by_name_and_the_pool_lives():
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(2) as pool:
+        with pytest.raises(RuntimeError, match=r"SolverDiverged: diverged at step 17 .*__init__"):
+            duals.jacfwd(h.diverges, chunk_size=2, workers=pool)(np.ones(4))
+        assert duals.jacfwd(h.numpy_scalar, workers=pool)(np.ones(3)).shape == (3,)
 
 
 def test_a_worker_that_dies_raises_broken_process_pool():

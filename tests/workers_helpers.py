@@ -90,3 +90,43 @@ def dies_in_a_worker(x, caller_pid):
     if os.getpid() != caller_pid:
         os._exit(3)
     return x * 2.0
+
+
+def alternating_sweep(x, order):
+    """A Gauss-Seidel-like sweep that reverses ``order`` in place at every call (the direction
+    alternates from call to call): every pass of one Jacobian must start from the same order."""
+    order[:] = order[::-1]
+    out = np.zeros_like(x)
+    acc = 0.0
+    for i in order:
+        acc = 0.5 * acc + x[i] ** 2
+        out = out + acc * (np.arange(x.size) == i)
+    return out
+
+
+@numba.njit(cache=True)
+def compiled_alternating_sweep(x, order):
+    order[:] = order[::-1].copy()
+    out = np.zeros_like(x)
+    acc = 0.0
+    for i in order:
+        acc = 0.5 * acc + x[i] ** 2
+        out[i] = acc
+    return out
+
+
+def noisy_square(x):
+    """x² times noise from NumPy's global generator: a Jacobian is that of one realisation."""
+    return x ** 2 * (1.0 + 0.1 * np.random.normal(size=x.shape))
+
+
+class SolverDiverged(Exception):
+    """An exception whose __init__ takes other arguments than it passes on: it does not unpickle."""
+
+    def __init__(self, step, residual):
+        super().__init__(f"diverged at step {step}")
+        self.step, self.residual = step, residual
+
+
+def diverges(x):
+    raise SolverDiverged(17, 1e9)

@@ -18,6 +18,7 @@ forked from the caller it is the caller's own dispatcher, compiled code included
 """
 import numpy as np
 
+from ..random_states import each_from_one_state
 from .api import _JacobianPlan, _forward_chunk, _hessian_pass
 from .reverse import _release, _thread_tape, hessian_columns, jacobian_blocks, pull_rows, record_outputs
 
@@ -30,17 +31,18 @@ def forward_chunks(f, args, nums, single, chunk_size, has_aux, indices):
     plan = _JacobianPlan(args, nums, single, chunk_size)
     args = list(args)   # a task's own list (threads share theirs)
     primals = [args[i] for i in nums]
-    return [_forward_chunk(f, args, nums, plan, index, has_aux, primals) for index in indices]
+    return each_from_one_state(lambda index: _forward_chunk(f, args, nums, plan, index, has_aux, primals),
+                               indices, args)
 
 
 def hessian_passes(f, args, nums, chunk, pairs):
     """A worker's task under ``hessian(workers=)``, forward over forward: one pass per pair."""
-    return [_hessian_pass(f, args, nums, chunk, pair) for pair in pairs]
+    return each_from_one_state(lambda pair: _hessian_pass(f, args, nums, chunk, pair), pairs, args)
 
 
 def hessian_column_chunks(f, args, nums, total, lanes, starts):
     """A worker's task under ``hessian(workers=)``, forward over reverse: one chunk of columns per start."""
-    return [hessian_columns(f, args, nums, total, lanes, start) for start in starts]
+    return each_from_one_state(lambda start: hessian_columns(f, args, nums, total, lanes, start), starts, args)
 
 
 def jacrev_rows(pool, f, args, nums, single, has_aux, chunk_size):

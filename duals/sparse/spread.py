@@ -10,6 +10,7 @@ pattern and colouring it stay in the caller.
 """
 import numpy as np
 
+from ..random_states import each_from_one_state
 from ..transforms import grad
 from ..workers import BLOCKS_PER_WORKER, check_untraced
 
@@ -52,13 +53,14 @@ def chunk_lanes_task(make, spec, method, chunks):
     [(lanes, its value, its aux)] (value and aux for the first chunk only)."""
     push = make(*spec)
     evaluate = getattr(push, method)
-    results = []
-    for number, chunk in enumerate(chunks):
+
+    def one(numbered):
+        number, chunk = numbered
         lanes = evaluate(chunk)
         first = number == 0
-        results.append((lanes, getattr(push, "value", None) if first else None,
-                        getattr(push, "aux", None) if first else None))
-    return results
+        return (lanes, getattr(push, "value", None) if first else None,
+                getattr(push, "aux", None) if first else None)
+    return each_from_one_state(one, enumerate(chunks), spec)
 
 
 def forward(pool, make, spec, local, kwargs=None):
