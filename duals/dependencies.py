@@ -20,6 +20,7 @@ a traced value (``if x > 0``, ``where(x > 0, ...)``), ``maximum``/``minimum``/``
 import numpy as np
 
 from .float_warnings import call_at_user_line
+from .random_states import before_call
 from .core import Trace, Tracer, bind, new_level
 from .index_sets import IndexSets, seed, union
 
@@ -130,6 +131,7 @@ def detect(f, args, argnum, kwargs=None):
     trace = DependencyTrace(new_level())
     call = list(args)
     call[argnum] = Dependent(x, seed(np.shape(x)), trace)
+    before_call()
     out = call_at_user_line(f, *call, **(kwargs or {}))
     refuse_containers(out, "sparsity")
     n = int(np.size(x))

@@ -4,11 +4,12 @@ A derivative computed in several passes (``jacfwd`` in chunks of lanes, a compil
 blocks of columns) calls the function once per pass. A function that draws from a global
 generator (``np.random.normal`` in ``@njit`` code or in NumPy's legacy global state, Python's
 ``random``) would draw other numbers in each pass, and one that changes an array argument (an
-``order`` it reverses at each call, a counter, a scratch buffer) would start each pass from
-another state: the columns of one Jacobian would belong to different calls. So every pass starts
-from the random states and argument arrays the first started from, and the last leaves them
-where one plain call leaves them. (A ``numpy.random.Generator`` passed in as an argument, and
-arrays the function reaches other than through its arguments, are not rewound.)
+``order`` it reverses at each call, a counter, a scratch buffer) or draws from a generator it is
+given would start each pass from another state: the columns of one Jacobian would belong to
+different calls. So every pass starts from the random states, argument arrays and argument
+generators (``np.random.Generator``, ``RandomState``) the first started from, and the last leaves
+them where one plain call leaves them. (Arrays and generators the function reaches other than
+through its arguments are not rewound.)
 
 >>> import numpy as np
 >>> np.random.seed(0)
@@ -16,13 +17,17 @@ arrays the function reaches other than through its arguments, are not rewound.)
 >>> first == second == third == 0.5488135039273248
 True
 """
+import contextlib
+import copy
 import functools
 import random
 import sys
+import threading
 
 import numpy as np
 
-__all__ = ["each_from_one_state", "Replayed", "own_arrays", "random_states", "start_from", "restore"]
+__all__ = ["each_from_one_state", "Replayed", "one_state", "before_call", "own_arrays", "random_states",
+           "start_from", "restore"]
 
 
 def _captured():
@@ -36,27 +41,33 @@ def _captured():
     return saved
 
 
-def _writable_arrays(args):
-    """The writable NumPy arrays among ``args``, in tuples, lists and dict values too, each with a copy."""
+def _argument_states(args):
+    """[(setter, state)] of the writable NumPy arrays and the generators (``np.random.Generator``,
+    ``RandomState``) among ``args``, in tuples, lists and dict values too."""
     found = []
     for a in args:
         if type(a) is np.ndarray and a.flags.writeable:
-            found.append((a, a.copy()))
+            found.append((functools.partial(np.copyto, a), a.copy()))
+        elif isinstance(a, np.random.Generator):
+            found.append((functools.partial(setattr, a.bit_generator, "state"), a.bit_generator.state))
+        elif isinstance(a, np.random.RandomState):
+            found.append((a.set_state, a.get_state()))
         elif isinstance(a, (tuple, list)):
-            found += _writable_arrays(a)
+            found += _argument_states(a)
         elif isinstance(a, dict):
-            found += _writable_arrays(a.values())
+            found += _argument_states(a.values())
     return found
 
 
 def own_arrays(value, copies=None):
     """own_arrays(value) -> ``value`` (tuples, lists and dicts rebuilt) with a copy of each
-    writable NumPy array in it, an array that appears twice copied once: what a task that runs
+    writable NumPy array and generator in it, one that appears twice copied once: what a task that runs
     in the caller's process changes instead of the caller's arguments."""
     copies = {} if copies is None else copies
-    if type(value) is np.ndarray and value.flags.writeable:
+    if (type(value) is np.ndarray and value.flags.writeable) or isinstance(
+            value, (np.random.Generator, np.random.RandomState)):
         if id(value) not in copies:
-            copies[id(value)] = value.copy()
+            copies[id(value)] = copy.deepcopy(value)
         return copies[id(value)]
     if type(value) in (tuple, list):
         return type(value)(own_arrays(v, copies) for v in value)
@@ -86,13 +97,40 @@ def each_from_one_state(run, items, args=()):
     items = list(items)
     if len(items) < 2:
         return [run(item) for item in items]
-    saved = _captured() + [(functools.partial(np.copyto, a), before) for a, before in _writable_arrays(args)]
+    saved = _captured() + _argument_states(args)
     results = []
     for k, item in enumerate(items):
         if k:
             restore(saved)
         results.append(run(item))
     return results
+
+
+_HELD = threading.local()
+
+
+@contextlib.contextmanager
+def one_state(args):
+    """with one_state(args): every call of the user's function that announces itself with
+    :func:`before_call` starts from the random states and the contents of the arrays among
+    ``args`` that the first began with (a sparse Jacobian's detection, passes and checks)."""
+    previous = getattr(_HELD, "state", None)
+    _HELD.state = [args, None]
+    try:
+        yield
+    finally:
+        _HELD.state = previous
+
+
+def before_call():
+    """before_call(): inside :func:`one_state`, rewind to where its first call began (or note that)."""
+    held = getattr(_HELD, "state", None)
+    if held is None:
+        return
+    if held[1] is None:
+        held[1] = _captured() + _argument_states(held[0])
+    else:
+        restore(held[1])
 
 
 def restore(saved):

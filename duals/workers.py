@@ -346,8 +346,17 @@ def _execute(spec, items, who, labels):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         context = multiprocessing.get_context(start_method())
-        with ProcessPoolExecutor(max_workers=min(spec, len(items)), mp_context=context) as pool:
-            return _from_executor(pool, items, who, labels)
+        pool = ProcessPoolExecutor(max_workers=min(spec, len(items)), mp_context=context)
+        try:
+            results = _from_executor(pool, items, who, labels)
+        except (KeyboardInterrupt, SystemExit):
+            _terminate(pool)   # (a pool the call started: its workers must not outlive Ctrl-C)
+            raise
+        except BaseException:
+            pool.shutdown()
+            raise
+        pool.shutdown()
+        return results
     if _is_dask_client(spec):
         return _from_dask(spec, items, labels)
     if _is_executor(spec):
@@ -355,12 +364,26 @@ def _execute(spec, items, who, labels):
     return list(spec(run_block, items))
 
 
+def _terminate(pool):
+    """End a process pool's workers now (waiting for their tasks would hang the interpreter's exit)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(5)
+
+
 def _from_executor(executor, items, who, labels):
     from concurrent.futures.process import BrokenProcessPool
-    futures = [executor.submit(run_block, item) for item in items]
+    futures = []
     try:
+        futures += [executor.submit(run_block, item) for item in items]
         return [future.result() for future in futures]
     except BrokenProcessPool as exc:
+        if not futures:
+            raise BrokenProcessPool(f"{who}: the process pool given as workers= is broken (a worker "
+                                    f"died in an earlier call); make a new one") from exc
         failed = next((label for label, future in zip(labels, futures)
                        if future.done() and not future.cancelled()
                        and isinstance(future.exception(), BrokenProcessPool)), who)

@@ -179,3 +179,23 @@ def test_compiled_function_with_a_given_pattern():
     _same(duals.jacrev(_chain_loop, sparsity=S)(x), dense, 1e-14)
     HS = duals.sparsity(lambda x: dnp.sum(x[:-1] ** 2 * x[1:]), x, hessian=True)
     _same(duals.hessian(_chain_energy, sparsity=HS)(x), duals.hessian(_chain_energy)(x), 1e-13)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("sparsity", ["auto", "given"])
+def test_every_call_starts_from_the_arguments_the_first_did(compiled, sparsity):
+    # (a function that reverses an argument in place: detection, passes and the check each saw
+    # another order, and "auto" returned a wrong Jacobian; a user trial)
+    import workers_helpers as h
+    sweep = h.compiled_alternating_sweep if compiled else h.alternating_sweep
+    energy = h.compiled_alternating_energy if compiled else h.alternating_energy
+    x = np.linspace(0.1, 1.2, 8)
+    full = "auto" if sparsity == "auto" else np.ones((8, 8), dtype=bool)
+    dense = duals.jacfwd(sweep, chunk_size=2)(x, np.arange(8))
+    for jac in (duals.jacfwd, duals.jacrev):
+        order = np.arange(8)
+        np.testing.assert_allclose(jac(sweep, sparsity=full, chunk_size=2)(x, order).toarray(), dense,
+                                   rtol=1e-13, atol=1e-15)
+        np.testing.assert_array_equal(order, np.arange(8)[::-1])   # where one plain call leaves it
+    np.testing.assert_allclose(duals.hessian(energy, sparsity=full)(x, np.arange(8)).toarray(),
+                               duals.hessian(energy)(x, np.arange(8)), rtol=1e-12, atol=1e-12)

@@ -249,6 +249,38 @@ def test_every_pass_draws_what_the_serial_passes_draw(where):
                       expected)
 
 
+def test_a_generator_argument_gives_every_pass_the_same_draws(workers):
+    x = np.linspace(0.1, 1.2, 8)
+    noise = np.random.default_rng(0).normal(size=8)
+    exact = np.diag(2 * x * (1 + 0.1 * noise))
+    for w in (None, workers):
+        rng = np.random.default_rng(0)
+        np.testing.assert_array_equal(duals.jacfwd(h.noisy_square_of, chunk_size=2, workers=w)(x, rng), exact)
+
+
+def test_ctrl_c_ends_the_workers_of_a_pool_the_call_started():
+    script = (
+        "import os, sys, numpy as np, duals\n"
+        f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
+        "import workers_helpers as h\n"
+        "try:\n"
+        "    duals.jacfwd(h.interrupted_in_a_worker, chunk_size=1, workers=2)(np.ones(4), os.getpid())\n"
+        "except KeyboardInterrupt:\n"
+        "    import multiprocessing\n"
+        "    print('interrupted', len(multiprocessing.active_children()))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=50)
+    assert done.stdout.strip() == "interrupted 0", done.stderr[-2000:]
+
+
+def test_a_broken_pool_given_again_says_so():
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(1) as pool:
+        with pytest.raises(BrokenProcessPool, match="worker process died"):
+            duals.jacfwd(h.dies_in_a_worker, chunk_size=1, workers=pool)(np.ones(2), os.getpid())
+        with pytest.raises(BrokenProcessPool, match="pool given as workers= is broken.*make a new one"):
+            duals.jacfwd(h.numpy_scalar, workers=pool)(np.ones(3))
+
+
 def test_an_exception_that_does_not_unpickle_comes_back_by_name_and_the_pool_lives():
     from concurrent.futures import ProcessPoolExecutor
     with ProcessPoolExecutor(2) as pool:

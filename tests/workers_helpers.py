@@ -130,3 +130,27 @@ class SolverDiverged(Exception):
 
 def diverges(x):
     raise SolverDiverged(17, 1e9)
+
+
+def alternating_energy(x, order):
+    return np.sum(alternating_sweep(x, order) ** 2)
+
+
+@numba.njit(cache=True)
+def compiled_alternating_energy(x, order):
+    return np.sum(compiled_alternating_sweep(x, order) ** 2)
+
+
+def noisy_square_of(x, rng):
+    """x² times noise drawn from the generator it is given."""
+    return x ** 2 * (1.0 + 0.1 * rng.normal(size=x.shape))
+
+
+def interrupted_in_a_worker(x, caller_pid):
+    """In a worker: interrupt the caller (as Ctrl-C in a terminal does) and keep the worker busy."""
+    import signal
+    import time
+    if os.getpid() != caller_pid:
+        os.kill(caller_pid, signal.SIGINT)
+        time.sleep(60)
+    return x * 2.0

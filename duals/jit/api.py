@@ -31,7 +31,7 @@ from ..forward import Dual
 from ..arguments import argnums as _argnums, as_input as _as_input, is_compiled as _is_compiled
 from ..arguments import in_dtype, output as _output, split_aux as _split_aux
 from ..arguments import COMPILED_HESSIAN_LANES, COMPILED_LANES, chunk_lanes as _chunk_lanes
-from ..random_states import each_from_one_state
+from ..random_states import before_call, each_from_one_state
 from ._types import DualType, _typeof_dual, dtype_of_type
 from .driver import drivable, hot, jacfwd_driver, jvp_driver
 from .errors import MARK, plain_failure, reraise, whole_numbers
@@ -163,6 +163,7 @@ def call_on_duals(f, args, who):
     stores duals into arrays it makes itself, and always for ``parallel=True`` functions (whose
     promoting copy runs serially). The decision is kept for the process, and on disk for a
     function cached on disk (:mod:`.promotion_notes`)."""
+    before_call()
     return counted(_call_on_duals, f, args, who)
 
 

@@ -17,6 +17,7 @@ from ..arguments import Containers, argnums as _argnums, as_input, chunk_lanes, 
 from ..core import Tracer, new_level
 from ..dependencies import refuse_containers
 from ..float_warnings import call_at_user_line
+from ..random_states import before_call, one_state
 from ..forward import Dual, JVPTrace
 from ..reverse import ReverseTrace, Var, backward
 from . import compressed, spread
@@ -91,6 +92,7 @@ class _Forward:
         trace = JVPTrace(new_level(), lanes=k)
         call = list(self.args)
         call[self.argnum] = Dual._new(x, seeds.reshape((k,) + np.shape(x)), trace)
+        before_call()
         y = call_at_user_line(self.f, *call, **self.kwargs)
         if self.has_aux:
             y, aux = split_aux(y, self.who)
@@ -121,6 +123,7 @@ class _Reverse:
         self.leaf = Var._leaf(x, trace)
         call = list(args)
         call[argnum] = self.leaf
+        before_call()
         y = call_at_user_line(f, *call, **kwargs)
         self.aux = None
         if has_aux:
@@ -318,7 +321,7 @@ def sparse_jacobian(f, argnums=0, has_aux=False, chunk_size=None, sparsity="auto
                          lambda a, i, kw: _jacobian_pattern(f, a, i, kw, has_aux, "smallest_last"))
     if is_compiled(f):
         from .compiled import compiled_jacobian
-        return compiled_jacobian(f, argnum, has_aux, chunk_size, sparsity, patterns, who, pool)
+        return _from_one_state(compiled_jacobian(f, argnum, has_aux, chunk_size, sparsity, patterns, who, pool))
 
     def jacobian(*args, **kwargs):
         args, i = _input(args, argnum, who)
@@ -341,7 +344,18 @@ def sparse_jacobian(f, argnums=0, has_aux=False, chunk_size=None, sparsity="auto
         return (J, push.aux) if has_aux else J
 
     jacobian.__name__ = f"sparse_{who}"
-    return jacobian
+    return _from_one_state(jacobian)
+
+
+def _from_one_state(derivative):
+    """``derivative`` whose every call of the user's function (detection, passes, checks) starts
+    from the random states and argument arrays the first began with, as the dense passes do
+    (:func:`duals.random_states.each_from_one_state`)."""
+    def held(*args, **kwargs):
+        with one_state(args + tuple(kwargs.values())):
+            return derivative(*args, **kwargs)
+    held.__name__ = derivative.__name__
+    return held
 
 
 def _rows_agree(m, S, who):
@@ -368,7 +382,7 @@ def sparse_hessian(f, argnums=0, sparsity="auto", workers=None):
                          lambda a, i, kw: _hessian_pattern(f, a, i, kw, "smallest_last"))
     if is_compiled(f):
         from .compiled import compiled_hessian
-        return compiled_hessian(f, argnum, sparsity, patterns, who, pool)
+        return _from_one_state(compiled_hessian(f, argnum, sparsity, patterns, who, pool))
     from ..transforms import grad
     gradient = grad(f, argnums=argnum) if pool is None else spread.GradientOf(f, argnum)
 
@@ -384,7 +398,7 @@ def sparse_hessian(f, argnums=0, sparsity="auto", workers=None):
         return compressed.symmetric(S, push, dtype, check)
 
     hessian.__name__ = "sparse_hessian"
-    return hessian
+    return _from_one_state(hessian)
 
 
 def sparsity(f, *args, argnums=0, hessian=False, order="smallest_last"):
