@@ -782,6 +782,15 @@ def test_checkpointed_loop_arguments_are_checked():
         duals.jit.loop_value_and_grad(damped_step, final_misfit, 2.5)
     with pytest.raises(TypeError, match="must be a float array"):
         duals.jit.loop_value_and_grad(damped_step, final_misfit, 3)(np.ones(5), 1.0)
+    with pytest.raises(TypeError, match=r"could not run step\(x, p\).*missing a required argument: 'extra'"):
+        duals.jit.loop_value_and_grad(step_with_extra, final_misfit, 3)(np.ones(5), np.ones(2))
+    with pytest.raises(TypeError, match=r"got function; decorate it with @numba.njit \(it works on compiled code only\)"):
+        duals.jit.loop_value_and_grad(damped_step.py_func, final_misfit, 3)
+
+
+@njit
+def step_with_extra(x, p, extra):
+    return x * p[0] + extra
 
 
 @njit

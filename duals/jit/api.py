@@ -57,9 +57,12 @@ def _check_dispatcher(f, who):
         _PROMOTING[dispatcher] = True  # a ufunc runs on duals only through its kernel
         return dispatcher
     if not _is_compiled(f):
+        import duals
+        name = who.replace("compiled_", "")
+        other = (f", or use duals.{name} on a plain Python function" if callable(getattr(duals, name, None))
+                 else " (it works on compiled code only)")
         raise TypeError(f"{who}: expected a Numba dispatcher (a function decorated with "
-                        f"@numba.njit), got {type(f).__name__}; decorate it with @numba.njit, or "
-                        f"use duals.{who.replace('compiled_', '')} on a plain Python function")
+                        f"@numba.njit), got {type(f).__name__}; decorate it with @numba.njit{other}")
     return f
 
 

@@ -28,6 +28,7 @@ whole loop (the same operations, recorded in another order).
 True
 """
 import math
+import re
 
 import numba
 import numpy as np
@@ -80,7 +81,7 @@ def loop_value_and_grad(step, loss, steps, segment=None):
         states, x = [], x0
         for start in starts:  # plain run, keeping each segment's first state
             states.append(x)
-            x = _run(step, x, p, min(segment, steps - start))
+            x = _plain_run(step, x, p, min(segment, steps - start))
         tape = _thread_tape(np.float64)
         try:
             rec = _Recording(loss, [x, p], [0, 1], "loop_value_and_grad", tape)
@@ -105,6 +106,17 @@ def loop_value_and_grad(step, loss, steps, segment=None):
         return value, (lam, gp.reshape(p.shape))
 
     return value_and_gradient
+
+
+def _plain_run(step, x, p, count):
+    try:
+        return _run(step, x, p, count)
+    except numba.core.errors.TypingError as exc:
+        lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).splitlines()]
+        first = next((line for line in lines if line and not line.startswith("Failed in")), type(exc).__name__)
+        raise TypeError(f"loop_value_and_grad: Numba could not run step(x, p) -> x on x0 and p "
+                        f"(step takes the state and the parameters and returns the next state; "
+                        f"fix it so that step(x0, p) runs as a plain call): {first}") from None
 
 
 def _as_array(a, what):
