@@ -26,7 +26,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["each_from_one_state", "Replayed", "one_state", "before_call", "own_arrays", "random_states",
+__all__ = ["each_from_one_state", "Replayed", "one_state", "before_call", "own_copies", "random_states",
            "start_from", "restore"]
 
 
@@ -59,10 +59,10 @@ def _argument_states(args):
     return found
 
 
-def own_arrays(value, copies=None):
-    """own_arrays(value) -> ``value`` (tuples, lists and dicts rebuilt) with a copy of each
-    writable NumPy array and generator in it, one that appears twice copied once: what a task that runs
-    in the caller's process changes instead of the caller's arguments."""
+def own_copies(value, copies=None):
+    """own_copies(value) -> ``value`` (tuples, lists and dicts rebuilt) with a copy of each
+    writable NumPy array and generator in it, one that appears twice copied once: what a task
+    that runs in the caller's process changes instead of the caller's arguments."""
     copies = {} if copies is None else copies
     if (type(value) is np.ndarray and value.flags.writeable) or isinstance(
             value, (np.random.Generator, np.random.RandomState)):
@@ -70,9 +70,9 @@ def own_arrays(value, copies=None):
             copies[id(value)] = copy.deepcopy(value)
         return copies[id(value)]
     if type(value) in (tuple, list):
-        return type(value)(own_arrays(v, copies) for v in value)
+        return type(value)(own_copies(v, copies) for v in value)
     if type(value) is dict:
-        return {k: own_arrays(v, copies) for k, v in value.items()}
+        return {k: own_copies(v, copies) for k, v in value.items()}
     return value
 
 

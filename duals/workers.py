@@ -39,7 +39,7 @@ import uuid
 
 import numpy as np
 
-from .random_states import own_arrays, random_states, restore, start_from
+from .random_states import own_copies, random_states, restore, start_from
 
 __all__ = ["resolve", "Workers", "check_untraced", "start_method", "pickler_name", "BLOCKS_PER_WORKER"]
 
@@ -153,7 +153,7 @@ class Workers:
                   for b, block in enumerate(blocks)]
         payload = (task, tuple(fixed), _error_modes(), random_states())
         if self.in_process:   # every block changes arrays of its own, as one in another process does
-            items = [((task, own_arrays(tuple(fixed)),) + payload[2:], label, block)
+            items = [((task, own_copies(tuple(fixed)),) + payload[2:], label, block)
                      for label, block in zip(labels, blocks)]
         else:
             payload = _dumps(payload, self.who)
