@@ -31,7 +31,9 @@ def argnums(argnums, nargs, who):
     for a in nums:
         if not -nargs <= a < nargs:
             raise ValueError(f"{who}: argnums={argnums} refers to argument {a}, but the function "
-                             f"was called with {nargs} positional arguments")
+                             f"was called with {nargs} positional arguments; argnums counts "
+                             f"positional arguments only (as in JAX): pass an argument "
+                             f"positionally to differentiate with respect to it")
     positions = tuple(a % nargs for a in nums)
     for k, a in enumerate(positions):
         if a in positions[:k]:

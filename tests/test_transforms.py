@@ -230,6 +230,8 @@ def test_hessian_names_itself_in_its_errors():
         duals.hessian(f, argnums=1.0)(x, x)
     with pytest.raises(ValueError, match=r"^hessian: argnums=2 refers to argument 2"):
         duals.hessian(f, argnums=2)(x, x)
+    with pytest.raises(ValueError, match=r"argnums counts positional arguments only.*pass an argument positionally"):
+        duals.grad(f, argnums=1)(x, y=x)
     with pytest.raises(ValueError, match=r"^hessian: chunk_size must be a positive integer"):
         duals.hessian(f, chunk_size=0)(x, x)
     with pytest.raises(TypeError, match=r"^hessian: the function returned a NoneType"):
