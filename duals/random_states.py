@@ -26,8 +26,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["each_from_one_state", "Replayed", "one_state", "before_call", "own_copies", "random_states",
-           "start_from", "restore"]
+__all__ = ["each_from_one_state", "Replayed", "one_state", "before_call", "own_copies", "untouched_call",
+           "random_states", "start_from", "restore"]
 
 
 def _captured():
@@ -74,6 +74,18 @@ def own_copies(value, copies=None):
     if type(value) is dict:
         return {k: own_copies(v, copies) for k, v in value.items()}
     return value
+
+
+def untouched_call(f, args, kwargs):
+    """untouched_call(f, args, kwargs) -> ``f(*args, **kwargs)`` on copies of the arrays and
+    generators among the arguments, the global random states left as they were: a look at the
+    output (its shapes) that leaves the state every pass starts from as it is."""
+    saved = _captured()
+    try:
+        args, kwargs = own_copies((tuple(args), dict(kwargs)))
+        return f(*args, **kwargs)
+    finally:
+        restore(saved)
 
 
 def random_states():

@@ -12,7 +12,7 @@ import math
 from . import tree
 from . import workers as _workers
 from .arguments import as_input, chunk_lanes, split_aux
-from .random_states import each_from_one_state
+from .random_states import each_from_one_state, untouched_call
 from .reverse import Var
 from .transforms import _check_leaf, _forward_pass, _pull_rows, _reverse_call, _shape, _strip, _value_of
 
@@ -37,7 +37,7 @@ def jacrev_spread(pool, f, args, kwargs, nums, has_aux, chunk_size):
     for i in nums:
         args[i] = as_input(args[i], "jacrev", f"argument {i}")
     _workers.check_untraced(args, kwargs, "jacrev")
-    out = f(*args, **kwargs)
+    out = untouched_call(f, args, kwargs)   # (the tasks start from the arguments as given)
     if has_aux:
         out = split_aux(out, "jacrev")[0]
     outs, treedef = tree.flatten(out)

@@ -39,7 +39,7 @@ import uuid
 
 import numpy as np
 
-from .random_states import own_copies, random_states, restore, start_from
+from .random_states import before_call, own_copies, random_states, restore, start_from
 
 __all__ = ["resolve", "Workers", "check_untraced", "start_method", "pickler_name", "BLOCKS_PER_WORKER"]
 
@@ -151,6 +151,7 @@ class Workers:
         labels = [f"{self.who}: block {b + 1} of {len(blocks)}"
                   + (f" ({describe(block)})" if describe is not None else "")
                   for b, block in enumerate(blocks)]
+        before_call()   # (inside a sparse derivative: the arguments as its first call found them)
         payload = (task, tuple(fixed), _error_modes(), random_states())
         if self.in_process:   # every block changes arrays of its own, as one in another process does
             items = [((task, own_copies(tuple(fixed)),) + payload[2:], label, block)

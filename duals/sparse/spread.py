@@ -10,7 +10,7 @@ pattern and colouring it stay in the caller.
 """
 import numpy as np
 
-from ..random_states import each_from_one_state
+from ..random_states import each_from_one_state, untouched_call
 from ..transforms import grad
 from ..workers import BLOCKS_PER_WORKER, check_untraced
 
@@ -93,7 +93,7 @@ class _EachSeed:
 
 def _plain_value(f, args, kwargs, has_aux, who):
     from ..arguments import split_aux
-    y = f(*args, **kwargs)
+    y = untouched_call(f, args, kwargs)   # (the tasks start from the arguments as given)
     return np.asarray(split_aux(y, who)[0] if has_aux else y)
 
 
