@@ -27,19 +27,3 @@ if WORKER:
     os.environ.setdefault("DUALS_CACHE_DIR", os.path.join(CACHES, "duals"))
     os.environ["NUMBA_CACHE_DIR"] = os.path.join(os.environ.get("NUMBA_CACHE_DIR", os.path.join(CACHES, "numba")),
                                                  WORKER)
-
-
-# pytest-xdist's --dist loadfile hands whole files to the workers in collection order, so a heavy
-# file collected late runs alone at the end while the other worker idles (a fresh-clone run spent
-# its last 15 of 25 minutes on 12 % of the tests). The heaviest files, measured with --durations,
-# go first; every other file keeps its place after them.
-HEAVY_FIRST = ("test_jit_numpy.py", "test_jit_reverse.py", "test_benchmarks_quick.py",
-               "test_jit_reverse_decompositions.py", "test_notebooks.py", "test_jit_linalg.py",
-               "test_sparse_derivatives.py", "test_workers.py", "test_full_optimisation.py")
-
-
-def pytest_collection_modifyitems(session, config, items):
-    rank = {name: k for k, name in enumerate(HEAVY_FIRST)}
-    order = {id(item): k for k, item in enumerate(items)}
-    items.sort(key=lambda item: (rank.get(os.path.basename(item.nodeid.split("::")[0]), len(rank)),
-                                 order[id(item)]))
