@@ -59,6 +59,11 @@ def _argument_states(args):
     return found
 
 
+def _snapshot(args):
+    """[(setter, state)] of the global random states and of the arrays and generators among ``args``."""
+    return _captured() + _argument_states(args)
+
+
 def own_copies(value, copies=None):
     """own_copies(value) -> ``value`` (tuples, lists and dicts rebuilt) with a copy of each
     writable NumPy array and generator in it, one that appears twice copied once: what a task
@@ -109,7 +114,7 @@ def each_from_one_state(run, items, args=()):
     items = list(items)
     if len(items) < 2:
         return [run(item) for item in items]
-    saved = _captured() + _argument_states(args)
+    saved = _snapshot(args)
     results = []
     for k, item in enumerate(items):
         if k:
@@ -140,7 +145,7 @@ def before_call():
     if held is None:
         return
     if held[1] is None:
-        held[1] = _captured() + _argument_states(held[0])
+        held[1] = _snapshot(held[0])
     else:
         restore(held[1])
 

@@ -28,12 +28,12 @@ whole loop (the same operations, recorded in another order).
 True
 """
 import math
-import re
 
 import numba
 import numpy as np
 
 from .api import _check_dispatcher, _input
+from .errors import message_lines
 from .reverse import _Recording, _release, _thread_tape
 
 __all__ = ["loop_value_and_grad"]
@@ -112,8 +112,8 @@ def _plain_run(step, x, p, count):
     try:
         return _run(step, x, p, count)
     except numba.core.errors.TypingError as exc:
-        lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).splitlines()]
-        first = next((line for line in lines if line and not line.startswith("Failed in")), type(exc).__name__)
+        lines = message_lines(str(exc))
+        first = lines[0] if lines else type(exc).__name__
         raise TypeError(f"loop_value_and_grad: Numba could not run step(x, p) -> x on x0 and p "
                         f"(step takes the state and the parameters and returns the next state; "
                         f"fix it so that step(x0, p) runs as a plain call): {first}") from None

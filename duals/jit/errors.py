@@ -258,6 +258,13 @@ def plain_failure(f, args, integers=()):
     return None
 
 
+def message_lines(text):
+    """The lines of Numba's error ``text`` that say something, colour codes gone: not the
+    pipeline's banner, the ``During:`` trail, file names or carets."""
+    return [line.strip() for line in _ANSI.sub("", text).splitlines() if line.strip()
+            and not line.startswith(("Failed in", "During:", "File ", "^"))]
+
+
 def reraise(exc, who, name=None, plain_too=False):
     """reraise(exc, who, name=None, plain_too=False): Numba's compile error ``exc`` for the dual
     specialisation of ``name`` as a short TypeError: the duals.jit message it carries, or else the
@@ -270,8 +277,7 @@ def reraise(exc, who, name=None, plain_too=False):
     if found:
         message = found.group(1).strip()
     else:
-        lines = [line.strip() for line in text.splitlines() if line.strip()
-                 and not line.startswith(("Failed in", "During:", "File ", "^"))]
+        lines = message_lines(text)
         first = lines[0] if lines else type(exc).__name__
         signature = next((line for line in lines[1:] if line.startswith(">>>")), None)
         if first.startswith("No implementation of function") and signature is not None:
