@@ -32,6 +32,14 @@ def test_quick_run_exits_zero_and_writes_json(quick_run):
     assert results is not None and results["records"]
 
 
+def test_the_compiled_mode_script_ran_and_checked_its_jacobian(quick_run):
+    # benchmarks/bench_jit.py asserts its Jacobian against differences; a failure there only
+    # becomes a note in the run, so the run exits 0 without its table
+    _, results = quick_run
+    assert not [n for n in results["meta"]["notes"] if "bench_jit" in n], results["meta"]["notes"]
+    assert "duals.jacfwd, 6 parameters" in (results["bench_jit"] or "")
+
+
 def test_every_workload_reports_a_duals_result(quick_run):
     _, results = quick_run
     workloads = {r["workload"] for r in results["records"]}

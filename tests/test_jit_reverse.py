@@ -767,6 +767,35 @@ def test_a_loop_checkpointed_by_segments_gives_the_whole_loop_gradient(segment):
     _close(dp, central_differences(whole_loop, [x0, p, 40], 1), rtol=1e-6)
 
 
+@njit
+def damped_step_in_float32(x, p):
+    return x + np.float32(0.05) * (p[0] * np.sin(x[::-1]) - p[1] * x * x)
+
+
+def test_float32_loops_give_float32_gradients_of_the_float32_or_promoted_loop():
+    x0, p = np.linspace(0.1, 0.9, 5).astype(np.float32), np.array([1.3, 0.7], np.float32)
+    # a float64 constant promotes the state after the first step, as in the user's own loop
+    value, (dx0, dp) = duals.jit.loop_value_and_grad(damped_step, final_misfit, 40, 7)(x0, p)
+    promoted = duals.jit.loop_value_and_grad(damped_step, final_misfit, 40, 7)(x0.astype(np.float64), p)
+    assert dx0.dtype == dp.dtype == np.float32 and value == promoted[0]
+    _close(dx0, promoted[1][0].astype(np.float32), rtol=0)
+    _close(dp, promoted[1][1].astype(np.float32), rtol=0)
+    # a float32 step keeps the state float32 throughout
+    value, (dx0, dp) = duals.jit.loop_value_and_grad(damped_step_in_float32, final_misfit, 40, 7)(x0, p)
+    whole = njit(lambda x, p: final_misfit(_steps(x, p), p))
+    expected = duals.grad(whole, argnums=(0, 1))(x0, p)
+    assert dx0.dtype == dp.dtype == np.float32 and value == pytest.approx(whole(x0, p), rel=1e-6)
+    _close(dx0, expected[0], rtol=1e-5)
+    _close(dp, expected[1], rtol=1e-5)
+
+
+@njit
+def _steps(x, p):
+    for _ in range(40):
+        x = damped_step_in_float32(x, p)
+    return x
+
+
 def test_a_plain_argument_rebound_to_hold_derivatives_is_promoted_in_both_modes():
     x0, p = np.linspace(0.1, 0.9, 5), np.array([1.3, 0.7])
     _close(duals.grad(whole_loop, argnums=1)(x0, p, 30), duals.jacfwd(whole_loop, argnums=1)(x0, p, 30),

@@ -55,7 +55,8 @@ def loop_value_and_grad(step, loss, steps, segment=None):
     by compiled reverse mode one segment of ``segment`` steps at a time (default about
     ``sqrt(steps)``): memory for one segment's tape and ``steps / segment`` states, time of
     one extra plain run. ``step`` and ``loss`` are Numba dispatchers; ``x0`` and ``p`` float
-    arrays (``step`` returns a new array or its updated input).
+    arrays (``step`` returns a new array or its updated input); float32 inputs get float32
+    gradients.
 
     >>> import numba, numpy as np
     >>> step = numba.njit(lambda x, p: x * p[0])
@@ -78,7 +79,7 @@ def loop_value_and_grad(step, loss, steps, segment=None):
         x0 = _as_array(x0, "x0")
         p = _as_array(p, "p")
         starts = list(range(0, steps, segment))
-        states, x = [], x0
+        states, x = [], _state(step, x0, p, steps)
         for start in starts:  # plain run, keeping each segment's first state
             states.append(x)
             x = _plain_run(step, x, p, min(segment, steps - start))
@@ -103,14 +104,23 @@ def loop_value_and_grad(step, loss, steps, segment=None):
                 gp += g
         finally:
             _release(tape)
-        return value, (lam, gp.reshape(p.shape))
+        return value, (np.asarray(lam).astype(x0.dtype, copy=False), gp.reshape(p.shape).astype(p.dtype, copy=False))
 
     return value_and_gradient
 
 
+def _state(step, x0, p, steps):
+    """x0 as the loop state: of the type step returns, since a float32 state may come back as
+    float64 (a float64 constant in step), and the state of a loop keeps one type."""
+    if steps == 0 or x0.dtype == np.float64:
+        return x0
+    return x0.astype(np.asarray(_plain_run(step, x0, p, None)).dtype, copy=False)
+
+
 def _plain_run(step, x, p, count):
+    """``count`` steps from ``x`` (one call of step itself when count is None)."""
     try:
-        return _run(step, x, p, count)
+        return step(x, p) if count is None else _run(step, x, p, count)
     except numba.core.errors.TypingError as exc:
         lines = message_lines(str(exc))
         first = lines[0] if lines else type(exc).__name__
@@ -120,7 +130,10 @@ def _plain_run(step, x, p, count):
 
 
 def _as_array(a, what):
-    a = _input(np.asarray(a, dtype=np.float64), "loop_value_and_grad", what)
+    a = np.asarray(a)
+    if a.dtype not in (np.float32, np.float64):   # float32 stays float32: the loop runs as the caller's would
+        a = a.astype(np.float64)
+    a = _input(a, "loop_value_and_grad", what)
     if not isinstance(a, np.ndarray) or a.ndim == 0:
         raise TypeError(f"loop_value_and_grad: {what} must be a float array (wrap a scalar: np.array([v]))")
     return a
