@@ -778,10 +778,10 @@ def _sparse_jacobian_by_colours(f, argnums, mode, has_aux, chunk_size, workers, 
 def hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None, holomorphic=False):
     """hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None, holomorphic=False) -> function returning the Hessian, forward over reverse.
 
-    Shape ``in.shape + in.shape`` for a scalar ``f``. For a compiled (Numba) ``f`` with at most
-    8 inputs, or a non-scalar output, forward over forward (one pass of 8 × 8 lanes); with
-    more inputs and a scalar output, forward over reverse (8 directions per recording on the
-    compiled tape, so ``n`` inputs cost about ``n / 8`` gradients instead of ``(n / 8)²`` passes).
+    Shape ``in.shape + in.shape`` for a scalar ``f``. For a compiled (Numba) ``f`` with a scalar
+    output, forward over reverse (8 directions per recording on the compiled tape, so ``n``
+    inputs cost about ``n / 8`` gradients); a non-scalar output or complex intermediates take
+    forward over forward (nested duals, passes of 8 × 8 lanes).
 
     Args:
         f, argnums: as in :func:`jacfwd`.

@@ -74,3 +74,10 @@ def test_complex_benchmark_runs_and_checks_its_derivatives():
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "complex input" in done.stdout
+
+
+def test_hessian_modes_benchmark_runs_and_checks_its_hessians():
+    done = subprocess.run([sys.executable, "-m", "benchmarks.hessian_modes", "--quick"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Rosenbrock, scalar loop (5)" in done.stdout

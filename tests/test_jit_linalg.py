@@ -310,7 +310,7 @@ def test_det_at_a_singular_matrix_has_the_cofactors_as_derivative_and_the_numpy_
     np.testing.assert_allclose(jacfwd(det_of)(a), expected, atol=1e-13)
     assert abs(expected[0, 0] - (a[1, 1] if a.shape == (2, 2) else 6.0)) < 1e-13
     with pytest.raises(np.linalg.LinAlgError, match="second derivative (of np.linalg.det at a singular|is not)"):
-        duals.hessian(det_of)(a)   # forward over forward (2 x 2) or forward over reverse (3 x 3)
+        duals.hessian(det_of)(a)
 
 
 def test_a_singular_solve_under_compiled_grad_says_singular_and_not_det():

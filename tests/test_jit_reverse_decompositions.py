@@ -303,9 +303,8 @@ def two_by_two_energy(a):
     return np.sum(w ** 3) + v[0, 1] ** 2
 
 
-def test_hessian_of_few_inputs_falls_back_to_forward_over_reverse():
-    # four inputs: duals.hessian would take forward over forward, which eigh refuses for nested
-    # duals; it then takes forward over reverse, and keeps it for this function
+def test_hessian_of_few_inputs_of_a_decomposition_is_forward_over_reverse():
+    # four inputs: forward over forward would refuse eigh over nested duals
     A = np.array([[2.0, 0.3], [0.3, 1.0]])
     gradient = duals.grad(two_by_two_energy)
     want = central_differences(gradient, [A], 0)

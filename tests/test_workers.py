@@ -50,7 +50,7 @@ CASES = {
     "compiled jacrev": (lambda w: duals.jacrev(h.compiled_model, workers=w), (X40, A40)),
     "compiled hessian, forward over reverse": (lambda w: duals.hessian(h.compiled_scalar, workers=w), (X20,)),
     "compiled hessian, forward over forward": (
-        lambda w: duals.hessian(h.compiled_scalar, chunk_size=2, workers=w), (X20[:6],)),
+        lambda w: duals.jit.compiled_hessian(h.compiled_scalar, chunk_size=2, workers=w), (X20[:6],)),
     "compiled dgsm": (_dgsm(h.compiled_scalar), ()),
 }
 

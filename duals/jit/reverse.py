@@ -26,7 +26,7 @@ import threading
 import numpy as np
 
 from .. import tree
-from ..arguments import COMPILED_HESSIAN_LANES, chunk_lanes, in_dtype, output, split_aux
+from ..arguments import chunk_lanes, in_dtype, output, split_aux
 from ..forward import Dual
 from ..validation import check_float_output
 from ..random_states import each_from_one_state
@@ -592,16 +592,15 @@ def hessian_columns(f, args, nums, total, lanes, start):
     return tangents[:, :count]
 
 
-_NESTED_REFUSAL = "of nested duals (hessian) is not supported in compiled code"
-
-
 def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
     """compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None) -> the Hessian function ``duals.hessian`` gives a
-    dispatcher: forward over forward (:func:`duals.jit.compiled_hessian`, one pass) up to
-    ``COMPILED_HESSIAN_LANES`` inputs or for a non-scalar output, else forward over reverse
-    (:func:`compiled_hessian_rev`), which also serves functions using the decompositions
-    (``eigh``, ``svd``, ``qr``, ``pinv``, ``lstsq``: first-order duals only in forward mode);
-    ``chunk_size`` and ``workers`` go to the one taken.
+    dispatcher: forward over reverse (:func:`compiled_hessian_rev`) for a scalar output, forward
+    over forward (:func:`duals.jit.compiled_hessian`) for a non-scalar output or complex
+    intermediates (the tape holds real numbers); ``chunk_size`` and ``workers`` go to the one taken.
+
+    Forward over reverse is taken at every size: nested duals compile every operation over a
+    dual base, 2-4x longer than one recording over duals for array and linear-algebra code, and
+    run slower too, even at 3 inputs (``benchmarks/hessian_modes.py``).
 
     >>> import numba, numpy as np
     >>> float(compiled_hessian_auto(numba.njit(lambda x: np.sum(x ** 3)))(np.ones(12)).trace())
@@ -615,25 +614,18 @@ def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
     def hess(*args, **kwargs):
         if kwargs:
             args = positional(f, args, kwargs, "hessian")
-        args, nums, _ = _inputs(f, args, argnums, "hessian", known)
-        small = sum(_size(args[i]) for i in nums) <= COMPILED_HESSIAN_LANES
-        if known.get("forward") or (small and not known.get("reverse")):
+        args = _inputs(f, args, argnums, "hessian", known)[0]
+        if not known.get("forward"):
             try:
-                return forward(*args)
-            except TypeError as exc:   # a decomposition: first-order duals only, so over reverse
-                if known.get("forward") or _NESTED_REFUSAL not in str(exc):
+                return reverse(*args)
+            except NotScalarOutput:
+                pass
+            except TypeError as exc:   # complex intermediates: forward over forward only
+                from .complex_rules import FORWARD_ONLY
+                if FORWARD_ONLY not in str(exc):
                     raise
-                known["reverse"] = True
-        try:
-            return reverse(*args)
-        except NotScalarOutput:
-            return forward(*args)
-        except TypeError as exc:   # complex intermediates: forward over forward only
-            from .complex_rules import FORWARD_ONLY
-            if FORWARD_ONLY not in str(exc):
-                raise
             known["forward"] = True
-            return forward(*args)
+        return forward(*args)
 
     return hess
 
