@@ -88,10 +88,35 @@ def _no_float(self):
     inside = _numpy_caller()
     if inside is not None:
         raise TypeError(_undispatched(inside, "turns it into a Python number"))
+    import sys
     raise TypeError(
         "converting a traced value to a Python number would drop its derivative. Keep it "
-        "as an array (use dnp.* / np.* functions instead of math.*), or take duals.stop_gradient(x) "
+        f"as an array ({_instead_of_math(sys._getframe(1))}), or take duals.stop_gradient(x) "
         "explicitly; inside @numba.njit code use duals.jacfwd on the compiled function")
+
+
+# math functions whose array spelling is not np.<same name>
+_MATH_SPELLED = {"lgamma": "scipy.special.gammaln", "gamma": "scipy.special.gamma",
+                 "erf": "scipy.special.erf", "erfc": "scipy.special.erfc", "asin": "np.arcsin",
+                 "acos": "np.arccos", "atan": "np.arctan", "atan2": "np.arctan2", "asinh": "np.arcsinh",
+                 "acosh": "np.arccosh", "atanh": "np.arctanh", "pow": "np.power", "fabs": "np.abs",
+                 "fsum": "np.sum", "prod": "np.prod", "dist": "np.linalg.norm(p - q)"}
+
+
+def _instead_of_math(frame):
+    """What to write instead of the ``math.<name>(`` call on the caller's line (math.lgamma has no
+    np.lgamma), or the general advice when the line has none."""
+    import linecache
+    import re
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno) if frame is not None else ""
+    names = re.findall(r"\bmath\.(\w+)\s*\(", line)
+    if len(names) == 1:
+        name = names[0]
+        spelled = _MATH_SPELLED.get(name) or (f"np.{name}" if isinstance(getattr(np, name, None), np.ufunc)
+                                              else None)
+        if spelled is not None:
+            return f"math.{name} takes Python numbers only: write {spelled}, which keeps derivatives"
+    return "use np.* functions (or scipy.special's) instead of math.*"
 
 
 def _undispatched(caller, what):
@@ -199,9 +224,9 @@ def _conversion_cause():
             return _writer_refused(library[6:])
         counterpart = _counterpart(library)
         if counterpart is None:
-            use = ("Use its duals.numpy counterpart if there is one (docs/supported.md lists them), "
-                   "give it a derivative with duals.extend (docs/custom_rules.md: an interpolant's "
-                   "is its .derivative())")
+            use = ("duals.numpy has no counterpart of it (docs/supported.md lists what works): write "
+                   "it with np.* functions, which keep derivatives, give it a derivative with "
+                   "duals.extend (docs/custom_rules.md: an interpolant's is its .derivative())")
         else:
             use = f"Write {counterpart} instead" + (" (import duals.numpy as dnp)"
                                                     if counterpart.startswith("dnp.") else "")

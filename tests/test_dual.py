@@ -1,4 +1,6 @@
 """duals.Dual as in API.md §1: arithmetic obeys ε² = 0, NumPy works on it, errors are clear."""
+import math
+
 import numpy as np
 import pytest
 
@@ -95,6 +97,22 @@ def test_non_float_primals_are_refused(bad):
 def test_converting_to_python_float_refuses_to_drop_the_derivative():
     with pytest.raises(TypeError, match="drop its derivative"):
         float(Dual(1.0, 1.0))
+
+
+def _log_likelihood_with_lgamma(k):
+    return math.lgamma(k + 1.0) - k
+
+
+def _with_sin(x):
+    return math.sin(x) * 2.0
+
+
+def test_a_math_function_on_a_traced_value_names_its_array_spelling():
+    # math.lgamma has no np.lgamma: the way out is scipy.special.gammaln
+    with pytest.raises(TypeError, match=r"math.lgamma takes Python numbers only: write scipy.special.gammaln"):
+        duals.grad(_log_likelihood_with_lgamma)(2.5)
+    with pytest.raises(TypeError, match=r"math.sin takes Python numbers only: write np.sin"):
+        duals.grad(_with_sin)(2.5)
 
 
 def test_item_assignment_into_traced_array_says_what_to_use():

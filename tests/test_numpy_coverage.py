@@ -599,7 +599,7 @@ def spline_rate_rhs(y):   # a tabulated rate k(T) as a spline, with a constant a
     (vectorized, np.ones(2), r"np\.vectorize calls its function on plain numbers"),
     (padded, np.ones(2), r"np\.r_\[\.\.\.\] and np\.c_\[\.\.\.\] make plain arrays"),
     (triangular_misfit, np.array([0.2]), r"scipy\.linalg\.solve_triangular converts its argument.*"
-                                          r"Use its duals\.numpy counterpart if there is one"),
+                                          r"duals\.numpy has no counterpart of it .* write it with np\.\* functions"),
     (scipy_logsumexp, np.array([0.2, 0.4]),
      r"scipy\.special\.logsumexp converts .* Write dnp\.special\.logsumexp instead"),
     (normal_cdf_sum, np.array([0.2, 0.4]),
