@@ -93,11 +93,12 @@ def _closing(trace, call, /, *args, **kwargs):
 # ---------------------------------------------------------------- forward mode
 
 
-def jvp(f, primals, tangents):
-    """jvp(f, primals, tangents) -> (f(*primals), J·tangents).
+def jvp(f, primals, tangents, has_aux=False):
+    """jvp(f, primals, tangents, has_aux=False) -> (f(*primals), J·tangents).
 
     ``primals`` and ``tangents`` are tuples of equal length; a tangent ``None`` marks a
-    constant argument (integers, step counts).
+    constant argument (integers, step counts). With ``has_aux``, ``f`` returns ``(output, aux)``
+    and the result is ``(output, J·tangents, aux)``, as JAX's.
 
     >>> import numpy as np
     >>> jvp(np.sin, (0.0,), (2.0,))
@@ -110,7 +111,11 @@ def jvp(f, primals, tangents):
         raise ValueError(f"jvp: got {len(primals)} primals but {len(tangents)} tangents; "
                          f"give one tangent per primal (None for a constant)")
     if _is_compiled(f):
-        return _jit().compiled_jvp(f, primals, tangents)
+        result = _jit().compiled_jvp(f, primals, tangents)
+        if not has_aux:
+            return result
+        (out, aux), (tangent, _) = _split_aux(result[0], "jvp"), _split_aux(result[1], "jvp")
+        return out, tangent, aux
     selected = tuple(i for i, t in enumerate(tangents) if t is not None)
     if Containers.present(primals, selected):
         if any(tree.flatten(primals[i])[1] != tree.flatten(tangents[i])[1] for i in selected):
@@ -118,7 +123,8 @@ def jvp(f, primals, tangents):
                              "nesting of tuples, lists and dicts)")
         c = Containers(primals, selected, False)
         flat_tangents = Containers(tangents, selected, False).flat_args
-        return jvp(lambda *leaves: f(*c.rebuild(leaves)), tuple(c.flat_args), tuple(flat_tangents))
+        return jvp(lambda *leaves: f(*c.rebuild(leaves)), tuple(c.flat_args), tuple(flat_tangents),
+                   has_aux=has_aux)
     trace = JVPTrace(new_level(), lanes=1)
     args = []
     for i, (p, t) in enumerate(zip(primals, tangents)):
@@ -137,6 +143,9 @@ def jvp(f, primals, tangents):
         t = reshape(t, (1,) + _shape(p)) if isinstance(t, Tracer) else np.asarray(t)[None]
         args.append(Dual._new(p, t, trace))
     out = _closing(trace, call_at_user_line, f, *args)
+    if has_aux:
+        out, aux = _split_aux(out, "jvp")
+        aux = _strip(aux, lambda a: type(a) is Dual and a._trace is trace)
     leaves, treedef = tree.flatten(out)
     primals_out, tangents_out = [], []
     for y in leaves:
@@ -149,7 +158,8 @@ def jvp(f, primals, tangents):
         else:
             primals_out.append(_output(y))
             tangents_out.append(_output(_zeros(_shape(y), y)))
-    return tree.unflatten(treedef, primals_out), tree.unflatten(treedef, tangents_out)
+    result = tree.unflatten(treedef, primals_out), tree.unflatten(treedef, tangents_out)
+    return result + (aux,) if has_aux else result
 
 
 @returns_transformed

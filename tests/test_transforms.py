@@ -1,4 +1,5 @@
 """The transformations of API.md §2: shapes, argnums, has_aux, chunking and bad input."""
+import numba
 import numpy as np
 import pytest
 
@@ -35,6 +36,32 @@ def test_jvp_tangent_none_marks_a_constant_argument():
 def test_jvp_of_a_tuple_output_gives_tuples():
     (a, b), (ta, tb) = duals.jvp(lambda x: (x * 2.0, np.sin(x)), (0.5,), (1.0,))
     assert ta == pytest.approx(2.0) and tb == pytest.approx(np.cos(0.5))
+
+
+def _residual_with_diagnostics(x, n):
+    r = np.sin(x) * n
+    return r, {"squared": np.sum(r ** 2), "steps": n}
+
+
+@numba.njit
+def _compiled_with_diagnostics(x):
+    r = np.sin(x)
+    return r, (x.shape[0], np.sum(r ** 2))
+
+
+def test_jvp_has_aux_returns_output_tangent_and_the_aux_values_as_jax():
+    x, v = np.array([0.3, -0.8]), np.array([1.0, 2.0])
+    out, tangent, aux = duals.jvp(_residual_with_diagnostics, (x, 3), (v, None), has_aux=True)
+    np.testing.assert_allclose(tangent, 3 * np.cos(x) * v, rtol=1e-15)
+    assert aux["steps"] == 3 and type(aux["squared"]) is float and aux["squared"] == np.sum(out ** 2)
+    out, tangent, aux = duals.jvp(_compiled_with_diagnostics, (x,), (v,), has_aux=True)
+    np.testing.assert_allclose(tangent, np.cos(x) * v, rtol=1e-15)
+    assert aux == (2, pytest.approx(np.sum(np.sin(x) ** 2), rel=1e-15))
+    # an aux traced by an enclosing transformation keeps its derivative there
+    assert duals.grad(lambda s: duals.jvp(lambda y: (y * y, y * s), (2.0,), (1.0,), has_aux=True)[2])(5.0) == 2.0
+    for f in (lambda y: y, numba.njit(lambda y: y)):
+        with pytest.raises(TypeError, match=r"jvp\(has_aux=True\): the function must return a pair"):
+            duals.jvp(f, (1.0,), (1.0,), has_aux=True)
 
 
 @pytest.mark.parametrize("primals,tangents,error,match", [
