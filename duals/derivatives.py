@@ -137,7 +137,9 @@ TABLE = {
     # at (0, 0) the gradient is 0 with derivative 0, as norm's at 0 (hypot(x, 0) is abs(x))
     "hypot": binary("hypot(x, y)", "where(out == 0.0, 0.0, x / where(out == 0.0, 1.0, out))",
                     "where(out == 0.0, 0.0, y / where(out == 0.0, 1.0, out))", domain=(0.3, 2.0)),
-    "logaddexp": binary("logaddexp(x, y)", "exp(x - out)", "exp(y - out)"),
+    # (not exp(x - out): out's rounding grows with |out| through exp, and a second derivative
+    # through 1 - exp(x - out) loses the tail as s (1 - s) does for expit)
+    "logaddexp": binary("logaddexp(x, y)", "expit(x - y)", "expit(y - x)"),
     "floor_divide": binary("floor_divide(x, y)", "0.0", "0.0", domain=(0.3, 2.0),
                            discontinuous=True),
     "mod": binary("mod(x, y)", "1.0", "-floor_divide(x, y)", numpy=("mod", "remainder"),

@@ -24,7 +24,7 @@ def jacfwd(f, argnums=0):
     return duals.jacfwd(f, argnums=argnums, chunk_size=LANES)
 
 
-def hessian(f, argnums=0):  # duals.hessian of a dispatcher, with a fixed lane count
+def hessian(f, argnums=0):  # forward over forward (nested duals through the LAPACK rules), fixed lanes
     return duals.jit.compiled_hessian(f, argnums=argnums, chunk_size=LANES)
 
 

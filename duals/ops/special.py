@@ -1,6 +1,6 @@
 """Special functions with SciPy's names. ``erf``, ``erfc`` and ``expit`` come from the
-derivative table (they are kernels too); ``logsumexp``, ``ndtr``, ``logit``, ``xlogy`` and
-``xlog1py`` are composed; ``gammaln``, ``digamma``/``polygamma`` and ``log_ndtr`` take their values
+derivative table (they are kernels too); ``logsumexp``, ``ndtr``, ``logit``, ``log_expit``, ``xlogy``
+and ``xlog1py`` are composed; ``gammaln``, ``digamma``/``polygamma`` and ``log_ndtr`` take their values
 from SciPy. SciPy's own ufuncs (``scipy.special.erf(x)`` on a traced ``x``) reach these by
 identity (:func:`scipy_ufuncs`)."""
 import numpy as np
@@ -85,6 +85,17 @@ def logit(x):
     0.0
     """
     return PRIMITIVES["log"](x) - PRIMITIVES["log1p"](-x)
+
+
+@export("special.log_expit")
+def log_expit(x):
+    """log_expit(x): ``log(expit(x))`` as ``-logaddexp(0, -x)``, accurate in both tails (a Bernoulli
+    log-likelihood's ``log p``; ``log_expit(-x)`` is ``log(1 - p)``).
+
+    >>> float(log_expit(0.0)) == -float(np.log(2.0))
+    True
+    """
+    return -PRIMITIVES["logaddexp"](0.0, -x)
 
 
 @export("special.xlogy")
@@ -243,6 +254,6 @@ def scipy_ufuncs():
     if module is None:
         return {}
     names = {"erf": PRIMITIVES["erf"], "erfc": PRIMITIVES["erfc"], "expit": PRIMITIVES["expit"],
-             "ndtr": ndtr, "logit": logit, "xlogy": xlogy, "xlog1py": xlog1py, "gammaln": gammaln,
+             "ndtr": ndtr, "logit": logit, "log_expit": log_expit, "xlogy": xlogy, "xlog1py": xlog1py, "gammaln": gammaln,
              "psi": digamma, "log_ndtr": log_ndtr}
     return {getattr(module, n): f for n, f in names.items() if hasattr(module, n)}
