@@ -167,3 +167,21 @@ def test_logsumexp_takes_scipys_weights_and_their_derivatives(kwargs):
 def test_ndtr_of_complex_values_names_itself():
     with pytest.raises(TypeError, match="duals' ndtr is computed for real numbers only"):
         duals.jacfwd(lambda z: sp.ndtr(z), holomorphic=True)(np.array([0.5 + 0.1j]))
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_softmax_and_log_softmax_are_scipys_with_exact_derivatives(axis):
+    x = np.array([[0.3, -1.2, 2.0], [1000.0, 1000.0, -5.0]])   # a row that overflows exp
+    np.testing.assert_allclose(dnp.special.softmax(x, axis=axis), sp.softmax(x, axis=axis), rtol=1e-15, atol=1e-300)
+    np.testing.assert_allclose(dnp.special.log_softmax(x, axis=axis), sp.log_softmax(x, axis=axis), rtol=1e-15)
+    weights = np.arange(6.0).reshape(2, 3)
+    for f in (dnp.special.softmax, dnp.special.log_softmax):
+        loss = lambda z: np.sum(f(z, axis=axis) * weights)   # noqa: E731
+        assert duals.testing.check_grads(loss, (x[[0, 0]] + np.array([[0.0], [0.5]]),), order=2)
+        along = lambda z: f(z, axis=axis)   # noqa: E731
+        np.testing.assert_allclose(duals.jacfwd(along)(x), duals.jacrev(along)(x), rtol=1e-14, atol=1e-15)
+
+
+def test_scipy_softmax_on_a_traced_value_points_to_its_counterpart():
+    with pytest.raises(TypeError, match=r"scipy\.special\.softmax converts .* Write dnp\.special\.softmax instead"):
+        duals.grad(lambda z: np.sum(sp.softmax(z) * np.arange(3.0)))(np.ones(3))

@@ -27,9 +27,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     >>> round(float(logsumexp(np.array([0.0, 0.0]), b=np.array([3.0, 1.0]))), 6)   # log 4
     1.386294
     """
-    m = stop_gradient(amax(a, axis=axis, keepdims=True))
-    peak = np.asarray(innermost(m))
-    m = where(np.isfinite(peak), m, 0.0)
+    m, peak = _peak(a, axis)
     terms = PRIMITIVES["exp"](a - m)
     if b is not None:
         terms = b * terms
@@ -53,6 +51,36 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         out = reshape(out, kept)
         sign = None if sign is None else sign.reshape(kept)
     return out if sign is None else (out, sign)
+
+
+def _peak(a, axis):
+    """(m, its value): the largest entry along ``axis`` (kept dims), held constant, 0 where it is
+    not finite: what log-sum-exp shifts by (the result does not depend on the shift)."""
+    m = stop_gradient(amax(a, axis=axis, keepdims=True))
+    peak = np.asarray(innermost(m))
+    return where(np.isfinite(peak), m, 0.0), peak
+
+
+@export("special.softmax")
+def softmax(x, axis=None):
+    """softmax(x, axis=None): ``exp(x) / sum(exp(x))`` over ``axis`` (all entries when None), as
+    SciPy's, computed as ``exp(x - logsumexp(x))``.
+
+    >>> softmax(np.array([0.0, 0.0])).tolist()
+    [0.5, 0.5]
+    """
+    return PRIMITIVES["exp"](log_softmax(x, axis=axis))
+
+
+@export("special.log_softmax")
+def log_softmax(x, axis=None):
+    """log_softmax(x, axis=None): ``x - logsumexp(x)`` over ``axis``, as SciPy's.
+
+    >>> round(float(log_softmax(np.array([0.0, 0.0]))[0]), 6)
+    -0.693147
+    """
+    shifted = x - _peak(x, axis)[0]    # (x - logsumexp(x) would round at the scale of x)
+    return shifted - PRIMITIVES["log"](asum(PRIMITIVES["exp"](shifted), axis=axis, keepdims=True))
 
 
 # ---------------------------------------------------------------- SciPy's special functions
