@@ -104,7 +104,8 @@ def loop_value_and_grad(step, loss, steps, segment=None):
                 gp += g
         finally:
             _release(tape)
-        return value, (np.asarray(lam).astype(x0.dtype, copy=False), gp.reshape(p.shape).astype(p.dtype, copy=False))
+        lam = np.asarray(lam).astype(x0.dtype, copy=False)
+        return value, (lam, gp.reshape(p.shape).astype(p.dtype, copy=False))
 
     return value_and_gradient
 

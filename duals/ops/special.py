@@ -64,7 +64,7 @@ def _peak(a, axis):
 @export("special.softmax")
 def softmax(x, axis=None):
     """softmax(x, axis=None): ``exp(x) / sum(exp(x))`` over ``axis`` (all entries when None), as
-    SciPy's, computed as ``exp(x - logsumexp(x))``.
+    SciPy's, computed as ``exp(log_softmax(x))``.
 
     >>> softmax(np.array([0.0, 0.0])).tolist()
     [0.5, 0.5]
@@ -282,6 +282,6 @@ def scipy_ufuncs():
     if module is None:
         return {}
     names = {"erf": PRIMITIVES["erf"], "erfc": PRIMITIVES["erfc"], "expit": PRIMITIVES["expit"],
-             "ndtr": ndtr, "logit": logit, "log_expit": log_expit, "xlogy": xlogy, "xlog1py": xlog1py, "gammaln": gammaln,
-             "psi": digamma, "log_ndtr": log_ndtr}
+             "ndtr": ndtr, "logit": logit, "log_expit": log_expit, "xlogy": xlogy, "xlog1py": xlog1py,
+             "gammaln": gammaln, "psi": digamma, "log_ndtr": log_ndtr}
     return {getattr(module, n): f for n, f in names.items() if hasattr(module, n)}
