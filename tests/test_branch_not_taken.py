@@ -174,3 +174,26 @@ def test_a_numerical_zero_is_not_a_branch():
         warnings.simplefilter("ignore", RuntimeWarning)
         assert np.isnan(duals.grad(lambda x: np.sqrt(x) ** 2)(0.0))
         assert np.isnan(duals.jacfwd(lambda x: np.sqrt(x) ** 2)(0.0))
+
+
+def test_the_guard_of_a_power_at_exponent_zero_keeps_the_mixed_second_derivative():
+    # ∂x of x ** y was a constant 0 wherever y = 0, so ∂²/∂x∂y was 0 there instead of 1/x (the
+    # SABR term (F K) ** ((1 - beta) / 2) at beta = 1); at x = y = 0 the limit 0 stays
+    import numba
+    power = lambda v: v[0] ** v[1]   # noqa: E731
+    x, y = 2.0, 0.0
+    want = np.array([[y * (y - 1) * x ** (y - 2), x ** (y - 1) * (1 + y * np.log(x))],
+                     [x ** (y - 1) * (1 + y * np.log(x)), x ** y * np.log(x) ** 2]])
+    for hessian in (duals.hessian, lambda f: duals.jacrev(duals.jacrev(f)), lambda f: duals.jacfwd(duals.jacfwd(f)),
+                    lambda f: duals.hessian(numba.njit(f)), lambda f: duals.jit.compiled_hessian(numba.njit(f))):
+        np.testing.assert_allclose(hessian(power)(np.array([x, y])), want, rtol=1e-15, atol=0)
+    # third order through the exponent y - 1 = 0 of the first derivative: d/dy of ∂²/∂x² at y = 1
+    third = duals.jacfwd(duals.hessian(power))(np.array([2.0, 1.0]))
+    assert third[0, 0, 1] == third[0, 1, 0] == third[1, 0, 0] == pytest.approx(0.5, rel=1e-15)
+    # element-wise on large arrays (the fused kernels): the Hessian-vector product along y
+    n = 5000
+    v = np.concatenate([np.full(n, 2.0), np.zeros(n)])
+    hv = duals.jvp(duals.grad(lambda a: np.sum(a[:n] ** a[n:])), (v,), (np.concatenate([np.zeros(n), np.ones(n)]),))[1]
+    np.testing.assert_allclose(hv[:n], 0.5, rtol=1e-15)
+    with np.errstate(divide="ignore", invalid="ignore"):   # the branches not taken, evaluated
+        assert duals.grad(power)(np.array([0.0, 0.0])).tolist() == [0.0, 0.0]
