@@ -738,6 +738,27 @@ def test_a_traced_value_in_an_argument_not_differentiated_names_the_enclosing_tr
     assert np.isclose(python_path, np.sum(inner(scaled_square_sum)(x, 1.0)))
 
 
+@njit
+def barrier_payoff(S, B, K):
+    """np.where on scalars, as a knock-out indicator is written; Numba's own np.where of floats
+    gives 0-d arrays, which arithmetic then meets"""
+    total = 0.0
+    for i in range(S.shape[0]):
+        total += np.where(S[i] < B, max(S[i] - K, 0.0) ** 2, 0.0) * np.where(S[i] > 0.5 * B, 1.0, 0.5)
+    return total + np.sin(np.where(B > 1.0, 2.0, 3.0) * K) - (np.where(K > 1.0, 2.0, 3.0) < K)
+
+
+def test_np_where_of_scalars_and_the_0d_arrays_it_gives_in_both_modes():
+    args = (np.array([1.0, 1.4, 2.6, 1.9]), 2.5, 0.8)
+    want = duals.grad(barrier_payoff.py_func, argnums=(0, 1, 2))(*args)
+    for transform in (duals.grad, duals.jacfwd):
+        for g, w in zip(transform(barrier_payoff, argnums=(0, 1, 2))(*args), want):
+            _close(g, w, rtol=1e-14, atol=0)
+    _close(duals.hessian(barrier_payoff)(args[0], *args[1:]), duals.hessian(barrier_payoff.py_func)(*args),
+           rtol=1e-13, atol=1e-15)
+    _close(want[0], central_differences(barrier_payoff, list(args), 0), rtol=1e-6, atol=1e-8)
+
+
 # ---------------------------------------------------------------- long loops, checkpointed
 
 @njit

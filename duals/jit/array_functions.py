@@ -58,8 +58,9 @@ def _where(condition, x, y):
             raise errors.TypingError(f"{MARK}np.where with a dual condition: compare it first "
                                      f"(np.where(x > 0.0, a, b))")
         return None
-    T = level_of("np.where", x, y)
     arrays = [name for name, t in zip("cxy", operands) if isinstance(t, types.Array) and t.ndim > 0]
+    # on scalars a choice of one operand, which the tape (adjoints) records as it is
+    T = level_of("np.where", x, y, scalar_operations=not arrays)
     if not arrays:
         return lambda condition, x, y: x if condition else y
     shape = ", ".join(f"{n}.shape" for n in arrays)

@@ -172,6 +172,17 @@ def _binary_impl(f, rt):
     return impl
 
 
+def _scalar_impl(f, arity):
+    """``f`` of 0-d arrays (and scalars): a scalar, as Numba's own ufuncs give on 0-d arrays
+    (``np.where`` of scalars is one; ``total += 2.0 * np.where(c, x, 0.0)`` then adds a number)."""
+    def unary(x):
+        return f(x[()])
+
+    def binary(x, y):
+        return f(_spread(x, y, ()), _spread(y, x, ()))
+    return unary if arity == 1 else binary
+
+
 def _inplace_impl(f, rt):
     def impl(x, y):
         ys = _readable(x, y)
@@ -202,15 +213,17 @@ def _register(make_impl, name, f):
             if make_impl is _inplace_impl:
                 return signature(args[0], *args) if isinstance(args[0], types.Array) else None
             ndim = max(a.ndim for a in args if isinstance(a, types.Array))
-            return signature(types.Array(rt, ndim, "C"), *args)
+            return signature(types.Array(rt, ndim, "C") if ndim else rt, *args)
 
         def get_impl_key(self, sig):
             return lowering_key
 
     @lower_builtin(lowering_key, types.VarArg(types.Any))
     def lower(context, builder, sig, args):
-        return compile_numpy_subroutine(context, builder, make_impl(f, sig.return_type.dtype),
-                                        sig, args)
+        rt = sig.return_type
+        impl = (make_impl(f, rt.dtype) if isinstance(rt, types.Array) or make_impl is _inplace_impl
+                else _scalar_impl(f, len(sig.args)))
+        return compile_numpy_subroutine(context, builder, impl, sig, args)
 
     infer_global(f, types.Function(ArrayTemplate))
 
