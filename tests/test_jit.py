@@ -471,6 +471,22 @@ def test_a_dual_made_in_compiled_code_never_mixes_with_a_transformations_own(tra
     assert times_inner_derivative(x) == 2.0 and derivative_of_plus(duals.Dual(2.0, 1.0)) == 2.0
 
 
+@njit
+def newton_with_its_own_derivative(target, x):
+    for _ in range(30):   # solve x(y) ** 3 = target with the slope from a Dual of the iterate
+        d = duals.Dual(x, 1.0) ** 3
+        x = x - (d.primal - target) / d.tangent
+    return x
+
+
+@pytest.mark.parametrize("transform", [duals.jacfwd, duals.grad])
+def test_a_dual_made_of_a_differentiated_value_says_nested_derivatives_are_not_supported(transform):
+    assert newton_with_its_own_derivative(8.0, 1.0) == pytest.approx(2.0)
+    with pytest.raises(TypeError, match=r"duals\.Dual\((Dual1|Adjoint1)\[float64.*makes a derivative of a value .*"
+                                        r"write the inner derivative as a formula"):
+        transform(newton_with_its_own_derivative, argnums=1)(8.0, 1.0)
+
+
 @numba.njit
 def transformation_running_seen_by_compiled_code():
     return transformations_running()

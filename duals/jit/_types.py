@@ -183,8 +183,11 @@ def _ov_dual(primal, tangent):
         return None
     from .running import NESTED_DUAL, transformations_running
     if isinstance(tangent, (types.Float, types.Integer)):
-        if isinstance(primal, DualType):
-            return None
+        if isinstance(primal, DualType):   # the code's own inner derivative of a differentiated value
+            from numba.core.errors import TypingError
+            from .rules import NESTED_IN_COMPILED
+            raise TypingError(f"duals.jit: duals.Dual({primal}, {tangent}) makes a derivative of a "
+                              f"value that a compiled transformation differentiates: {NESTED_IN_COMPILED}")
 
         def one_lane(primal, tangent):
             if transformations_running():
