@@ -215,3 +215,29 @@ def test_mixed_second_derivatives_of_every_binary_entry_are_symmetric_on_special
         H = _quiet(duals.hessian(lambda v: f(v[0], v[1])), np.array([x, y]))
         if np.all(np.isfinite(H)):
             assert H[0, 1] == pytest.approx(H[1, 0], rel=1e-12, abs=1e-14), (name, x, y, H)
+
+
+def _range_of_polar(p):
+    return dnp.array([np.hypot(p[0], p[1]), np.arctan2(p[1], p[0])])[0] ** 2 + p[0]
+
+
+def _roots_joined_then_skipped(x):
+    return np.sum(np.concatenate([np.sqrt(x[:1]), x ** 2 + x])[1:])
+
+
+def _columns_stacked_then_skipped(x):
+    return np.sum(dnp.stack([np.sqrt(x), x ** 2], axis=1)[:, 1])
+
+
+@pytest.mark.parametrize("f,x", [(_range_of_polar, np.zeros(2)), (_roots_joined_then_skipped, np.zeros(2)),
+                                 (_columns_stacked_then_skipped, np.zeros(3))],
+                         ids=["dnp.array", "concatenate", "stack-axis-1"])
+def test_an_entry_joined_by_concatenate_or_stack_and_skipped_by_an_index_contributes_zero(f, x):
+    # the index's structural zero passes through the join to the element-wise rule, so its
+    # infinite or undefined partial (hypot, arctan2, sqrt at 0) is not multiplied in: 0 · inf
+    # made the gradient NaN in reverse mode where forward mode was exact
+    want = _quiet(duals.jacfwd(f), x)
+    assert np.all(np.isfinite(want))
+    for transform in (duals.grad, duals.jacrev):
+        np.testing.assert_array_equal(_quiet(transform(f), x), want)
+    assert np.all(np.isfinite(_quiet(duals.hessian(f), x)))

@@ -357,8 +357,20 @@ def _concatenate_vjp_all(g, needed, out, *xs, axis):
     return cots
 
 
+def _concatenate_unreached(argnum, mask, out, *xs, axis):
+    """The entries of joined array ``argnum`` whose cotangent is zero by structure: its slice of
+    the output's (an index after np.stack / dnp.array that skips an entry)."""
+    if mask is None:
+        return None
+    axis = axis % ndim(out)
+    start = sum(_shape(x)[axis] for x in xs[:argnum])
+    index = (Ellipsis, slice(start, start + _shape(xs[argnum])[axis])) + (slice(None),) * (ndim(out) - axis - 1)
+    return np.broadcast_to(mask, _shape(out))[index]
+
+
 concatenate_p.jvp_all = _concatenate_jvp_all
 concatenate_p.vjp_all = _concatenate_vjp_all
+concatenate_p.unreached = _concatenate_unreached
 concatenate_p.def_sparsity(gather_rule(_concatenate_impl))
 
 
