@@ -180,7 +180,9 @@ def _mixed_error(name, x, y):
         return errors.TypingError(
             f"duals.jit: {name} of {x} and {y}: the differentiated inputs of one call must share "
             f"one float type, here {x.base} and {y.base}; give them all the same dtype (for "
-            f"example np.float64 throughout, or np.float32 throughout)")
+            f"example np.float64 throughout, or np.float32 throughout; an array the code makes "
+            f"with a dtype of its own, np.zeros(n, dtype=np.float32), takes part too: make it of "
+            f"the inputs' dtype)")
     return errors.TypingError(f"duals.jit: {name} of {x} and {y}: {ONE_LEVEL}")
 
 
