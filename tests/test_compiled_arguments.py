@@ -265,8 +265,10 @@ def test_float16_inputs_to_compiled_forward_mode_are_refused_with_the_way_out():
         return np.sum(x * x * x)
     x = np.array([0.5, 1.0], dtype=np.float16)
     for call in (lambda: duals.jacfwd(cubes)(x), lambda: duals.jvp(cubes, (x,), (np.ones_like(x),)),
-                 lambda: duals.hessian(cubes)(x)):
+                 lambda: duals.jit.compiled_hessian(cubes)(x)):
         with pytest.raises(TypeError, match=r"is float16, which the tangent lanes of compiled forward "
                                             r"mode cannot hold.*astype\(np\.float32\)"):
             call()
-    assert duals.grad(cubes)(x).dtype == np.float16     # the tape takes it
+    assert duals.grad(cubes)(x).dtype == np.float16     # the tape takes it, and so does hessian over it
+    H = duals.hessian(cubes)(x)
+    assert H.dtype == np.float16 and H.tolist() == duals.hessian(cubes.py_func)(x).tolist() == [[3.0, 0.0], [0.0, 6.0]]
