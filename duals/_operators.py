@@ -95,25 +95,34 @@ def _no_float(self):
         "explicitly; inside @numba.njit code use duals.jacfwd on the compiled function")
 
 
-# math functions whose array spelling is not np.<same name>
-_MATH_SPELLED = {"lgamma": "scipy.special.gammaln", "gamma": "scipy.special.gamma",
-                 "erf": "scipy.special.erf", "erfc": "scipy.special.erfc", "asin": "np.arcsin",
-                 "acos": "np.arccos", "atan": "np.arctan", "atan2": "np.arctan2", "asinh": "np.arcsinh",
-                 "acosh": "np.arccosh", "atanh": "np.arctanh", "pow": "np.power", "fabs": "np.abs",
-                 "fsum": "np.sum", "prod": "np.prod", "dist": "np.linalg.norm(p - q)"}
+# math functions the derivative table does not name (its own are in _vocabulary.MATH_SPELLINGS)
+_MATH_SPELLED = {"lgamma": "scipy.special.gammaln", "gamma": "scipy.special.gamma", "pow": "np.power",
+                 "fabs": "np.abs", "fsum": "np.sum", "prod": "np.prod", "dist": "np.linalg.norm(p - q)"}
+
+
+def _array_spelling(name):
+    """The array function for ``math.<name>``: the table's word for it (np.arcsin for math.asin,
+    scipy.special.erf for math.erf), else the list above, else np.<name>; None if there is none."""
+    from ._vocabulary import MATH_SPELLINGS
+    word = next((w for w, fn in MATH_SPELLINGS.items() if fn.__name__ == name), None)
+    if word is not None:
+        return f"np.{word}" if isinstance(getattr(np, word, None), np.ufunc) else f"scipy.special.{word}"
+    return _MATH_SPELLED.get(name) or (f"np.{name}" if isinstance(getattr(np, name, None), np.ufunc) else None)
+
+
+def _source_line(frame):
+    import linecache
+    return linecache.getline(frame.f_code.co_filename, frame.f_lineno) if frame is not None else ""
 
 
 def _instead_of_math(frame):
     """What to write instead of the ``math.<name>(`` call on the caller's line (math.lgamma has no
     np.lgamma), or the general advice when the line has none."""
-    import linecache
     import re
-    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno) if frame is not None else ""
-    names = re.findall(r"\bmath\.(\w+)\s*\(", line)
+    names = re.findall(r"\bmath\.(\w+)\s*\(", _source_line(frame))
     if len(names) == 1:
         name = names[0]
-        spelled = _MATH_SPELLED.get(name) or (f"np.{name}" if isinstance(getattr(np, name, None), np.ufunc)
-                                              else None)
+        spelled = _array_spelling(name)
         if spelled is not None:
             return f"math.{name} takes Python numbers only: write {spelled}, which keeps derivatives"
     return "use np.* functions (or scipy.special's) instead of math.*"
@@ -202,7 +211,6 @@ def _conversion_cause():
     """What turned a traced value into a plain array, read from the stack: a scipy.sparse product,
     a NumPy or SciPy function written in Python (named), ``np.array``/``np.asarray`` or an item
     assignment on the user's line, or else the usual causes."""
-    import linecache
     import re
     import sys
     from .ops.sparse_products import is_sparse_matrix
@@ -232,7 +240,7 @@ def _conversion_cause():
                                                     if counterpart.startswith("dnp.") else "")
         return (f"{library} converts its argument to a plain array. {use}, or pass a plain "
                 f"value (duals.stop_gradient(x)) if no derivative through it is wanted")
-    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno) if frame is not None else ""
+    line = _source_line(frame)
     if "array(" in line:
         return ("np.array / np.asarray of traced values makes a plain NumPy array (NumPy lets "
                 "nothing intercept it); write dnp.asarray(x, dtype=...) to convert or cast, "

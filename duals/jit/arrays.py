@@ -221,8 +221,7 @@ def _register(make_impl, name, f):
     @lower_builtin(lowering_key, types.VarArg(types.Any))
     def lower(context, builder, sig, args):
         rt = sig.return_type
-        impl = (make_impl(f, rt.dtype) if isinstance(rt, types.Array) or make_impl is _inplace_impl
-                else _scalar_impl(f, len(sig.args)))
+        impl = make_impl(f, rt.dtype) if isinstance(rt, types.Array) else _scalar_impl(f, len(sig.args))
         return compile_numpy_subroutine(context, builder, impl, sig, args)
 
     infer_global(f, types.Function(ArrayTemplate))

@@ -82,7 +82,7 @@ def loop_value_and_grad(step, loss, steps, segment=None):
         states, x = [], _state(step, x0, p, steps)
         for start in starts:  # plain run, keeping each segment's first state
             states.append(x)
-            x = _plain_run(step, x, p, min(segment, steps - start))
+            x = _plain_run(lambda: _run(step, x, p, min(segment, steps - start)))
         tape = _thread_tape(np.float64)
         try:
             rec = _Recording(loss, [x, p], [0, 1], "loop_value_and_grad", tape)
@@ -115,13 +115,13 @@ def _state(step, x0, p, steps):
     float64 (a float64 constant in step), and the state of a loop keeps one type."""
     if steps == 0 or x0.dtype == np.float64:
         return x0
-    return x0.astype(np.asarray(_plain_run(step, x0, p, None)).dtype, copy=False)
+    return x0.astype(np.asarray(_plain_run(lambda: step(x0, p))).dtype, copy=False)
 
 
-def _plain_run(step, x, p, count):
-    """``count`` steps from ``x`` (one call of step itself when count is None)."""
+def _plain_run(run):
+    """``run()``: plain steps of the loop, with Numba's typing failure told in the loop's terms."""
     try:
-        return step(x, p) if count is None else _run(step, x, p, count)
+        return run()
     except numba.core.errors.TypingError as exc:
         lines = message_lines(str(exc))
         first = lines[0] if lines else type(exc).__name__

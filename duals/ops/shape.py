@@ -345,16 +345,21 @@ def _plain_dtype(x):
     return np.dtype(x.dtype) if hasattr(x, "dtype") else np.result_type(x)
 
 
+def _joined_slices(out, xs, axis):
+    """The index of each joined array's part of ``out`` (from the end, so that a cotangent's
+    leading lanes come along)."""
+    axis = axis % ndim(out)
+    start = 0
+    for x in xs:
+        stop = start + _shape(x)[axis]
+        yield (Ellipsis, slice(start, stop)) + (slice(None),) * (ndim(out) - axis - 1)
+        start = stop
+
+
 def _concatenate_vjp_all(g, needed, out, *xs, axis):
     """The cotangent of each joined array: its slice of ``g`` along the axis."""
-    axis = axis % ndim(out)
-    cots, start = [], 0
-    for x, wanted in zip(xs, needed):
-        stop = start + _shape(x)[axis]
-        index = (Ellipsis, slice(start, stop)) + (slice(None),) * (ndim(out) - axis - 1)
-        cots.append(getitem_p(g, index=index) if wanted else None)
-        start = stop
-    return cots
+    return [getitem_p(g, index=index) if wanted else None
+            for index, wanted in zip(_joined_slices(out, xs, axis), needed)]
 
 
 def _concatenate_unreached(argnum, mask, out, *xs, axis):
@@ -362,9 +367,7 @@ def _concatenate_unreached(argnum, mask, out, *xs, axis):
     the output's (an index after np.stack / dnp.array that skips an entry)."""
     if mask is None:
         return None
-    axis = axis % ndim(out)
-    start = sum(_shape(x)[axis] for x in xs[:argnum])
-    index = (Ellipsis, slice(start, start + _shape(xs[argnum])[axis])) + (slice(None),) * (ndim(out) - axis - 1)
+    index = list(_joined_slices(out, xs, axis))[argnum]
     return np.broadcast_to(mask, _shape(out))[index]
 
 
