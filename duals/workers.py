@@ -348,10 +348,18 @@ def _execute(spec, items, who, labels):
         from concurrent.futures import ProcessPoolExecutor
         context = multiprocessing.get_context(start_method())
         pool = ProcessPoolExecutor(max_workers=min(spec, len(items)), mp_context=context)
+        workers = pool._processes   # (the pool's own record of its workers, filled as it starts them)
         try:
             results = _from_executor(pool, items, who, labels)
         except (KeyboardInterrupt, SystemExit):
-            _terminate(pool)   # (a pool the call started: its workers must not outlive Ctrl-C)
+            # A pool the call started: its workers must not outlive Ctrl-C. Nothing is called
+            # between the except and the try: a call's start is where Python raises a pending
+            # interrupt (each worker of the test that covers this sends one).
+            reaper = pool._executor_manager_thread
+            try:
+                _terminate(pool, workers, reaper)
+            except KeyboardInterrupt:
+                _terminate(pool, workers, reaper)
             raise
         except BaseException:
             pool.shutdown()
@@ -365,14 +373,26 @@ def _execute(spec, items, who, labels):
     return list(spec(run_block, items))
 
 
-def _terminate(pool):
-    """End a process pool's workers now (waiting for their tasks would hang the interpreter's exit)."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        process.join(5)
+def _terminate(pool, workers, reaper):
+    """End the workers of a pool the call started, now (waiting for their tasks would hang the
+    interpreter's exit); ``reaper``, the pool's own thread, also reaps them and is waited for, or
+    an ended worker would still look alive for a moment.
+
+    Another Ctrl-C while this runs (a terminal sends one to every process of the job, and each key
+    press one more) starts the steps again, each of which can be repeated. (A recursion, not a
+    loop: Python raises a pending interrupt at a loop's backward jump, outside the ``try``.)
+    """
+    try:
+        processes = list(workers.values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(5)
+        if reaper is not None:
+            reaper.join(5)
+    except KeyboardInterrupt:
+        _terminate(pool, workers, reaper)
 
 
 def _from_executor(executor, items, who, labels):
