@@ -157,9 +157,11 @@ def _flat_tangent(t, a, out_shape, n):
 
 
 def _as(a, dtype):
-    """``a`` in ``dtype``: a kernel's arrays share one float type, so that mixes of float32 and
-    float64 operands and tangents do not each compile a specialisation of their own."""
-    return a if a.dtype == dtype else a.astype(dtype)
+    """``a`` in ``dtype`` and in C order: a kernel's arrays share one float type and one layout,
+    so that mixes of float32 and float64 operands and tangents, and strided or broadcast views,
+    do not each compile a specialisation of their own (a copy of a view costs far less than a
+    compile, and the loop over C-ordered arrays is the one the compiler vectorises)."""
+    return np.ascontiguousarray(a, dtype)
 
 
 def _fused(n, lanes):
@@ -183,7 +185,7 @@ def _make_unary(name, value, deriv):
                                 f"computes complex values, without a derivative")
             dtype = x.dtype if x.dtype.kind == "f" else np.float64
             out = np.empty(x.shape, dtype)
-            kernels.kernel(name, "value")(_flat(x, x.size), out.reshape(-1))
+            kernels.kernel(name, "value")(_as(_flat(x, x.size), dtype), out.reshape(-1))
             return _result(out)
     else:
         impl = _scalar_first(numpy_impl, _formula(value, ("x",), SCALAR))
@@ -222,8 +224,8 @@ def _make_unary(name, value, deriv):
         dtype = x.dtype if x.dtype.kind == "f" else np.float64
         out = np.empty(x.shape, dtype)
         tout = np.empty((lanes,) + x.shape, dtype)
-        kernels.kernel(name, "jvp")(_flat(x, n), _as(t.reshape(lanes, n), dtype), out.reshape(n),
-                                    tout.reshape(lanes, n))
+        kernels.kernel(name, "jvp")(_as(_flat(x, n), dtype), _as(t.reshape(lanes, n), dtype),
+                                    out.reshape(n), tout.reshape(lanes, n))
         return _result(out), tout
 
     prim.fused_jvp = fused_jvp
