@@ -64,9 +64,11 @@ for _name, _func in _ops.NAMESPACE.items():
 
 # NumPy 2's other names of the same functions (acos is arccos, concat is concatenate, pow is power)
 _SPELLED = {id(getattr(_np, n)): n for n in _ops.NAMESPACE if "." not in n and callable(getattr(_np, n, None))}
-for _alias in dir(_np):
-    if not _alias.startswith("_") and _alias not in globals() and id(getattr(_np, _alias)) in _SPELLED:
-        globals()[_alias] = globals()[_SPELLED[id(getattr(_np, _alias))]]
+# (NumPy's own dictionary, not dir() and getattr: those import its lazy submodules, f2py and testing
+# among them, a quarter of duals' import time)
+for _alias, _value in list(vars(_np).items()):
+    if not _alias.startswith("_") and _alias not in globals() and id(_value) in _SPELLED:
+        globals()[_alias] = globals()[_SPELLED[id(_value)]]
 
 
 # NumPy names that are safe on traced values because they differentiate nothing: constants,
