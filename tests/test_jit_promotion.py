@@ -473,3 +473,53 @@ def test_astype_of_duals_to_another_float_type_is_refused_saying_what_to_write()
         with pytest.raises(TypeError, match=r"x\.astype\(float32\) of an array of duals over float64: "
                                             r"only casts to float64 itself.*x\.copy\(\)"):
             transform(cast_to_single)(np.ones(3))
+
+
+@numba.njit
+def tip_from_a_list(q):
+    """A two-link arm's tip, written as np.array([...]) of the joint angles' float type."""
+    a = q[0] + q[1]
+    return np.array([math.cos(q[0]) + math.cos(a), math.sin(q[0]) + math.sin(a)])
+
+
+@numba.njit
+def tip_into_a_default_buffer(q):
+    """The same tip stored into np.empty's float64 buffer, whatever the angles' float type."""
+    out = np.empty(2)
+    a = q[0] + q[1]
+    out[0] = math.cos(q[0]) + math.cos(a)
+    out[1] = math.sin(q[0]) + math.sin(a)
+    return out
+
+
+@numba.njit
+def tip_into_a_single_buffer(q):
+    out = np.empty(2, np.float32)
+    a = q[0] + q[1]
+    out[0] = math.cos(q[0]) + math.cos(a)
+    out[1] = math.sin(q[0]) + math.sin(a)
+    return out
+
+
+def test_float32_duals_fill_arrays_of_either_float_type_as_plain_numba_does():
+    # (float32 angles: np.array([...]) and a store into a float64 buffer did not compile in
+    # forward mode; a user trial. A dual over float32 converts to one over float64, and back
+    # when stored into a float32 buffer, as Numba converts its floats)
+    q = np.array([0.3, 0.5])
+    s1, s12, c1, c12 = math.sin(0.3), math.sin(0.8), math.cos(0.3), math.cos(0.8)
+    jacobian = np.array([[-s1 - s12, -s12], [c1 + c12, c12]])
+    hessians = np.array([[[-c1 - c12, -c12], [-c12, -c12]], [[-s1 - s12, -s12], [-s12, -s12]]])
+    for f in (tip_from_a_list, tip_into_a_default_buffer, tip_into_a_single_buffer):
+        for dtype in (np.float32, np.float64):
+            x = q.astype(dtype)
+            tol = 1e-6 if dtype is np.float32 or f is tip_into_a_single_buffer else 1e-14
+            forward = duals.jacfwd(f)(x)
+            np.testing.assert_allclose(forward, jacobian, rtol=tol, atol=tol)
+            np.testing.assert_allclose(duals.jit.compiled_hessian(f)(x), hessians, rtol=tol, atol=tol)
+            if f is not tip_into_a_single_buffer:   # (see below)
+                np.testing.assert_array_equal(forward, duals.jacrev(f)(x))
+    # reverse mode does not narrow a recorded float64 value into a float32 buffer: it says so
+    with pytest.raises(TypeError, match="could not compile tip_into_a_single_buffer"):
+        duals.jacrev(tip_into_a_single_buffer)(q)
+    assert tip_from_a_list(q.astype(np.float32)).dtype == np.float32
+    assert duals.jacfwd(tip_from_a_list)(q.astype(np.float32)).dtype == np.float32

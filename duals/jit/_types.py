@@ -105,7 +105,21 @@ class DualType(types.Type):
             return Conversion.safe
         if isinstance(other, DualType) and other.tag < self.tag:
             return Conversion.safe
+        if _other_float(other, self):   # float32 <-> float64, as Numba converts its floats
+            return Conversion.safe if other.float.bitwidth <= self.float.bitwidth else Conversion.unsafe
         return None
+
+
+def _other_float(fromty, toty):
+    """Whether ``fromty`` is ``toty`` over another real float type (the same kind of dual, the
+    same lanes at every level): a store into a buffer of the other type converts it."""
+    if type(fromty) is not DualType or type(toty) is not DualType or fromty.lanes != toty.lanes:
+        return False   # (adjoints and complex duals have layouts of their own)
+    if isinstance(fromty.base, DualType) or isinstance(toty.base, DualType):
+        return isinstance(fromty.base, DualType) and isinstance(toty.base, DualType) \
+            and _other_float(fromty.base, toty.base)
+    return isinstance(fromty.base, types.Float) and isinstance(toty.base, types.Float) \
+        and fromty.base != toty.base
 
 
 def _is_complex(t):
@@ -218,11 +232,30 @@ def _cast_to_dual(context, builder, fromty, toty, val):
     if isinstance(fromty, DualType) and fromty.tag == toty.tag and _is_complex(toty):
         from .complex_types import promote_value   # a real dual promoted to the complex one
         return promote_value(context, builder, fromty, toty, val)
+    if isinstance(fromty, DualType) and _other_float(fromty, toty):
+        return _recast(context, builder, fromty, toty, val)
     if isinstance(fromty, DualType) and fromty.tag >= toty.tag:
         raise TypeError(f"cannot convert {fromty} to {toty}")
     st = cgutils.create_struct_proxy(toty)(context, builder)
     st.re = context.cast(builder, val, fromty, toty.base)
     st.du = _zero_lanes(context, toty)
+    return st._getvalue()
+
+
+def _recast(context, builder, fromty, toty, val):
+    """A dual over the other float type, part by part (the lanes of a float base are one LLVM
+    vector: one fpext or fptrunc)."""
+    source = cgutils.create_struct_proxy(fromty)(context, builder, value=val)
+    st = cgutils.create_struct_proxy(toty)(context, builder)
+    st.re = context.cast(builder, source.re, fromty.base, toty.base)
+    if isinstance(toty.base, DualType):
+        lanes = [context.cast(builder, builder.extract_value(source.du, i), fromty.base, toty.base)
+                 for i in range(toty.lanes)]
+        st.du = context.make_tuple(builder, toty.lanes_type, lanes)
+    else:
+        vector = context.get_value_type(toty.lanes_type)
+        widen = fromty.base.bitwidth < toty.base.bitwidth
+        st.du = (builder.fpext if widen else builder.fptrunc)(source.du, vector)
     return st._getvalue()
 
 

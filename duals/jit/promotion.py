@@ -269,6 +269,23 @@ def _row_code(row, i, t):
             f"    for j in range(m):", f"        out[{i}, j] = {row}[j]"]
 
 
+def _natural_float(obj):
+    """The float type NumPy (and Numba) give ``np.array`` of a sequence without a dtype: float32
+    when every number in it is float32 (or a dual over float32), else float64."""
+    leaves = []
+
+    def walk(t):
+        if isinstance(t, types.BaseTuple):
+            for s in t.types:
+                walk(s)
+        elif isinstance(t, types.List):
+            walk(t.dtype)
+        else:
+            leaves.append(getattr(t, "float", t))
+    walk(obj)
+    return types.float32 if leaves and all(t == types.float32 for t in leaves) else types.float64
+
+
 def _sequence_element(obj, default):
     """The element type of a sequence holding duals or of plain floats promoted, else None."""
     def leaves(t):
@@ -496,7 +513,7 @@ class Promotion:
                     return keep
                 copy = _copier(element)
                 return lambda obj, dtype=None: copy(obj)
-            base = self._element(dtype)
+            base = self._element(_natural_float(obj) if plain else dtype)
             element = None if base is None else _sequence_element(obj, base)
             impl = None if element is None else _sequence_impl(obj, element)
             return keep if impl is None else impl
