@@ -1033,6 +1033,51 @@ def test_a_dual_stored_in_a_float_field_is_named_at_every_order(transform):
         transform(spring_energy, argnums=1)(np.array([0.3, -0.7]), 1.7)
 
 
+@numba.experimental.jitclass([("lengths", numba.types.float64[:])])
+class PlanarArm:
+    def __init__(self, lengths):
+        self.lengths = lengths
+
+    def tip(self, q):
+        p = np.zeros(2)            # made by the method: a jitclass method is not promoted
+        angle = 0.0
+        for i in range(q.shape[0]):
+            angle += q[i]
+            p[0] += self.lengths[i] * math.cos(angle)
+            p[1] += self.lengths[i] * math.sin(angle)
+        return p
+
+    def tip_of_inputs_dtype(self, q):
+        p = np.zeros(2, q.dtype)   # what the refusal advises
+        angle = 0.0
+        for i in range(q.shape[0]):
+            angle += q[i]
+            p[0] += self.lengths[i] * math.cos(angle)
+            p[1] += self.lengths[i] * math.sin(angle)
+        return p
+
+
+@njit
+def arm_tip(q, arm):
+    return arm.tip(q)
+
+
+@njit
+def arm_tip_of_inputs_dtype(q, arm):
+    return arm.tip_of_inputs_dtype(q)
+
+
+def test_a_buffer_a_jitclass_method_makes_is_refused_with_advice_that_works():
+    # (the refusal advised a copy of an argument, which does not apply; a user trial)
+    arm, q = PlanarArm(np.array([1.0, 0.8])), np.array([0.3, 0.5])
+    s1, s12, c1, c12 = math.sin(0.3), math.sin(0.8), math.cos(0.3), math.cos(0.8)
+    want = np.array([[-s1 - 0.8 * s12, -0.8 * s12], [c1 + 0.8 * c12, 0.8 * c12]])
+    for transform in (duals.jacfwd, duals.jacrev):
+        with pytest.raises(TypeError, match=r"inside a jitclass method.*np\.zeros\(n, x\.dtype\)"):
+            transform(arm_tip)(q, arm)
+        np.testing.assert_allclose(transform(arm_tip_of_inputs_dtype)(q, arm), want, rtol=1e-14)
+
+
 @pytest.mark.parametrize("name", ["sum", "prod", "mean", "average", "max", "min", "amax", "amin",
                                   "nanmax", "nanmin"])
 def test_numpy_reductions_of_one_dual_number_are_that_number_as_numbas_of_a_float(name):

@@ -47,7 +47,9 @@ def _ov_setitem(arr, idx, val):
             f"{MARK}cannot store a dual number ({what}) into an array of {arr.dtype} that the "
             f"function did not make itself (an argument, or from np.arange, np.linspace, "
             f"np.random, ...), so the derivative would be lost. Copy it first (x = x.copy() or "
-            f"np.copy(x) holds duals), or differentiate that argument too (argnums).")
+            f"np.copy(x) holds duals), or differentiate that argument too (argnums). A buffer "
+            f"made inside a jitclass method is not turned into one of duals: make it with the "
+            f"dtype of a differentiated input there (np.zeros(n, x.dtype)).")
 
 
 VALUE_ALONE = ("duals.stop_gradient(x) where the value alone is meant (the plain call runs it "
