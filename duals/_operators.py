@@ -191,12 +191,16 @@ def _library_caller(frame, libraries=("numpy", "scipy")):
         this = frame.f_locals.get("self") if frame.f_code.co_argcount else None
         if this is not None and type(this).__module__.split(".")[0] in libraries:
             owner = this
-        if name == "__call__" and this is not None and this is owner:   # an object called: CubicSpline(x)
+        if name in ("__call__", "__init__") and this is not None and this is owner:   # CubicSpline(x, y)(t)
             called = f"{_without_private(type(owner).__module__)}.{type(owner).__name__}"
         elif not name.startswith(("_", "<")) and name not in _DECORATOR_FRAMES:
             public = _without_private(module)
             if this is owner and owner is not None:   # (norm is an instance of norm_gen)
                 public += "." + type(owner).__name__.removesuffix("_gen")
+            elif this is None:   # a static or class method: Rotation.from_rotvec (Python 3.11's qualname)
+                qualified = getattr(frame.f_code, "co_qualname", name)
+                if "<" not in qualified and qualified.endswith("." + name):
+                    name = qualified
             called = f"{public}.{name}"
         frame = frame.f_back
     return called, frame, owner

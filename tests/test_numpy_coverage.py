@@ -589,7 +589,19 @@ def spline_rate_rhs(y):   # a tabulated rate k(T) as a spline, with a constant a
     return rate(y[1]) * y[0] * np.array([-1.0, 0.5])
 
 
+def rotated_sum(v):   # a static method: named by its class (not scipy.spatial.transform.from_rotvec)
+    from scipy.spatial.transform import Rotation
+    return np.sum(Rotation.from_rotvec(v).as_matrix())
+
+
+def spline_through(y):   # a traced argument of a constructor: named by its class
+    from scipy.interpolate import CubicSpline
+    return CubicSpline(np.arange(3.0), y)(0.5)
+
+
 @pytest.mark.parametrize("f, x, says", [
+    (rotated_sum, np.array([0.1, 0.2, 0.3]), r"scipy\.spatial\.transform\.Rotation\.from_rotvec converts"),
+    (spline_through, np.array([0.1, 0.2, 0.3]), r"scipy\.interpolate\.CubicSpline converts"),
     (lambda y: robertson_rhs(0.0, y), np.array([0.9, 1e-5, 0.1]),
      r"np\.array / np\.asarray of traced values.*dnp\.array\(\[\.\.\.\]\)"),
     (cast_input, np.ones(2), r"dnp\.asarray\(x, dtype=\.\.\.\) to convert or cast"),
