@@ -785,8 +785,8 @@ def _sparse_jacobian_by_colours(f, argnums, mode, has_aux, chunk_size, workers, 
 
 
 @returns_transformed
-def hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None, holomorphic=False):
-    """hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None, holomorphic=False) -> function returning the Hessian, forward over reverse.
+def hessian(f, argnums=0, has_aux=False, sparsity=None, chunk_size=None, workers=None, holomorphic=False):
+    """hessian(f, argnums=0, has_aux=False, sparsity=None, chunk_size=None, workers=None, holomorphic=False) -> function returning the Hessian, forward over reverse.
 
     Shape ``in.shape + in.shape`` for a scalar ``f``. For a compiled (Numba) ``f`` with a scalar
     output, forward over reverse (8 directions per recording on the compiled tape, so ``n``
@@ -795,6 +795,8 @@ def hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None, holomorp
 
     Args:
         f, argnums: as in :func:`jacfwd`.
+        has_aux: ``f`` returns ``(value, aux)``; the result is then ``(hessian, aux)``, ``aux``
+            as plain values (JAX's ``hessian(has_aux=True)``).
         sparsity: ``"auto"`` (or a Hessian pattern): a symmetric ``scipy.sparse.csr_array`` of
             shape ``(in.size, in.size)``, one forward lane per star colour.
         chunk_size: forward directions per pass (Hessian columns per recording and sweep);
@@ -809,23 +811,28 @@ def hessian(f, argnums=0, sparsity=None, chunk_size=None, workers=None, holomorp
     [[6.0, 0.0], [0.0, 12.0]]
     >>> hessian(lambda x: np.sum(x ** 3), chunk_size=1, workers=map)(np.array([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
+    >>> H, aux = hessian(lambda x: (np.sum(x ** 3), x ** 2), has_aux=True)(np.array([1.0, 2.0]))
+    >>> H.tolist(), aux.tolist()
+    ([[6.0, 0.0], [0.0, 12.0]], [1.0, 4.0])
     """
     if sparsity is not None:
-        if holomorphic:
-            raise NotImplementedError("hessian: sparsity= with holomorphic=True is not supported; "
-                                      "drop one of them")
+        for given, name in ((holomorphic, "holomorphic=True"), (has_aux, "has_aux=True")):
+            if given:
+                raise NotImplementedError(f"hessian: sparsity= with {name} is not supported; drop "
+                                          f"one of them (an aux value: a plain call f(x)[1])")
         return _sparse().sparse_hessian(f, argnums, sparsity, workers=workers)
     if _is_compiled(f):
         entry = _jit().compiled_hessian_auto
-        return entry(f, argnums=argnums, chunk_size=chunk_size, workers=workers,
+        return entry(f, argnums=argnums, chunk_size=chunk_size, workers=workers, has_aux=has_aux,
                      **_compiled(entry, holomorphic, "hessian"))
     if holomorphic:
-        return jacfwd(jacrev(f, argnums, holomorphic=True), argnums, chunk_size=chunk_size,
-                      workers=workers, holomorphic=True)
+        return jacfwd(jacrev(f, argnums, has_aux=has_aux, holomorphic=True), argnums, has_aux=has_aux,
+                      chunk_size=chunk_size, workers=workers, holomorphic=True)
     if workers is None:
-        return _real_inputs(jacfwd(jacrev(f, argnums), argnums, chunk_size=chunk_size), argnums)
-    return _real_inputs(jacfwd(_JacrevOf(f, argnums), argnums, chunk_size=chunk_size, workers=workers),
-                        argnums)
+        return _real_inputs(jacfwd(jacrev(f, argnums, has_aux=has_aux), argnums, has_aux=has_aux,
+                                   chunk_size=chunk_size), argnums)
+    return _real_inputs(jacfwd(_JacrevOf(f, argnums, has_aux), argnums, has_aux=has_aux,
+                               chunk_size=chunk_size, workers=workers), argnums)
 
 
 def _real_inputs(hess, argnums):
@@ -842,22 +849,22 @@ def _real_inputs(hess, argnums):
         try:
             return hess(*args, **kwargs)
         except (TypeError, ValueError) as exc:   # the inner transformations' checks, in hessian's name
-            text = str(exc)
-            inner = next((w for w in ("jacfwd: ", "jacrev: ") if text.startswith(w)), None)
+            text = str(exc)   # ("jacrev: ..." or "jacrev(has_aux=True): ...")
+            inner = next((w for w in ("jacfwd", "jacrev") if text.startswith((w + ":", w + "("))), None)
             if inner is None or type(exc) not in (TypeError, ValueError):
                 raise
-            raise type(exc)("hessian: " + text[len(inner):]) from None
+            raise type(exc)("hessian" + text[len(inner):]) from None
     return hessian_of
 
 
 class _JacrevOf:
-    """``jacrev(function, argnums)`` as an object that ``workers=`` can pickle (not a closure)."""
+    """``jacrev(function, argnums, has_aux)`` as an object that ``workers=`` can pickle (not a closure)."""
 
-    def __init__(self, function, argnums):
-        self.function, self.argnums = function, argnums
+    def __init__(self, function, argnums, has_aux=False):
+        self.function, self.argnums, self.has_aux = function, argnums, has_aux
 
     def __call__(self, *args, **kwargs):
-        return jacrev(self.function, self.argnums)(*args, **kwargs)
+        return jacrev(self.function, self.argnums, has_aux=self.has_aux)(*args, **kwargs)
 
 
 def hvp(f, x, v, /, *args, **kwargs):

@@ -64,6 +64,51 @@ def test_jvp_has_aux_returns_output_tangent_and_the_aux_values_as_jax():
             duals.jvp(f, (1.0,), (1.0,), has_aux=True)
 
 
+def _gaussian_nll_with_residuals(theta, y):
+    r = (y - theta[0]) * np.exp(-theta[1])
+    return np.sum(0.5 * r ** 2 + theta[1]), {"residuals": r, "n": y.size}
+
+
+@numba.njit
+def _compiled_nll_with_residuals(theta, y):
+    r = (y - theta[0]) * np.exp(-theta[1])
+    return np.sum(0.5 * r ** 2 + theta[1]), r
+
+
+@numba.njit
+def _compiled_squares_with_count(x):   # a vector output: forward over forward
+    return x ** 2, x.shape[0]
+
+
+def test_hessian_has_aux_returns_the_hessian_and_the_aux_values_as_jax_in_every_mode():
+    theta, y = np.array([0.5, 0.1]), np.array([0.3, 1.2, -0.4, 2.0])
+    r = (y - 0.5) * np.exp(-0.1)   # closed form: H = [[n w, 2 w S], [2 w S, 2 w Q]], w = e^(-2 log s)
+    w, n = np.exp(-0.2), y.size
+    want = np.array([[n * w, 2 * w * np.sum(y - 0.5)], [2 * w * np.sum(y - 0.5), 2 * w * np.sum((y - 0.5) ** 2)]])
+    for f, kwargs in [(_gaussian_nll_with_residuals, {}), (_gaussian_nll_with_residuals, {"workers": map}),
+                      (_gaussian_nll_with_residuals, {"chunk_size": 1}), (_compiled_nll_with_residuals, {}),
+                      (_compiled_nll_with_residuals, {"workers": map})]:
+        H, aux = duals.hessian(f, has_aux=True, **kwargs)(theta, y)
+        np.testing.assert_allclose(H, want, rtol=1e-14)
+        residuals = aux if f is _compiled_nll_with_residuals else aux["residuals"]
+        assert type(residuals) is np.ndarray
+        np.testing.assert_allclose(residuals, r, rtol=1e-15)
+    H, aux = duals.jit.compiled_hessian(_compiled_nll_with_residuals, has_aux=True)(theta, y)
+    np.testing.assert_allclose(H, want, rtol=1e-14)
+    np.testing.assert_allclose(aux, r, rtol=1e-15)
+    H, count = duals.hessian(_compiled_squares_with_count, has_aux=True)(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(H, np.array([[[2.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 2.0]]]))
+    assert count == 2
+    # an aux traced by an enclosing transformation keeps its derivative there
+    along = duals.jacfwd(lambda s: duals.hessian(_gaussian_nll_with_residuals, has_aux=True)(theta * s, y)[1]["residuals"])
+    np.testing.assert_allclose(along(1.0), (-0.5 - 0.1 * (y - 0.5)) * np.exp(-0.1), rtol=1e-14)
+    for f in (lambda x: np.sum(x ** 2), numba.njit(lambda x: np.sum(x ** 2))):
+        with pytest.raises(TypeError, match=r"hessian\(has_aux=True\): the function must return a pair"):
+            duals.hessian(f, has_aux=True)(np.ones(2))
+    with pytest.raises(NotImplementedError, match="sparsity= with has_aux=True is not supported"):
+        duals.hessian(_gaussian_nll_with_residuals, has_aux=True, sparsity="auto")(theta, y)
+
+
 @pytest.mark.parametrize("primals,tangents,error,match", [
     ((np.ones(3),), (np.ones(2),), ValueError, r"tangent 0 has shape \(2,\) but primal 0 has shape \(3,\)"),
     ((1.0, 2.0), (1.0,), ValueError, "2 primals but 1 tangents"),

@@ -740,12 +740,13 @@ def _strip(aux):
     return tree.unflatten(treedef, out)
 
 
-def compiled_hessian(f, argnums=0, chunk_size=None, workers=None):
-    """compiled_hessian(f, argnums=0, chunk_size=None, workers=None) -> function returning the Hessian, forward over forward.
+def compiled_hessian(f, argnums=0, chunk_size=None, workers=None, has_aux=False):
+    """compiled_hessian(f, argnums=0, chunk_size=None, workers=None, has_aux=False) -> function returning the Hessian, forward over forward.
 
     Shape ``out.shape + in.shape + in.shape`` (``in.shape + in.shape`` for a scalar ``f``);
     nested tuples of blocks when ``argnums`` is a tuple. ``workers=`` runs the passes (pairs of
-    chunks) elsewhere.
+    chunks) elsewhere. With ``has_aux`` ``f`` returns ``(output, aux)`` and the result is
+    ``(hessian, aux)``.
 
     >>> import numba, numpy as np
     >>> compiled_hessian(numba.njit(lambda x: x[0] ** 2 * x[1]))(np.array([1.0, 2.0])).tolist()
@@ -766,14 +767,15 @@ def compiled_hessian(f, argnums=0, chunk_size=None, workers=None):
         chunk = _chunk_lanes(chunk_size, total, "hessian", most=COMPILED_HESSIAN_LANES)
         pairs = [(a, b) for a in range(0, max(total, 1), chunk) for b in range(0, max(total, 1), chunk)]
         if pool is None:
-            passes = each_from_one_state(lambda pair: _hessian_pass(f, args, nums, chunk, pair), pairs, args)
+            passes = each_from_one_state(lambda pair: _hessian_pass(f, args, nums, chunk, pair, has_aux),
+                                         pairs, args)
         else:
             from .worker_tasks import hessian_passes
-            passes = pool.run(hessian_passes, (f, args, nums, chunk), pairs, describe=lambda block: (
+            passes = pool.run(hessian_passes, (f, args, nums, chunk, has_aux), pairs, describe=lambda block: (
                 f"directions (outer, inner) {block[0]}..{block[-1]}, {chunk} each"))
-        rows = {(k, a, b): block for (a, b), (blocks, _) in zip(pairs, passes)
+        rows = {(k, a, b): block for (a, b), (blocks, _, _) in zip(pairs, passes)
                 for k, block in enumerate(blocks)}
-        treedef = passes[0][1]
+        treedef, aux = passes[0][1], passes[0][2]
         results = []
         for k in range(len(passes[0][0])):
             out_shape = rows[k, 0, 0].shape[:-2]
@@ -783,20 +785,26 @@ def compiled_hessian(f, argnums=0, chunk_size=None, workers=None):
                     na, nb = min(chunk, total - a), min(chunk, total - b)
                     full[..., b:b + nb, a:a + na] = block[..., :nb, :na]
             results.append(_blocks2(full, nums, sizes, args, out_shape, single))
-        return tree.unflatten(treedef, results)
+        hessian = tree.unflatten(treedef, results)
+        return (hessian, aux) if has_aux else hessian
 
     return hess
 
 
-def _hessian_pass(f, args, nums, chunk, pair):
+def _hessian_pass(f, args, nums, chunk, pair, has_aux=False):
     """One forward-over-forward pass of ``chunk`` × ``chunk`` lanes: outer directions from
-    ``pair[0]``, inner from ``pair[1]`` -> (one block ``out + (outer, inner)`` per output leaf, treedef)."""
+    ``pair[0]``, inner from ``pair[1]`` -> (one block ``out + (outer, inner)`` per output leaf,
+    treedef, aux as plain values or None)."""
     a, b = pair
     call = list(args)
     primals = [args[i] for i in nums]
     for i, dual in zip(nums, SeededArguments(primals, (chunk, chunk), (b, a), reusable=False).duals):
         call[i] = dual
-    leaves, treedef = tree.flatten(call_on_duals(f, call, "hessian"))
+    result, aux = call_on_duals(f, call, "hessian"), None
+    if has_aux:
+        result, aux = _split_aux(result, "hessian")
+        aux = _strip(aux)
+    leaves, treedef = tree.flatten(result)
     blocks = []
     for y in leaves:
         s = _as_struct(y)
@@ -806,7 +814,7 @@ def _hessian_pass(f, args, nums, chunk, pair):
         else:
             block = s["tangent"]["tangent"]  # out + (outer lane, inner lane)
         blocks.append(block)
-    return blocks, treedef
+    return blocks, treedef, aux
 
 
 def _blocks2(full, nums, sizes, args, out_shape, single):

@@ -500,20 +500,21 @@ def jacobian_blocks(rows, out_shapes, treedef, args, nums, single, shapes=None, 
 
 # ---------------------------------------------------------------- second order: forward over reverse
 
-def _dual_sweep(f, args, nums, who, seeds):
+def _dual_sweep(f, args, nums, who, seeds, has_aux=False):
     """Record ``f`` on adjoints over duals whose lanes are ``seeds`` (entries × lanes) and sweep
-    from its scalar output: (value, gradient, directional derivatives of the gradient (entries × lanes))."""
+    from its scalar output: (recording, value, gradient, directional derivatives of the gradient
+    (entries × lanes), aux as plain values or None)."""
     lanes = seeds.shape[1]
     base = dual_dtype(lanes)
     tape = _thread_tape(base)
     try:
         rec = _Recording(f, args, nums, who, tape, base=base, seeds=seeds)
-        values, nodes, _, _ = rec.outputs(who)
+        values, nodes, _, aux = rec.outputs(who, has_aux)
         node, value = _scalar_node(values, nodes, who)
         adj = np.zeros(tape.recorded, base)
         adj["primal"][node] = 1.0
         swept = rec.sweep(adj)
-        return rec, value, swept["primal"].copy(), swept["tangent"].copy()
+        return rec, value, swept["primal"].copy(), swept["tangent"].copy(), aux
     finally:
         _release(tape)
 
@@ -533,17 +534,18 @@ def compiled_hvp(f, x, v, *args):
     v = np.asarray(v, dtype=np.float64)
     if v.shape != _shape(x):
         raise ValueError(f"hvp: v has shape {v.shape} but x has shape {_shape(x)}; they must match")
-    rec, value, _, tangents = _dual_sweep(f, call, nums, "hvp", v.reshape(-1, 1))
+    rec, value, _, tangents, _ = _dual_sweep(f, call, nums, "hvp", v.reshape(-1, 1))
     check_float_output(value, "hvp")
     return rec.split(tangents[:, 0], call, nums)[0]
 
 
-def compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None):
-    """compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None) -> function returning the Hessian of a
+def compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None, has_aux=False):
+    """compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None, has_aux=False) -> function returning the Hessian of a
     scalar compiled ``f``, forward over reverse: ``chunk_size`` columns (default
     :data:`REVERSE_HESSIAN_LANES`) per recording and sweep, so ``n`` inputs cost about ``n /
     chunk_size`` gradients. Nested tuples of blocks when ``argnums`` is a tuple. ``workers=``
-    runs the chunks of columns elsewhere (:mod:`duals.workers`).
+    runs the chunks of columns elsewhere (:mod:`duals.workers`). With ``has_aux`` ``f``
+    returns ``(value, aux)`` and the result is ``(hessian, aux)``.
 
     >>> import numba, numpy as np
     >>> compiled_hessian_rev(numba.njit(lambda x: x[0] ** 2 * x[1]))(np.array([1.0, 2.0])).tolist()
@@ -562,14 +564,14 @@ def compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None):
         lanes = chunk_lanes(chunk_size, total, "hessian", most=REVERSE_HESSIAN_LANES)
         starts = range(0, max(total, 1), lanes)
         if pool is None:
-            columns = each_from_one_state(lambda start: hessian_columns(f, args, nums, total, lanes, start),
-                                          starts, args)
+            columns = each_from_one_state(lambda start: hessian_columns(f, args, nums, total, lanes, start,
+                                                                        has_aux), starts, args)
         else:
             from .worker_tasks import hessian_column_chunks
-            columns = pool.run(hessian_column_chunks, (f, args, nums, total, lanes), starts,
+            columns = pool.run(hessian_column_chunks, (f, args, nums, total, lanes, has_aux), starts,
                                describe=lambda block: f"columns {block[0]}..{min(block[-1] + lanes, total) - 1}")
         full = np.zeros((total, total))
-        for start, block in zip(starts, columns):
+        for start, (block, _) in zip(starts, columns):
             full[:, start:start + block.shape[1]] = block
         grid, offset = [], 0
         for i in nums:
@@ -577,23 +579,24 @@ def compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None):
             grid.append(tuple(split_inputs(full[offset:offset + n].reshape(shape + (total,)), args, nums,
                                            lead=shape)))
             offset += n
-        return grid[0][0] if single else tuple(grid)
+        hessian = grid[0][0] if single else tuple(grid)
+        return (hessian, columns[0][1]) if has_aux else hessian
 
     return hess
 
 
-def hessian_columns(f, args, nums, total, lanes, start):
+def hessian_columns(f, args, nums, total, lanes, start, has_aux=False):
     """Hessian columns ``start`` to ``start + lanes`` (fewer at the end): one recording over duals
-    seeded with those directions and one sweep -> ``(total, count)``."""
+    seeded with those directions and one sweep -> (``(total, count)``, aux or None)."""
     count = min(lanes, total - start)
     seeds = np.zeros((total, lanes))
     seeds[start + np.arange(count), np.arange(count)] = 1.0
-    tangents = _dual_sweep(f, args, nums, "hessian", seeds)[3]
-    return tangents[:, :count]
+    swept = _dual_sweep(f, args, nums, "hessian", seeds, has_aux)
+    return swept[3][:, :count], swept[4]
 
 
-def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
-    """compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None) -> the Hessian function ``duals.hessian`` gives a
+def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None, has_aux=False):
+    """compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None, has_aux=False) -> the Hessian function ``duals.hessian`` gives a
     dispatcher: forward over reverse (:func:`compiled_hessian_rev`) for a scalar output, forward
     over forward (:func:`duals.jit.compiled_hessian`) for a non-scalar output or complex
     intermediates (the tape holds real numbers); ``chunk_size`` and ``workers`` go to the one taken.
@@ -606,8 +609,8 @@ def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None):
     >>> float(compiled_hessian_auto(numba.njit(lambda x: np.sum(x ** 3)))(np.ones(12)).trace())
     72.0
     """
-    forward = compiled_hessian(f, argnums=argnums, chunk_size=chunk_size, workers=workers)
-    reverse = compiled_hessian_rev(f, argnums=argnums, chunk_size=chunk_size, workers=workers)
+    forward = compiled_hessian(f, argnums=argnums, chunk_size=chunk_size, workers=workers, has_aux=has_aux)
+    reverse = compiled_hessian_rev(f, argnums=argnums, chunk_size=chunk_size, workers=workers, has_aux=has_aux)
     known = {}
 
     @transformation("hessian")

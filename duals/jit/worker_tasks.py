@@ -35,14 +35,15 @@ def forward_chunks(f, args, nums, single, chunk_size, has_aux, indices):
                                indices, args)
 
 
-def hessian_passes(f, args, nums, chunk, pairs):
+def hessian_passes(f, args, nums, chunk, has_aux, pairs):
     """A worker's task under ``hessian(workers=)``, forward over forward: one pass per pair."""
-    return each_from_one_state(lambda pair: _hessian_pass(f, args, nums, chunk, pair), pairs, args)
+    return each_from_one_state(lambda pair: _hessian_pass(f, args, nums, chunk, pair, has_aux), pairs, args)
 
 
-def hessian_column_chunks(f, args, nums, total, lanes, starts):
+def hessian_column_chunks(f, args, nums, total, lanes, has_aux, starts):
     """A worker's task under ``hessian(workers=)``, forward over reverse: one chunk of columns per start."""
-    return each_from_one_state(lambda start: hessian_columns(f, args, nums, total, lanes, start), starts, args)
+    return each_from_one_state(lambda start: hessian_columns(f, args, nums, total, lanes, start, has_aux),
+                               starts, args)
 
 
 def jacrev_rows(pool, f, args, nums, single, has_aux, chunk_size):
