@@ -1033,28 +1033,26 @@ def test_a_dual_stored_in_a_float_field_is_named_at_every_order(transform):
         transform(spring_energy, argnums=1)(np.array([0.3, -0.7]), 1.7)
 
 
+@njit
+def add_links(lengths, q, p):
+    angle = 0.0
+    for i in range(q.shape[0]):
+        angle += q[i]
+        p[0] += lengths[i] * math.cos(angle)
+        p[1] += lengths[i] * math.sin(angle)
+    return p
+
+
 @numba.experimental.jitclass([("lengths", numba.types.float64[:])])
 class PlanarArm:
     def __init__(self, lengths):
         self.lengths = lengths
 
     def tip(self, q):
-        p = np.zeros(2)            # made by the method: a jitclass method is not promoted
-        angle = 0.0
-        for i in range(q.shape[0]):
-            angle += q[i]
-            p[0] += self.lengths[i] * math.cos(angle)
-            p[1] += self.lengths[i] * math.sin(angle)
-        return p
+        return add_links(self.lengths, q, np.zeros(2))   # made by the method: not promoted
 
     def tip_of_inputs_dtype(self, q):
-        p = np.zeros(2, q.dtype)   # what the refusal advises
-        angle = 0.0
-        for i in range(q.shape[0]):
-            angle += q[i]
-            p[0] += self.lengths[i] * math.cos(angle)
-            p[1] += self.lengths[i] * math.sin(angle)
-        return p
+        return add_links(self.lengths, q, np.zeros(2, q.dtype))   # what the refusal advises
 
 
 @njit
