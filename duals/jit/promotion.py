@@ -269,32 +269,25 @@ def _row_code(row, i, t):
             f"    for j in range(m):", f"        out[{i}, j] = {row}[j]"]
 
 
+def _sequence_leaves(t):
+    """The types of the numbers in a (nested) list or tuple type."""
+    if isinstance(t, types.BaseTuple):
+        return [e for s in t.types for e in _sequence_leaves(s)]
+    if isinstance(t, types.List):
+        return _sequence_leaves(t.dtype)
+    return [t]
+
+
 def _natural_float(obj):
     """The float type NumPy (and Numba) give ``np.array`` of a sequence without a dtype: float32
     when every number in it is float32 (or a dual over float32), else float64."""
-    leaves = []
-
-    def walk(t):
-        if isinstance(t, types.BaseTuple):
-            for s in t.types:
-                walk(s)
-        elif isinstance(t, types.List):
-            walk(t.dtype)
-        else:
-            leaves.append(getattr(t, "float", t))
-    walk(obj)
-    return types.float32 if leaves and all(t == types.float32 for t in leaves) else types.float64
+    floats = [getattr(t, "float", t) for t in _sequence_leaves(obj)]
+    return types.float32 if all(t == types.float32 for t in floats) else types.float64
 
 
 def _sequence_element(obj, default):
     """The element type of a sequence holding duals or of plain floats promoted, else None."""
-    def leaves(t):
-        if isinstance(t, types.BaseTuple):
-            return [e for s in t.types for e in leaves(s)]
-        if isinstance(t, types.List):
-            return leaves(t.dtype)
-        return [t]
-    found = leaves(obj) if isinstance(obj, (types.BaseTuple, types.List)) else []
+    found = _sequence_leaves(obj) if isinstance(obj, (types.BaseTuple, types.List)) else []
     if not found or not all(_scalar(t) for t in found):
         return None
     if not any(isinstance(t, (types.Float, types.Complex, DualType)) for t in found):
