@@ -220,9 +220,10 @@ def _conversion_cause():
     from .ops.sparse_products import is_sparse_matrix
     library, frame, owner = _library_caller(sys._getframe(2))
     if owner is not None and is_sparse_matrix(owner):
-        return ("a scipy.sparse matrix times a traced array (L @ x, L.dot(x)) runs SciPy's own "
-                "product, which makes the array plain; write dnp.matmul(L, x) or x @ L.T "
-                "(import duals.numpy as dnp), whose derivative is L's")
+        return ("a scipy.sparse matrix with a traced operand (L @ x, L.dot(x), L * k) runs "
+                "SciPy's own code, which makes the operand plain; for a product write "
+                "dnp.matmul(L, x) or x @ L.T (import duals.numpy as dnp), whose derivative is L's; "
+                "for a traced scale write k * (L @ u), or make the matrix dense, L.toarray()")
     if type(owner).__name__ in ("RClass", "CClass"):
         return ("np.r_[...] and np.c_[...] make plain arrays; write dnp.r_[...] / dnp.c_[...] "
                 "(import duals.numpy as dnp), which keep traced values")

@@ -88,6 +88,7 @@ class Primitive:
         prim = self   # duals.float_warnings names the primitive at work from a local ``prim``
         top = None
         level = -1
+        foreign = None
         for a in args:
             if isinstance(a, Tracer):
                 if a._family is not None and a._family.changed:
@@ -96,10 +97,14 @@ class Primitive:
                 if t.level > level:
                     top = t
                     level = t.level
+            elif type(a) not in _PLAIN_OPERANDS:
+                foreign = a
         if top is None:
             if ANOMALY is not None:
                 return ANOMALY.impl(prim, args, params)
             return prim.impl(*args, **params)
+        if foreign is not None:
+            _refuse_foreign(prim, foreign)
         out = top.process(prim, args, params)
         if prim.viewing and isinstance(out, Tracer):
             _link_views(out, args)
@@ -278,6 +283,23 @@ def _link_views(out, args):
                     family = a._family = Family()
                 out._family = family
                 return
+
+
+# argument types a primitive takes beside traced values without a look (anything else is looked at)
+_PLAIN_OPERANDS = frozenset((np.ndarray, float, int, bool, complex, np.float64, np.float32, np.int64,
+                             np.bool_, np.complex128, type(None), tuple, str))
+
+
+def _refuse_foreign(prim, a):
+    """A scipy.sparse matrix beside a traced value in an element-wise operation (``k * L``): its
+    class would take the traced value as an opaque scalar and the derivative would be lost."""
+    if type(a).__module__.startswith("scipy.sparse") and hasattr(a, "tocoo"):
+        raise TypeError(
+            f"{prim.name} of a traced value and a scipy.sparse matrix ({type(a).__name__}) is not "
+            f"differentiated: SciPy's sparse classes do not carry derivatives, so the result would "
+            f"be silently wrong. Apply the matrix to an array instead, k * (L @ u) (L @ x of a "
+            f"traced x is differentiated), or make it dense, L.toarray(), for a traced matrix "
+            f"such as I - dt * k * L (then np.linalg.solve)")
 
 
 def bind(prim, *args, **params):

@@ -51,8 +51,34 @@ def test_the_detected_pattern_is_the_operators_bands_and_a_stiff_solve_uses_it()
 
 
 def test_sparse_times_traced_as_written_says_what_to_write():
-    with pytest.raises(TypeError, match=r"scipy\.sparse matrix times a traced array .* write "
+    with pytest.raises(TypeError, match=r"scipy\.sparse matrix with a traced operand .* write "
                                         r"dnp\.matmul\(L, x\) or x @ L\.T"):
         duals.grad(lambda u: np.sum(LAPLACIAN @ u))(start())
     with pytest.raises(ValueError, match=r"shapes \(40, 40\) \(sparse\) and \(3,\) do not align"):
         duals.grad(lambda u: np.sum(dnp.matmul(LAPLACIAN, u)))(np.ones(3))
+
+
+SECOND_DIFFERENCES = scipy.sparse.diags([np.ones(4), -2.0 * np.ones(5), np.ones(4)], [-1, 0, 1], format="csr")
+
+
+@pytest.mark.parametrize("scaled", [
+    lambda k: (k * SECOND_DIFFERENCES)[2, 2],
+    lambda k: (SECOND_DIFFERENCES * k)[2, 2] + k ** 2,
+    lambda k: np.multiply(k, SECOND_DIFFERENCES)[2, 2],
+    lambda k: (scipy.sparse.identity(5, format="csc") - 0.1 * k * SECOND_DIFFERENCES)[0, 0],
+])
+def test_a_traced_value_times_a_sparse_matrix_is_refused_not_silently_wrong(scaled):
+    # (k * L made a tracer holding a csr_matrix: grad gave 0.0 for d/dk (k L)[2, 2] = -2; a user trial)
+    for transform in (duals.grad, duals.jacfwd):
+        with pytest.raises(TypeError, match=r"scipy\.sparse matrix .* k \* \(L @ u\)"):
+            transform(scaled)(0.7)
+    with pytest.raises(TypeError, match="scipy.sparse matrix"):
+        scaled(duals.Var(0.7))
+
+
+def test_a_traced_value_times_a_sparse_product_is_differentiated():
+    u = np.linspace(0.0, 1.0, 5) ** 2
+    f = lambda k: np.sum(k * (SECOND_DIFFERENCES @ u) * u)   # noqa: E731
+    want = np.sum((SECOND_DIFFERENCES @ u) * u)
+    for transform in (duals.grad, duals.jacfwd):
+        assert float(transform(f)(0.7)) == pytest.approx(want, rel=1e-14)
