@@ -19,6 +19,7 @@ import math
 import numpy as np
 from numba.core import types
 
+from .. import _vocabulary_njit
 from .._overloads import overload
 from ._types import DualType
 
@@ -59,6 +60,31 @@ def floor_divide(x, y):
 def mod(x, y):
     """mod(x, y): the table's vocabulary word, ``x - y * floor_divide(x, y)`` for duals."""
     return x % y
+
+
+def maximum(x, y):
+    """maximum(x, y): the table's vocabulary word; of duals (the value in a rule of nested duals,
+    second order) the entry itself, so that a tie splits the inner derivatives too."""
+    return x if x >= y else y
+
+
+def minimum(x, y):
+    """minimum(x, y): as :func:`maximum`."""
+    return x if x <= y else y
+
+
+@overload(maximum)
+def _ov_maximum(x, y):
+    if _is_dual(x, y):   # (the vocabulary's x if x >= y else y took one side whole at a tie)
+        return lambda x, y: builtins.max(x, y)
+    return lambda x, y: _vocabulary_njit.maximum(x, y)
+
+
+@overload(minimum)
+def _ov_minimum(x, y):
+    if _is_dual(x, y):
+        return lambda x, y: builtins.min(x, y)
+    return lambda x, y: _vocabulary_njit.minimum(x, y)
 
 
 # The generated rules use these instead of duals._vocabulary_njit's: there ``mod`` of nested duals would

@@ -33,7 +33,7 @@ import numpy as np
 from duals._vocabulary_njit import *  # noqa: F401,F403  the formula vocabulary
 from duals.derivatives import CONSTANTS as _CONSTANTS
 from duals.jit._types import make as _make
-from duals.jit.extras import floor_divide, mod  # dual-aware spellings of these two words
+from duals.jit.extras import floor_divide, mod, maximum, minimum  # dual-aware spellings of these words
 from duals.jit.lanes import lscale, laxpy, ladd, lsub, lneg, lzero
 
 globals().update(_CONSTANTS)
