@@ -291,8 +291,9 @@ _PLAIN_OPERANDS = frozenset((np.ndarray, float, int, bool, complex, np.float64, 
 
 
 def _refuse_foreign(prim, a):
-    """A scipy.sparse matrix beside a traced value in an element-wise operation (``k * L``): its
-    class would take the traced value as an opaque scalar and the derivative would be lost."""
+    """A scipy.sparse matrix beside a traced value in a primitive (``k * L``) is refused: its class
+    would hold the traced value as an opaque scalar and the derivative would be lost. (The
+    products that differentiate through a sparse matrix, ``L @ x``, take it as a parameter.)"""
     if type(a).__module__.startswith("scipy.sparse") and hasattr(a, "tocoo"):
         raise TypeError(
             f"{prim.name} of a traced value and a scipy.sparse matrix ({type(a).__name__}) is not "

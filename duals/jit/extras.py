@@ -65,12 +65,12 @@ def mod(x, y):
 def maximum(x, y):
     """maximum(x, y): the table's vocabulary word; of duals (the value in a rule of nested duals,
     second order) the entry itself, so that a tie splits the inner derivatives too."""
-    return x if x >= y else y
+    return _vocabulary_njit.maximum(x, y)
 
 
 def minimum(x, y):
     """minimum(x, y): as :func:`maximum`."""
-    return x if x <= y else y
+    return _vocabulary_njit.minimum(x, y)
 
 
 @overload(maximum)
