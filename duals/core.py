@@ -294,7 +294,8 @@ def _refuse_foreign(prim, a):
     """A scipy.sparse matrix beside a traced value in a primitive (``k * L``) is refused: its class
     would hold the traced value as an opaque scalar and the derivative would be lost. (The
     products that differentiate through a sparse matrix, ``L @ x``, take it as a parameter.)"""
-    if type(a).__module__.startswith("scipy.sparse") and hasattr(a, "tocoo"):
+    from .ops.sparse_products import is_sparse_matrix   # (ops imports core)
+    if is_sparse_matrix(a):
         raise TypeError(
             f"{prim.name} of a traced value and a scipy.sparse matrix ({type(a).__name__}) is not "
             f"differentiated: SciPy's sparse classes do not carry derivatives, so the result would "
