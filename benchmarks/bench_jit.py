@@ -6,7 +6,8 @@ Measures, in one run on this machine: the plain float function, ``duals.jvp`` (o
 direction), ``duals.jacfwd`` over the 6 parameters (σ, ρ, β, x₀, y₀, z₀), central finite
 differences (12 plain runs), the same dual calls without the Python entry point (the
 dispatcher called on prepared dual arguments), and the compile time of the first call in a
-fresh process with a cold cache and again with the warm cache. Prints a markdown table.
+fresh process with a cold cache and again with the warm cache, and of the compiled driver a
+long loop gets (built here at the third call). Prints a markdown table.
 """
 import argparse
 import json
@@ -118,13 +119,20 @@ def best(fn, repeat=7, budget=0.2):
 
 
 def child(n):
-    """Run in a fresh process: time of the first call of each function (compile or cache load)."""
+    """Run in a fresh process: time of the first call of each function (compile or cache load)
+    and, for the derivatives, of the third: the compiled driver's compilation (drivers are not
+    cached on disk)."""
     out = {}
     for name, fn in (("plain", lambda: plain(n)), ("jvp", lambda: jvp(n)),
                      ("jacfwd", lambda: jacfwd(n))):
         t = time.perf_counter()
         fn()
         out[name] = time.perf_counter() - t
+        if name != "plain":
+            fn()
+            t = time.perf_counter()
+            fn()
+            out[name + " driver"] = time.perf_counter() - t
     print(json.dumps(out))
 
 
@@ -187,23 +195,28 @@ def main():
     k1, k6 = kernel_args(1), kernel_args(6)
     t_plain = best(lambda: plain(n))
     rows = [
-        ("plain @njit (floats)", t_plain, cold["plain"], warm["plain"]),
-        ("duals.jvp, 1 direction", best(lambda: jvp(n)), cold["jvp"], warm["jvp"]),
-        ("duals.jacfwd, 6 parameters", best(lambda: jacfwd(n)), cold["jacfwd"], warm["jacfwd"]),
-        ("  dispatcher on 1-lane duals (no entry point)", best(lambda: lorenz_rk4(*k1, n)), None, None),
-        ("  dispatcher on 6-lane duals (no entry point)", best(lambda: lorenz_rk4(*k6, n)), None, None),
-        ("central finite differences (12 runs)", best(lambda: finite_differences(n)), None, None),
+        ("plain @njit (floats)", t_plain, "plain"),
+        ("duals.jvp, 1 direction", best(lambda: jvp(n)), "jvp"),
+        ("duals.jacfwd, 6 parameters", best(lambda: jacfwd(n)), "jacfwd"),
+        ("  dispatcher on 1-lane duals (no entry point)", best(lambda: lorenz_rk4(*k1, n)), None),
+        ("  dispatcher on 6-lane duals (no entry point)", best(lambda: lorenz_rk4(*k6, n)), None),
+        ("central finite differences (12 runs)", best(lambda: finite_differences(n)), None),
     ]
     jax_call = jax_jacfwd(n)
     if jax_call is not None:
-        rows.append(("JAX jit(jacfwd) over lax.fori_loop", best(jax_call), None, None))
+        rows.append(("JAX jit(jacfwd) over lax.fori_loop", best(jax_call), None))
     print(f"Lorenz RK4, N = {n} steps, numba {numba.__version__}, numpy {np.__version__}\n")
-    print("| method | time per call | ratio to plain | first call, cold cache | first call, warm cache |")
-    print("|---|---|---|---|---|")
-    for name, t, c, w in rows:
-        cs = f"{c:.2f} s" if c is not None else ""
-        ws = f"{w:.3f} s" if w is not None else ""
-        print(f"| {name} | {t * 1e6:.1f} µs | {t / t_plain:.2f}× | {cs} | {ws} |")
+    print("| method | time per call | ratio to plain | first call, cold cache | first call, warm cache "
+          "| driver's compilation, cold / warm cache |")
+    print("|---|---|---|---|---|---|")
+
+    def seconds(run, key, digits):
+        return f"{run[key]:.{digits}f} s" if key in run else ""
+    for name, t, key in rows:
+        cs, ws = (seconds(cold, key, 2), seconds(warm, key, 3)) if key else ("", "")
+        driver = f"{seconds(cold, key + ' driver', 2)} / {seconds(warm, key + ' driver', 2)}" \
+            if key and key + " driver" in cold else ""
+        print(f"| {name} | {t * 1e6:.1f} µs | {t / t_plain:.2f}× | {cs} | {ws} | {driver} |")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ from numba.core import errors, types
 from numba.core.dispatcher import Dispatcher
 
 from .._overloads import overload
+from ._types import make
+from .lanes import as_lanes
 from .parts import _base_dtype, join_scalar
 
 __all__ = ["jvp_driver", "jacfwd_driver", "Hot", "hot", "drivable", "plain_arguments"]
@@ -213,7 +215,7 @@ def _ov_with_tangent(a, t, T):
                 w[j, 1] = slopes[j]
             return out
         return array
-    return lambda a, t, T: join_scalar(a, np.full(1, t), T)
+    return lambda a, t, T: make(a, as_lanes((np.float64(t),)))   # T: one lane over float64
 
 
 def _seeded(a, offset, T):

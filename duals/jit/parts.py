@@ -167,7 +167,8 @@ def _ov_join_scalar(re, du, T):
         out = np.empty(1, level)
         v = out.view(_base_dtype(out)).reshape((1, width))
         v[0, 0] = re
-        v[0, 1:] = du
+        for k in range(width - 1):  # a loop: slice assignment compiles Numba's shape-error text
+            v[0, 1 + k] = du[k]
         return out[0]
     return impl
 
