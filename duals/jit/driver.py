@@ -7,8 +7,10 @@ makes the dual ones inside compiled code, calls the user's function (passed as a
 dispatcher, so Numba compiles and links its dual specialisation exactly as a direct call
 would: the same staleness rules as Numba's) and returns the result's value and lanes.
 
-"Often enough" is the ski-rental rule: a driver costs a compilation (measured: about 0.4 s, and
-2 s for the first one in a process, which also compiles the seeding pieces below) and saves
+"Often enough" is the ski-rental rule: a driver costs a compilation (the last column of
+``benchmarks/bench_jit.py``'s table: 2.5 s for the Lorenz RK4's ``jvp`` driver, the first in its
+process, and 3 s for its ``jacfwd`` driver, at Numba's default optimisation level: LLVM
+optimises the user's function again inside the driver, so this grows with the function) and saves
 the general path's Python work at every call (about 15 µs forward, 40 µs reverse), so it is
 built once the calls made without it would have paid for it: the total is then never more
 than about twice the better of the two choices, and a few interactive calls never stall on a
@@ -40,7 +42,7 @@ from .parts import _base_dtype, join_scalar
 __all__ = ["jvp_driver", "jacfwd_driver", "Hot", "hot", "drivable", "plain_arguments"]
 
 WARM_CALLS = 2               # general-path calls before a layout may get its driver
-DRIVER_COMPILE_S = 0.5       # what a driver's compilation costs, in seconds (see above)
+DRIVER_COMPILE_S = 2.5       # what a driver's compilation costs, in seconds (see above)
 FORWARD_SAVING_S = 15e-6     # what a driver saves per call: forward (jvp, jacfwd)
 REVERSE_SAVING_S = 40e-6     # and reverse (grad, the adjoint solver's pullback)
 MOST_REFUSALS = 3            # calls a driver cannot compile for (a wrong argument) before it is dropped
