@@ -5,6 +5,7 @@ checked against the NumPy path of the very same formula: its Python function (``
 run by ``duals.jacrev`` on traced arrays. The table tests generate one compiled function per
 arity from duals.derivatives and ``array_spellings``, so a new entry or spelling is tested here.
 """
+import math
 import operator
 
 import numba
@@ -17,6 +18,7 @@ from duals import derivatives
 from duals.jit import dual_array
 from duals.jit.arrays import array_spellings
 
+from finite_differences import central_differences
 from lanes import LANES  # one lane count for every jacfwd, so the dual rules compile once for all
 
 njit = numba.njit(cache=True)
@@ -213,13 +215,35 @@ def _cubic_times_rate(x, c):
     return np.sum(x ** 3) * c + np.exp(c)
 
 
-def test_float32_and_float64_inputs_of_one_call_name_the_dtypes():
+@numba.njit
+def _float64_buffer_of_float32_inputs(x):
+    buf = np.zeros(x.size)            # float64, as plain Numba code makes it
+    total = 0.0
+    for i in range(x.size):
+        buf[i] = x[i] * 2.0
+    for i in range(x.size):           # float64 meets float32 in every kind of binary operation
+        total += buf[i] * x[i] + math.atan2(buf[i], x[i] + 1.0) + max(buf[i], x[i]) + (buf[i] < x[i])
+        total += buf[i] ** x[i] if x[i] > 0 else 0.0
+    return total + np.sum(buf * x) + np.sum(np.maximum(x, buf))   # and in whole-array operations
+
+
+def test_float32_and_float64_duals_of_one_call_promote_to_float64_as_numba_does():
+    # (they were refused: plain code that works on float32 inputs must differentiate unchanged)
     x32 = np.linspace(0.1, 1.0, 7).astype(np.float32)
-    with pytest.raises(TypeError, match="share one float type, here float32 and float64"):
-        duals.jacfwd(_cubic_times_rate, argnums=(0, 1))(x32, 1.0)
+    J = duals.jacfwd(_cubic_times_rate, argnums=(0, 1))(x32, 1.0)
+    want = duals.jacfwd(_cubic_times_rate.py_func, argnums=(0, 1))(x32.astype(np.float64), 1.0)
+    assert J[0].dtype == np.float32
+    np.testing.assert_allclose(J[0], want[0], rtol=1e-6)
+    assert J[1] == pytest.approx(want[1], rel=1e-6)
     value, slope = duals.jvp(_cubic_times_rate, (x32, np.float32(1.0)),
                              (np.ones(7, np.float32), np.float32(0.0)))
     assert slope == pytest.approx(3.0 * np.sum(x32 ** 2), rel=1e-5)
+    f = _float64_buffer_of_float32_inputs
+    x64 = x32.astype(np.float64)
+    for how in ("jacfwd", "grad", "hessian"):
+        got, exact = getattr(duals, how)(f)(x32), getattr(duals, how)(f)(x64)
+        np.testing.assert_allclose(got, exact, rtol=2e-6, atol=1e-6, err_msg=how)
+    np.testing.assert_allclose(duals.grad(f)(x64), central_differences(f, [x64], 0), rtol=1e-6)
 
 
 # ---------------------------------------------------------------- reductions

@@ -30,7 +30,7 @@ from numba.core.typing.templates import (AbstractTemplate, AttributeTemplate, in
 
 from .._overloads import overload, register_jitable
 from .. import derivatives
-from ._types import DualType
+from ._types import DualType, _other_float
 from .compat import array_methods, compile_numpy_subroutine, keep_out_of_fused_loops, nan_aware
 from .rules import COMPARISONS, binary_choice, spellings
 
@@ -66,7 +66,7 @@ def _operands(context, name, f, *args):
     if (None in elements or not any(isinstance(a, types.Array) for a in args)
             or not any(isinstance(e, DualType) for e in elements)):
         return None
-    if len(elements) == 2:
+    if len(elements) == 2 and not _other_float(*elements):   # (float32 with float64: widened)
         binary_choice(name, elements[0], elements[1], f, f, f)  # raises for mixed lanes
     sig = context.resolve_function_type(context.resolve_value_type(f), tuple(elements), {})
     return None if sig is None else sig.return_type
