@@ -219,6 +219,13 @@ def _conversion_cause():
     import sys
     from .ops.sparse_products import is_sparse_matrix
     library, frame, owner = _library_caller(sys._getframe(2))
+    if owner is not None and is_sparse_matrix(owner) and (library or "").endswith("." + type(owner).__name__):
+        return ("a scipy.sparse matrix cannot hold traced values (SciPy's sparse classes do not "
+                "carry derivatives); assemble the matrix as a dense array, for triplets "
+                "np.bincount(np.ravel_multi_index((rows, cols), shape), weights=values, "
+                "minlength=n * m).reshape(shape), and solve with np.linalg.solve, or write the "
+                "assembly and the solve in a @numba.njit function (a derivative rule of your own "
+                "for a sparse solve: docs/custom_rules.md)")
     if owner is not None and is_sparse_matrix(owner):
         return ("a scipy.sparse matrix with a traced operand (L @ x, L.dot(x), L * k) runs "
                 "SciPy's own code, which makes the operand plain; for a product write "
@@ -401,11 +408,14 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             raise TypeError(f"numpy.{ufunc.__name__}(..., out=z) writes into a traced value, which cannot "
                             f"change in place; write z = np.{ufunc.__name__}(...) instead")
         if any(o is i for o in outs for i in inputs):
+            scatter = ("; for an indexed a[idx] += v (assembly) a = a + np.bincount(idx, weights=v, "
+                       "minlength=a.size) on a 1-d a (np.ravel_multi_index for a tuple of index "
+                       "arrays)" if ufunc is np.add else "")
             raise TypeError(
                 f"an in-place operator on a plain NumPy array (a += v, a[i] += v: numpy."
                 f"{ufunc.__name__} into its own input) cannot store a traced value into it; write "
-                f"a = a + v, build the array with dnp functions (dnp.where, dnp.stack), or write "
-                f"the loop in a @numba.njit function (compiled mode allows it)")
+                f"a = a + v{scatter}, build the array with dnp functions (dnp.where, dnp.stack), or "
+                f"write the loop in a @numba.njit function (compiled mode allows it)")
         raise TypeError(f"numpy.{ufunc.__name__}(..., out=...) cannot write a traced value into an "
                         f"array; drop out= and use the returned value")
     kwargs.pop("out", None)

@@ -299,9 +299,9 @@ def _refuse_foreign(prim, a):
         raise TypeError(
             f"{prim.name} of a traced value and a scipy.sparse matrix ({type(a).__name__}) is not "
             f"differentiated: SciPy's sparse classes do not carry derivatives, so the result would "
-            f"be silently wrong. Apply the matrix to an array instead, k * (L @ u) (L @ x of a "
-            f"traced x is differentiated), or make it dense, L.toarray(), for a traced matrix "
-            f"such as I - dt * k * L (then np.linalg.solve)")
+            f"be silently wrong. Apply the matrix to an array instead: k * (L @ u) for a plain "
+            f"u, dnp.matmul(L, x) for a traced x (import duals.numpy as dnp), or make it dense, "
+            f"L.toarray(), for a traced matrix such as I - dt * k * L (then np.linalg.solve)")
 
 
 def bind(prim, *args, **params):

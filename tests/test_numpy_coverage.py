@@ -553,6 +553,29 @@ def filled_like(x):
     return np.sum(np.full_like(x, x[0]) * x)
 
 
+TRIPLET_ROWS, TRIPLET_COLS = np.array([0, 0, 1, 1, 1, 2, 2]), np.array([0, 1, 0, 1, 2, 1, 2])
+STIFFNESS_PATTERN = np.array([2.0, -1.0, -1.0, 2.0, -1.0, -1.0, 2.0])
+
+
+def sparse_compliance(k):   # the top88 way: triplets into a scipy.sparse matrix, then spsolve
+    import scipy.sparse
+    import scipy.sparse.linalg
+    K = scipy.sparse.coo_matrix((k[0] * STIFFNESS_PATTERN, (TRIPLET_ROWS, TRIPLET_COLS)), shape=(3, 3))
+    return np.sum(scipy.sparse.linalg.spsolve(K.tocsc(), np.ones(3)))
+
+
+def dense_compliance(k):    # what the refusal advises
+    K = np.bincount(np.ravel_multi_index((TRIPLET_ROWS, TRIPLET_COLS), (3, 3)),
+                    weights=k[0] * STIFFNESS_PATTERN, minlength=9).reshape((3, 3))
+    return np.sum(np.linalg.solve(K, np.ones(3)))
+
+
+def scattered_by_bincount(x):   # what the refusal of scattered_buffer advises
+    a = np.zeros(5)
+    a = a + np.bincount(np.array([0, 2, 2]), weights=x, minlength=a.size)
+    return np.sum(a * a)
+
+
 def filled(x):
     return np.sum(np.full(3, x[0]))
 
@@ -620,12 +643,27 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
     (decay_fit_residual, np.array([1.0, 0.3]), r"scipy\.integrate\.(ivp\.)?solve_ivp converts .* Write "
                                                r"duals\.sensitivity\.solve_ivp"),
     (spline_rate_rhs, np.array([1.0, 300.0]), r"scipy\.interpolate\.CubicSpline converts .*duals\.extend"),
-    (scattered_buffer, np.ones(3), r"in-place operator on a plain NumPy array \(a \+= v, a\[i\] \+= v"),
+    (scattered_buffer, np.ones(3), r"in-place operator on a plain NumPy array \(a \+= v, a\[i\] \+= v.*"
+                                   r"a\[idx\] \+= v \(assembly\) a = a \+ np\.bincount\(idx, weights=v"),
+    (sparse_compliance, np.array([2.0]), r"a scipy\.sparse matrix cannot hold traced values .*np\.bincount\("
+                                         r"np\.ravel_multi_index\(\(rows, cols\), shape\), weights=values"),
 ])
 def test_a_traced_value_made_plain_names_the_call_that_did_it(f, x, says):
     for transform in (duals.jacfwd, duals.jacrev):
         with pytest.raises(TypeError, match=says):
             transform(f)(x)
+
+
+def test_the_rewrites_the_refusals_of_assembly_advise_differentiate():
+    k = np.array([2.0])
+    K = np.array([[2.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 2.0]])
+    compliance = np.sum(np.linalg.solve(K, np.ones(3)))   # of k K: compliance / k, slope -compliance / k**2
+    for transform in (duals.jacfwd, duals.jacrev):
+        assert transform(dense_compliance)(k)[0] == pytest.approx(-compliance / 4.0, rel=1e-14)
+    x = np.array([0.5, -1.0, 2.0])
+    want = 2.0 * np.array([x[0], x[1] + x[2], x[1] + x[2]])   # a = (x0, 0, x1 + x2, 0, 0)
+    for transform in (duals.jacfwd, duals.jacrev):
+        np.testing.assert_allclose(transform(scattered_by_bincount)(x), want, rtol=1e-14)
 
 
 @pytest.mark.parametrize("x", [0.0, 1e-9, -1e-6, 0.01])

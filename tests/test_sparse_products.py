@@ -70,7 +70,7 @@ SECOND_DIFFERENCES = scipy.sparse.diags([np.ones(4), -2.0 * np.ones(5), np.ones(
 def test_a_traced_value_times_a_sparse_matrix_is_refused_not_silently_wrong(scaled):
     # (k * L made a tracer holding a csr_matrix: grad gave 0.0 for d/dk (k L)[2, 2] = -2; a user trial)
     for transform in (duals.grad, duals.jacfwd):
-        with pytest.raises(TypeError, match=r"scipy\.sparse matrix .* k \* \(L @ u\)"):
+        with pytest.raises(TypeError, match=r"scipy\.sparse matrix (?=.*k \* \(L @ u\))(?=.*dnp\.matmul\(L, x\))"):
             transform(scaled)(0.7)
     with pytest.raises(TypeError, match="scipy.sparse matrix"):
         scaled(duals.Var(0.7))
