@@ -202,6 +202,12 @@ def _stored_or_drawn(text, first, hint):
                 "A jitclass field, record or typed container declared float cannot hold a dual: "
                 "keep the differentiated values in arrays or local variables (pass the "
                 "parameters to the function as arguments)")
+    if (first.startswith("no implementation of setitem(array(Adjoint") and "float32" in first
+            and "float64" in first):
+        return ("a value recorded in float64 stored into a float32 buffer (compiled reverse mode)",
+                "Compiled reverse mode cannot narrow a recorded value into a float32 buffer: make "
+                "the buffer of the inputs' dtype (np.empty(n, x.dtype)) or float64, or "
+                "differentiate with duals.jacfwd, whose duals convert on store as floats do")
     ufunc = re.match(r"no implementation of (\w+)\(array\(", first)
     if ufunc is not None and first.count("array(") >= 2 and getattr(getattr(np, ufunc.group(1), None), "nin", 0) == 1:
         name = ufunc.group(1)
