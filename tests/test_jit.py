@@ -739,6 +739,11 @@ def test_math_function_without_rule_is_named():
     assert uses_ldexp(2.5) == 10.0
     with pytest.raises(TypeError, match=r"math\.ldexp has no derivative rule"):
         duals.jvp(uses_ldexp, (2.5,), (1.0,))
+    # a function Numba lacks for plain floats too is not called a missing derivative (a user
+    # trial followed that advice for math.remainder, which plain Numba cannot compile either)
+    wrapped = njit(lambda th: math.remainder(th, 2.0 * math.pi))
+    with pytest.raises(TypeError, match=r"cannot compile <lambda> even for plain numbers.*remainder"):
+        duals.grad(wrapped)(7.0)
 
 
 @njit

@@ -138,6 +138,17 @@ def _no_rule_typer(label, arity):
     return ov
 
 
+def _numba_math():
+    """The ids of the math functions Numba types for plain numbers (its declarations), or None
+    if that registry moved. A function Numba lacks even for floats (math.remainder) keeps
+    Numba's own error, which says so, instead of being called a missing derivative rule."""
+    try:
+        from numba.core.typing import mathdecl
+        return {id(f) for f, _ in mathdecl.registry.globals}
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return None
+
+
 def _install():
     covered = set()
     from .. import derivatives
@@ -146,9 +157,11 @@ def _install():
     covered.update(id(getattr(math, n)) for n in ("isnan", "isinf", "isfinite"))
     covered.update(id(getattr(np, n)) for n in ("isnan", "isinf", "isfinite"))
     covered.update(id(f) for f in extras.VALUE_ONLY + extras.COMPOSED + gamma.FUNCTIONS)
+    known = _numba_math()
     for name in sorted(dir(math)):
         f = getattr(math, name)
-        if callable(f) and id(f) not in covered and not name.startswith("_"):
+        if (callable(f) and id(f) not in covered and not name.startswith("_")
+                and (known is None or id(f) in known)):
             for arity in (1, 2):
                 overload(f)(_no_rule_typer(f"math.{name}", arity))
     for name in sorted(dir(np)):
