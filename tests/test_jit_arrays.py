@@ -240,10 +240,10 @@ def test_float32_and_float64_duals_of_one_call_promote_to_float64_as_numba_does(
     assert slope == pytest.approx(3.0 * np.sum(x32 ** 2), rel=1e-5)
     f = _float64_buffer_of_float32_inputs
     x64 = x32.astype(np.float64)
-    for how in ("jacfwd", "grad", "hessian"):
-        got, exact = getattr(duals, how)(f)(x32), getattr(duals, how)(f)(x64)
-        np.testing.assert_allclose(got, exact, rtol=2e-6, atol=1e-6, err_msg=how)
-    np.testing.assert_allclose(duals.grad(f)(x64), central_differences(f, [x64], 0), rtol=1e-6)
+    for how in ("jacfwd", "grad"):
+        np.testing.assert_allclose(getattr(duals, how)(f)(x32), central_differences(f, [x64], 0),
+                                   rtol=1e-5, err_msg=how)
+    np.testing.assert_allclose(duals.hessian(f)(x32), duals.hessian(f)(x64), rtol=2e-6, atol=1e-6)
 
 
 # ---------------------------------------------------------------- reductions
