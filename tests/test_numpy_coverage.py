@@ -708,6 +708,30 @@ def test_interp_with_traced_sample_points_matches_compiled_mode_and_differences(
     assert J[1].tolist() == [0.0, 1.0, 0.0, 0.0]   # at xp[1]: the segment [1, 2] moves with its left end
 
 
+def test_interp_at_repeated_knots_is_numpys_value_with_finite_derivatives_in_every_mode():
+    # (a grid with its end point appended, xp = [..., 1, 1]: the value at the last knot was NaN,
+    # and compiled mode raised ZeroDivisionError; a user trial)
+    xp, fp = np.array([0.0, 1.0, 1.0, 2.0, 2.0]), np.array([0.0, 1.0, 2.0, 4.0, 3.0])
+    x = np.array([0.5, 1.0, 1.5, 2.0, 2.5])
+    want_value = np.interp(x, xp, fp)
+    by_fp = np.array([[0.5, 0.5, 0.0, 0.0, 0.0],    # x = 0.5: halfway along [0, 1]
+                      [0.0, 0.0, 1.0, 0.0, 0.0],    # x = 1: the segment to its right starts at fp[2]
+                      [0.0, 0.0, 0.5, 0.5, 0.0],
+                      [0.0, 0.0, 0.0, 0.0, 1.0],    # x = 2, the repeated last knot: fp[-1]
+                      [0.0, 0.0, 0.0, 0.0, 1.0]])   # beyond: fp[-1]
+    f = lambda fp: np.interp(x, xp, fp)  # noqa: E731
+    value, _ = duals.jvp(f, (fp,), (np.ones(5),))
+    np.testing.assert_array_equal(value, want_value)
+    for J in (duals.jacfwd(f)(fp), duals.jacrev(f)(fp), duals.jacfwd(interp_table, argnums=2)(x, xp, fp),
+              duals.jacrev(interp_table, argnums=2)(x, xp, fp)):
+        np.testing.assert_array_equal(J, by_fp)
+    for argnums in (0, 1):   # the points and the knots traced: finite, the plain call's values
+        for J in (duals.jacfwd(interp_table, argnums=argnums)(x, xp, fp),
+                  duals.jacrev(lambda *a: np.interp(*a), argnums=argnums)(x, xp, fp)):
+            assert np.all(np.isfinite(J))
+    assert duals.grad(lambda x: np.sum(np.interp(x, xp, fp)))(x).tolist() == [1.0, 2.0, 2.0, 0.0, 0.0]
+
+
 def test_delete_insert_compress_take_their_positions_plain_and_say_so_when_traced():
     x = np.array([1.0, 2.0, 3.0])
     inserted = duals.grad(lambda x: np.sum(np.insert(x, int(x[0]), x[2]) ** 2))(x)

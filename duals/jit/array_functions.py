@@ -108,10 +108,11 @@ def _interp(x, xp, fp):
             return fp[n - 1]
         j = np.searchsorted(keys, t, side="right") - 1
         j = min(max(j, 0), n - 2)
-        slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
         if t == keys[n - 1]:  # anchored at the last knot, the value is fp[-1] exactly, as NumPy's
-            return fp[j + 1] + slope * (v - xp[j + 1])
-        return fp[j] + slope * (v - xp[j])
+            if keys[j] == keys[j + 1]:   # a repeated last knot: a segment of no width, no slope
+                return fp[j + 1]
+            return fp[j + 1] + (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]) * (v - xp[j + 1])
+        return fp[j] + (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]) * (v - xp[j])
 
     if isinstance(x, types.Array):
         def array(x, xp, fp):

@@ -16,10 +16,11 @@ which split it evenly). NaN sorts last, as in NumPy; ``median`` and ``percentile
 a NaN are NaN. ``unique`` passes to each distinct value the derivative of its first occurrence
 (NumPy's ``return_index``), the same stable choice; its index, inverse and count outputs are plain.
 
-``interp(x, xp, fp)`` takes plain sample points ``xp`` and traced ``x`` and/or ``fp``. Its derivative
-with respect to ``x`` is the slope of the segment ``x`` lies in; at a knot ``xp[j]`` that of the
-segment to its right (at the last knot, the segment to its left), and outside
-``[xp[0], xp[-1]]`` zero (the value is ``left``/``right``).
+``interp(x, xp, fp)`` takes traced ``x``, ``xp`` and/or ``fp`` (plain ``xp`` with ``period``). Its
+derivative with respect to ``x`` is the slope of the segment ``x`` lies in; at a knot ``xp[j]`` that
+of the segment to its right (at the last knot, the segment to its left; none at a repeated last
+knot, whose value is ``fp[-1]``), and outside ``[xp[0], xp[-1]]`` zero (the value is
+``left``/``right``).
 
 >>> import duals
 >>> duals.grad(lambda x: np.median(x))(np.array([3.0, 1.0, 2.0])).tolist()
@@ -487,7 +488,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         j = np.clip(np.searchsorted(knots, xv, side="right") - 1, 0, n - 2)
         f0, f1 = getitem(fp, j), getitem(fp, j + 1)
         x0, x1 = getitem(xp, j), getitem(xp, j + 1)
-        slope = (f1 - f0) / (x1 - x0)
+        # the search takes the last of equal knots, so a segment of no width is only met at a
+        # repeated last knot (a grid with its end appended): there the value is fp[-1], no slope
+        flat = knots[j + 1] == knots[j]
+        slope = where(flat, 0.0, (f1 - f0) / where(flat, 1.0, x1 - x0))
         # at the last knot, anchor at it, so that the value is fp[-1] exactly (NumPy's)
         inner = where(xv == knots[-1], f1 + slope * (x - x1), f0 + slope * (x - x0))
     return where(xv < knots[0], left, where(xv > knots[-1], right, inner))
