@@ -732,6 +732,23 @@ def test_interp_at_repeated_knots_is_numpys_value_with_finite_derivatives_in_eve
     assert duals.grad(lambda x: np.sum(np.interp(x, xp, fp)))(x).tolist() == [1.0, 2.0, 2.0, 0.0, 0.0]
 
 
+@numba.njit(cache=True)
+def band_integral(spacing, y):
+    return np.trapezoid(y ** 2, dx=spacing)
+
+
+def test_trapezoid_with_a_differentiated_spacing_compiles_and_matches_the_python_path():
+    # (Numba's np.trapezoid takes a plain dx: compiled grad refused what the Python path does;
+    # a user trial)
+    y = np.linspace(0.0, 2.0, 9)
+    assert duals.jvp(band_integral, (0.25, y), (1.0, None)) == (band_integral(0.25, y), np.sum((y[1:] ** 2 + y[:-1] ** 2) / 2))
+    python = lambda d, y: np.trapezoid(y ** 2, dx=d)  # noqa: E731
+    for got, want in zip(duals.grad(band_integral, argnums=(0, 1))(0.25, y), duals.grad(python, argnums=(0, 1))(0.25, y)):
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+    with pytest.raises(TypeError, match=r"np\.trapezoid with a differentiated dx takes a 1-d y"):
+        duals.grad(numba.njit(lambda d, Y: np.sum(np.trapezoid(Y, dx=d))))(0.5, np.ones((2, 3)))
+
+
 def test_delete_insert_compress_take_their_positions_plain_and_say_so_when_traced():
     x = np.array([1.0, 2.0, 3.0])
     inserted = duals.grad(lambda x: np.sum(np.insert(x, int(x[0]), x[2]) ** 2))(x)

@@ -138,6 +138,23 @@ def _interp(x, xp, fp):
     return scalar
 
 
+def _trapezoid(y, x=None, dx=1.0):
+    """np.trapezoid with a dual spacing ``dx`` (Numba's takes a plain one): Numba's sum written
+    out, so the value is the plain call's; a dual ``y`` with a plain ``dx`` stays Numba's."""
+    if not _dual(dx) or not _none(x):
+        return None
+    if not (isinstance(y, types.Array) and y.ndim == 1):
+        raise errors.TypingError(f"{MARK}np.trapezoid with a differentiated dx takes a 1-d y in compiled "
+                                 f"code; for rows write dx * np.trapezoid(y) per row")
+
+    def impl(y, x=None, dx=1.0):
+        total = 0.0 * dx
+        for i in range(y.shape[0] - 1):
+            total += dx * ((y[i + 1] + y[i]) / 2.0)
+        return total
+    return impl
+
+
 # ---------------------------------------------------------------- cross, matrix_power
 
 @register_jitable
@@ -465,6 +482,8 @@ def _install():
     sorting.install()
     overload(np.where, target="cpu")(_where)
     overload(np.interp, target="cpu")(_interp)
+    if hasattr(np, "trapezoid"):   # (NumPy 2)
+        overload(np.trapezoid, target="cpu")(_trapezoid)
     overload(np.cross, target="cpu")(_cross)
     overload(np.convolve, target="cpu")(_convolve)
     overload(np.correlate, target="cpu")(_correlate)
