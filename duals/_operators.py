@@ -219,7 +219,8 @@ def _conversion_cause():
     import sys
     from .ops.sparse_products import is_sparse_matrix
     library, frame, owner = _library_caller(sys._getframe(2))
-    if owner is not None and is_sparse_matrix(owner) and (library or "").endswith("." + type(owner).__name__):
+    constructing = owner is not None and (library or "").endswith("." + type(owner).__name__)
+    if constructing and is_sparse_matrix(owner):
         return ("a scipy.sparse matrix cannot hold traced values (SciPy's sparse classes do not "
                 "carry derivatives); assemble the matrix as a dense array, for triplets "
                 "np.bincount(np.ravel_multi_index((rows, cols), shape), weights=values, "

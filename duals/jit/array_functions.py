@@ -108,11 +108,12 @@ def _interp(x, xp, fp):
             return fp[n - 1]
         j = np.searchsorted(keys, t, side="right") - 1
         j = min(max(j, 0), n - 2)
+        anchor = j
         if t == keys[n - 1]:  # anchored at the last knot, the value is fp[-1] exactly, as NumPy's
             if keys[j] == keys[j + 1]:   # a repeated last knot: a segment of no width, no slope
                 return fp[j + 1]
-            return fp[j + 1] + (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]) * (v - xp[j + 1])
-        return fp[j] + (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]) * (v - xp[j])
+            anchor = j + 1
+        return fp[anchor] + (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]) * (v - xp[anchor])
 
     if isinstance(x, types.Array):
         def array(x, xp, fp):
