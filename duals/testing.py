@@ -10,6 +10,7 @@ is worst, which of the three is the odd one out, and whether ``f`` has a kink or
 import numpy as np
 
 from . import transforms, tree
+from .arguments import is_compiled
 
 __all__ = ["check_grads", "numerical_jacobian", "assert_close", "worst_entry", "GradcheckError"]
 
@@ -111,7 +112,9 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, ep
     are held to ``sqrt(machine epsilon)`` against each other. Raises :class:`GradcheckError`
     (an ``AssertionError``) naming the modes, the argument and the worst entry; returns
     ``True`` when everything agrees. Complex arguments and outputs are checked as pairs of real
-    numbers (:func:`as_real_map`): all four real partials of every complex entry.
+    numbers (:func:`as_real_map`): all four real partials of every complex entry. A Numba
+    dispatcher is checked in compiled mode: its second order is ``duals.hessian`` against
+    differences of its compiled gradient (one scalar output; compiled code goes no higher).
 
     >>> import numpy as np
     >>> check_grads(np.sin, (np.array([0.1, 0.7]),), order=2)
@@ -142,17 +145,37 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, ep
                             f"return real float arrays")
         single = treedef is None
 
-        def fk(*a, k=k, single=single):
-            out = f(*a)
-            return out if single else tree.flatten(out)[0][k]
+        def fk(*a, k=k):
+            return tree.flatten(f(*a))[0][k]
+        if single:
+            fk = f   # itself: a Numba dispatcher takes the compiled modes, which a wrapper hides
 
         for i in range(len(args)):
             where = f"d f/d(argument {i})" if single else f"d(output {k})/d(argument {i})"
             _first_order(fk, args, i, where, modes, eps, first_atol, first_rtol, ad_tol,
                          fd_dtype, who)
+            if order > 1 and is_compiled(f):
+                _compiled_second_order(f, args, i, order, single, atol, rtol, eps, who)
+                continue
             for m in modes if order > 1 else ():
                 _check(_MODES[m](fk, argnums=i), args, i, order - 1, modes, (m,), atol, rtol, eps)
     return True
+
+
+def _compiled_second_order(f, args, i, order, single, atol, rtol, eps, who):
+    """A Numba dispatcher's second order: duals.hessian (compiled, forward over reverse) against
+    differences of its compiled gradient; compiled transformations do not nest further."""
+    if order > 2:
+        raise TypeError(f"{who}: compiled code is differentiated to second order at most "
+                        f"(duals.hessian, duals.hvp): check order=2, or order={order} on the "
+                        f"function's Python version (f.py_func, when its NumPy calls allow)")
+    if not single or np.ndim(f(*args)) != 0:
+        raise TypeError(f"{who}: order=2 of a Numba dispatcher checks duals.hessian, which takes a "
+                        f"function with one scalar output; check order=1 here")
+    expected = numerical_jacobian(transforms.jacrev(f, argnums=i), args, i, eps)
+    what = f"{who}: hessian (compiled, forward over reverse) w.r.t. argument {i}"
+    assert_close(transforms.hessian(f, argnums=i)(*args), expected,
+                 atol if atol is not None else 10.0 ** -4.5, rtol if rtol is not None else 10.0 ** -3.5, what)
 
 
 def _checked_input(a, i, who):

@@ -105,3 +105,30 @@ def test_gradcheck_takes_parameters_held_in_dicts_and_lists():
     wrong = _rule_pair("gc_in_a_dict_wrong", vjp_scale=2.0)
     with pytest.raises(GradcheckError, match="a VJP rule is wrong"):
         duals.gradcheck(lambda p: np.sum(wrong(p["b"])), params)
+
+
+def test_a_numba_dispatcher_is_checked_in_compiled_mode_to_second_order():
+    # (gradcheck wrapped f in a Python function, which hid the dispatcher: every @njit function
+    # was refused, with advice to differentiate the compiled function itself; a user trial)
+    import numba
+
+    @numba.njit
+    def log_density(theta, scale):
+        s = 0.0
+        for i in range(theta.shape[0]):
+            s += -0.5 * (theta[i] / scale) ** 2 + np.log1p(theta[i] ** 2)
+        return s
+
+    @numba.njit
+    def field(theta):
+        return np.sin(theta) * theta[0]
+
+    x = np.array([0.3, -1.2, 0.7])
+    assert duals.gradcheck(log_density, x, 1.5)
+    assert duals.gradcheck(field, x)
+    from duals.testing import check_grads
+    assert check_grads(log_density, (x, 1.5), order=2)
+    with pytest.raises(TypeError, match="one scalar output; check order=1 here"):
+        check_grads(field, (x,), order=2)
+    with pytest.raises(TypeError, match="second order at most"):
+        check_grads(log_density, (x, 1.5), order=3)
