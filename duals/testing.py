@@ -145,37 +145,43 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, ep
                             f"return real float arrays")
         single = treedef is None
 
-        def fk(*a, k=k):
-            return tree.flatten(f(*a))[0][k]
-        if single:
-            fk = f   # itself: a Numba dispatcher takes the compiled modes, which a wrapper hides
+        # f itself when it has one output: a Numba dispatcher takes the compiled modes, which a
+        # wrapper would hide
+        fk = f if single else (lambda *a, k=k: tree.flatten(f(*a))[0][k])
 
         for i in range(len(args)):
             where = f"d f/d(argument {i})" if single else f"d(output {k})/d(argument {i})"
             _first_order(fk, args, i, where, modes, eps, first_atol, first_rtol, ad_tol,
                          fd_dtype, who)
             if order > 1 and is_compiled(f):
-                _compiled_second_order(f, args, i, order, single, atol, rtol, eps, who)
+                _compiled_second_order(f, args, i, order, single and np.ndim(y) == 0, atol, rtol, eps, who)
                 continue
             for m in modes if order > 1 else ():
                 _check(_MODES[m](fk, argnums=i), args, i, order - 1, modes, (m,), atol, rtol, eps)
     return True
 
 
-def _compiled_second_order(f, args, i, order, single, atol, rtol, eps, who):
+def _compiled_second_order(f, args, i, order, scalar, atol, rtol, eps, who):
     """A Numba dispatcher's second order: duals.hessian (compiled, forward over reverse) against
     differences of its compiled gradient; compiled transformations do not nest further."""
     if order > 2:
         raise TypeError(f"{who}: compiled code is differentiated to second order at most "
                         f"(duals.hessian, duals.hvp): check order=2, or order={order} on the "
                         f"function's Python version (f.py_func, when its NumPy calls allow)")
-    if not single or np.ndim(f(*args)) != 0:
+    if not scalar:
         raise TypeError(f"{who}: order=2 of a Numba dispatcher checks duals.hessian, which takes a "
                         f"function with one scalar output; check order=1 here")
     expected = numerical_jacobian(transforms.jacrev(f, argnums=i), args, i, eps)
     what = f"{who}: hessian (compiled, forward over reverse) w.r.t. argument {i}"
-    assert_close(transforms.hessian(f, argnums=i)(*args), expected,
-                 atol if atol is not None else 10.0 ** -4.5, rtol if rtol is not None else 10.0 ** -3.5, what)
+    assert_close(transforms.hessian(f, argnums=i)(*args), expected, *_order_tolerances(2, atol, rtol), what)
+
+
+def _order_tolerances(level, atol, rtol):
+    """(atol, rtol) of a derivative of order ``level`` against finite differences: the given
+    ones, else 1e-6 and 1e-5 loosened by 10^1.5 per order above the first (finite differences
+    lose about a third of the digits per order)."""
+    return (atol if atol is not None else 10.0 ** (-6 + 1.5 * (level - 1)),
+            rtol if rtol is not None else 10.0 ** (-5 + 1.5 * (level - 1)))
 
 
 def _checked_input(a, i, who):
@@ -303,10 +309,7 @@ def _first_order(f, args, i, where, modes, eps, atol, rtol, ad_tol, fd_dtype, wh
 def _check(f, args, argnum, order, modes, path, atol, rtol, eps):
     if order == 0:
         return
-    # finite differences lose about a third of the digits per order
-    level = len(path) + 1
-    tol_a = atol if atol is not None else 10.0 ** (-6 + 1.5 * (level - 1))
-    tol_r = rtol if rtol is not None else 10.0 ** (-5 + 1.5 * (level - 1))
+    tol_a, tol_r = _order_tolerances(len(path) + 1, atol, rtol)
     expected = numerical_jacobian(f, args, argnum, eps)
     for m in modes:
         jac = _MODES[m](f, argnums=argnum)

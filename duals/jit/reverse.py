@@ -591,8 +591,8 @@ def hessian_columns(f, args, nums, total, lanes, start, has_aux=False):
     count = min(lanes, total - start)
     seeds = np.zeros((total, lanes))
     seeds[start + np.arange(count), np.arange(count)] = 1.0
-    swept = _dual_sweep(f, args, nums, "hessian", seeds, has_aux)
-    return swept[3][:, :count], swept[4]
+    _, _, _, tangents, aux = _dual_sweep(f, args, nums, "hessian", seeds, has_aux)
+    return tangents[:, :count], aux
 
 
 def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None, has_aux=False):
