@@ -502,10 +502,26 @@ def test_ten_million_recorded_operations_fit_well_under_a_gibibyte():
     g = duals.grad(long_sum_of_squares)(0.5, n)
     k = np.arange(n)
     assert g == pytest.approx(2 * 0.5 * np.sum((1.0 + 1e-7 * k) ** 2), rel=1e-10)
-    tape = _thread_tape(np.float64)
-    assert tape.recorded >= 10_000_000
-    assert tape.recorded * tape.dtype.itemsize < 2 ** 28  # 240 MiB of nodes for 10⁷ operations
-    assert tape.nbytes == 0  # a tape above 64 MiB is freed after a single call
+    size = duals.jit.last_recording()
+    assert size.nodes == n + 2    # the constant, the input and one node per iteration
+    assert size.nbytes == 24 * size.nodes < 2 ** 28  # 240 MiB of nodes for 10⁷ operations
+    assert _thread_tape(np.float64).nbytes == 0  # a tape above 64 MiB is freed after a single call
+
+
+def test_the_last_recording_reports_its_nodes_and_bytes_in_every_compiled_reverse_entry():
+    assert duals.grad(long_sum_of_squares)(0.5, 10) > 0
+    assert duals.jit.last_recording() == (12, 24, 288)
+    duals.jacrev(long_sum_of_squares)(0.5, 100)
+    assert duals.jit.last_recording() == (102, 24, 102 * 24)
+    duals.vjp(long_sum_of_squares, 0.5, 7)
+    assert duals.jit.last_recording().nodes == 9
+    duals.hvp(long_sum_of_squares, 0.5, 1.0, 20)   # forward over reverse: one tangent lane
+    assert duals.jit.last_recording() == (22, 40, 22 * 40)
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(duals.jit.last_recording()))
+    thread.start()
+    thread.join()
+    assert seen == [None]   # each thread reports its own recordings
 
 
 def test_a_large_tape_is_kept_only_while_consecutive_calls_need_it(monkeypatch):

@@ -25,6 +25,7 @@ from .api import compiled_jvp, compiled_jacfwd, compiled_hessian, dual_array
 from .reverse import (compiled_vjp, compiled_grad, compiled_value_and_grad,  # noqa: E402
                       compiled_jacrev, compiled_hvp, compiled_hessian_rev, compiled_hessian_auto)
 from .checkpoint import loop_value_and_grad  # noqa: E402
+from .tape import RecordingSize, last_recording  # noqa: E402
 
 fn = _rules.install()
 
@@ -38,4 +39,4 @@ from . import adjoint_decompositions as _adjoint_decompositions  # noqa: E402,F4
 __all__ = ["DualType", "dual_dtype", "type_of_dtype", "dtype_of_type", "compiled_jvp",
            "compiled_jacfwd", "compiled_hessian", "dual_array", "fn", "compiled_vjp", "compiled_grad",
            "compiled_value_and_grad", "compiled_jacrev", "compiled_hvp", "compiled_hessian_rev",
-           "compiled_hessian_auto", "loop_value_and_grad"]
+           "compiled_hessian_auto", "loop_value_and_grad", "RecordingSize", "last_recording"]

@@ -403,6 +403,7 @@ def _drive(state, tape, who, args, cotangent=None):
     header = tape.header
     if state.total + 1 <= header[CAPACITY]:   # tape.start, without growing the buffer
         header[COUNT], header[FAILED] = state.total + 1, 0
+        tape.noted()
     else:
         tape.start(state.total)
     try:

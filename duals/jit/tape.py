@@ -27,7 +27,9 @@ their own tape, and nothing holds a Python object.
 """
 import ctypes
 import ctypes.util
+import threading
 import weakref
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -40,7 +42,8 @@ from .._overloads import overload
 from .._numba_cache import cached_njit
 from .lanes import ladd, laxpy, lneg, lscale, lsub, lzero
 
-__all__ = ["TapeRef", "Tape", "node_dtype", "emit_push", "push_scaled", "unit"]
+__all__ = ["TapeRef", "Tape", "node_dtype", "emit_push", "push_scaled", "unit", "RecordingSize",
+           "last_recording"]
 
 # header slots (int64)
 COUNT, CAPACITY, BUFFER, FAILED = 0, 1, 2, 3
@@ -349,6 +352,11 @@ class Tape:
         self.header[COUNT] = inputs + 1
         self.header[FAILED] = 0
         self.inputs = inputs
+        self.noted()
+
+    def noted(self):
+        """Make this tape's recording the one :func:`last_recording` reports on this thread."""
+        _LAST.header, _LAST.node_bytes = self.header, self.dtype.itemsize
 
     @property
     def recorded(self):
@@ -393,6 +401,32 @@ class Tape:
 
 
 _NO_SCRATCH = np.zeros(0)
+_LAST = threading.local()   # the header (not the tape: it may own a large buffer) and node size
+
+
+class RecordingSize(NamedTuple):
+    """The size of a compiled reverse-mode recording (see :func:`last_recording`)."""
+    nodes: int            # recorded nodes: the constant node and the inputs included
+    bytes_per_node: int   # 24 over floats; 24 + 16 * lanes for forward over reverse
+    nbytes: int           # nodes * bytes_per_node: the tape's memory at its end
+
+
+def last_recording():
+    """last_recording() -> RecordingSize of the calling thread's last compiled reverse-mode
+    recording (``duals.grad``, ``vjp``, ``jacrev``, ``hvp`` or ``hessian`` of a Numba dispatcher;
+    of ``loop_value_and_grad``, its first segment: it records one at a time), or None before
+    the first. Recordings made on other threads (``workers=``) are theirs.
+
+    >>> import numba, duals
+    >>> g = duals.grad(numba.njit(lambda x, y: x * y + x))(2.0, 3.0)
+    >>> duals.jit.last_recording()
+    RecordingSize(nodes=4, bytes_per_node=24, nbytes=96)
+    """
+    header = getattr(_LAST, "header", None)
+    if header is None:
+        return None
+    nodes = int(header[COUNT])
+    return RecordingSize(nodes, _LAST.node_bytes, nodes * _LAST.node_bytes)
 
 
 def _free_buffer(header, free=_LIBC.free):
