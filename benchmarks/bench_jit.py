@@ -1,13 +1,15 @@
 """Compiled forward mode on a Lorenz RK4 integrator: cost relative to the plain @njit function.
 
-    python benchmarks/bench_jit.py [--steps 1000]
+    python benchmarks/bench_jit.py [--steps 1000] [--no-first-calls]
 
 Measures, in one run on this machine: the plain float function, ``duals.jvp`` (one
 direction), ``duals.jacfwd`` over the 6 parameters (σ, ρ, β, x₀, y₀, z₀), central finite
 differences (12 plain runs), the same dual calls without the Python entry point (the
 dispatcher called on prepared dual arguments), and the compile time of the first call in a
 fresh process with a cold cache and again with the warm cache, and of the compiled driver a
-long loop gets (built here at the third call). Prints a markdown table.
+long loop gets (built here at the third call). Prints a markdown table. ``--no-first-calls``
+leaves the fresh processes out (``python -m benchmarks.run --quick`` does: their columns stay
+empty).
 """
 import argparse
 import json
@@ -185,11 +187,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--child", action="store_true")
+    parser.add_argument("--no-first-calls", action="store_true")
     args = parser.parse_args()
     n = args.steps
     if args.child:
         return child(n)
-    cold, warm = first_calls(n)
+    cold, warm = ({}, {}) if args.no_first_calls else first_calls(n)
     J = jacfwd(n)
     assert np.allclose(J[3], finite_differences(n)[:, 3:], rtol=1e-4, atol=1e-6)
     k1, k6 = kernel_args(1), kernel_args(6)

@@ -1,8 +1,8 @@
 """benchmarks/bench_jit.py, written by the compiled-mode author, included when it is usable.
 
 If it defines ``cases(quick)`` it is run like any workload; otherwise, if it is a script
-with ``main()``, it is run in a subprocess (``--steps`` 100 in quick mode, 1000 otherwise)
-and its markdown output is kept verbatim. Missing or failing: skipped with a note.
+with ``main()``, it is run in a subprocess (``--steps`` 100 in quick mode, 1000 otherwise; quick
+mode leaves out its first calls in fresh processes) and its markdown output is kept verbatim. Missing or failing: skipped with a note.
 """
 import importlib
 import os
@@ -34,9 +34,9 @@ def run_script(quick, notes):
     """run_script(quick, notes) -> the script's markdown output, or None (a note says why)."""
     if not os.path.exists(SCRIPT):
         return None
-    steps = "100" if quick else "1000"
+    options = ["--steps", "100", "--no-first-calls"] if quick else ["--steps", "1000"]
     try:
-        done = subprocess.run([sys.executable, SCRIPT, "--steps", steps], capture_output=True,
+        done = subprocess.run([sys.executable, SCRIPT, *options], capture_output=True,
                               text=True, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         notes.append(f"benchmarks/bench_jit.py skipped: no result within {TIMEOUT_S} s")
