@@ -16,8 +16,8 @@ from .forward import Dual
 from .reverse import Var, no_grad
 from .ops.elementwise import stop_gradient
 from .kernels import clear_cache
-from .transforms import (jvp, vjp, grad, value_and_grad, jacfwd, jacrev, jacobian, hessian, hvp,
-                         value_grad_hessian, sparsity)
+from .transforms import jvp, vjp, grad, value_and_grad, jacfwd, jacrev, jacobian, sparsity
+from .second_order import hessian, hvp, value_grad_hessian
 from . import special  # noqa: F401
 from . import extend  # noqa: F401
 from .gradcheck import gradcheck

@@ -1,7 +1,7 @@
 """Argument handling shared by every transformation: argnums, input coercion, outputs, aux,
 and containers of parameters (pytrees).
 
-The Python-path transformations (:mod:`duals.transforms`) and the compiled entry points
+The Python-path transformations (:mod:`duals.transforms`, :mod:`duals.second_order`) and the compiled entry points
 (:mod:`duals.jit.api`) both read their arguments through this module, so ``argnums``, the
 accepted input types and the shape of results mean the same everywhere.
 

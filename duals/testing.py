@@ -9,7 +9,7 @@ is worst, which of the three is the odd one out, and whether ``f`` has a kink or
 
 import numpy as np
 
-from . import transforms, tree
+from . import second_order, transforms, tree
 from .arguments import is_compiled
 
 __all__ = ["check_grads", "numerical_jacobian", "assert_close", "worst_entry", "GradcheckError"]
@@ -173,7 +173,7 @@ def _compiled_second_order(f, args, i, order, scalar, atol, rtol, eps, who):
                         f"function with one scalar output; check order=1 here")
     expected = numerical_jacobian(transforms.jacrev(f, argnums=i), args, i, eps)
     what = f"{who}: hessian (compiled, forward over reverse) w.r.t. argument {i}"
-    assert_close(transforms.hessian(f, argnums=i)(*args), expected, *_order_tolerances(2, atol, rtol), what)
+    assert_close(second_order.hessian(f, argnums=i)(*args), expected, *_order_tolerances(2, atol, rtol), what)
 
 
 def _order_tolerances(level, atol, rtol):

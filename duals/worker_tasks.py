@@ -1,9 +1,9 @@
 """The tasks that ``workers=`` runs for the transformations of Python code, and their assembly.
 
 Each task computes, for its block of units, exactly what the serial loop of
-:mod:`duals.transforms` computes for them, by the same functions: :func:`forward_passes` runs
-``transforms._forward_pass`` (one chunk of forward lanes) per chunk start, and
-:func:`reverse_rows` records ``f`` once and runs ``transforms._pull_rows`` (one backward sweep of a
+:mod:`duals.forward_transforms` and :mod:`duals.reverse_transforms` compute for them, by the same
+functions: :func:`forward_passes` runs ``_forward_pass`` (one chunk of forward lanes) per chunk
+start, and :func:`reverse_rows` records ``f`` once and runs ``_pull_rows`` (one backward sweep of a
 chunk of output rows) per chunk. Functions here are pickled by reference, so they live at
 module level.
 """
@@ -14,7 +14,9 @@ from . import workers as _workers
 from .arguments import as_input, chunk_lanes, split_aux
 from .random_states import each_from_one_state, untouched_call
 from .reverse import Var
-from .transforms import _check_leaf, _forward_pass, _pull_rows, _reverse_call, _shape, _strip, _value_of
+from .forward_transforms import _forward_pass
+from .reverse_transforms import _pull_rows, _reverse_call, _value_of
+from ._transform_support import _check_leaf, _shape, _strip
 
 __all__ = ["forward_passes", "jacrev_spread", "reverse_rows"]
 
