@@ -82,7 +82,7 @@ CALLS = [(_signatures, (1,), {}), (_signatures, (1,), {"b": 5}), (_signatures, (
 def test_a_kept_plan_binds_keywords_exactly_as_the_signature_does(f, args, kwargs):
     """The positions of keyword arguments are worked out once per way of calling and kept; each
     call must give what ``inspect.Signature.bind`` gives, or its error, on the first and later calls."""
-    from duals.jit.api import _bound, positional
+    from duals.jit.entry_arguments import _bound, positional
 
     def outcome(bind):
         try:

@@ -403,13 +403,13 @@ def plain_square_sum(x):
 
 
 def test_the_promotion_decision_of_a_cached_function_is_remembered_for_later_processes():
-    from duals.jit import api, promotion_notes
+    from duals.jit import calling, promotion_notes
     rates = np.array([0.5, 0.3, 0.2])
     expected = duals.jacfwd(decay_chain)(rates, 50)
     assert promotion_notes.recall(decay_chain, (0,)) is True
     # as in a new process: the decision is read from the note, and the function's own dual
     # specialisation, which cannot type, is not tried again
-    del api._PROMOTING[decay_chain]
+    del calling._PROMOTING[decay_chain]
 
     def tried_the_original(*args, **kwargs):
         raise AssertionError("the function's own dual specialisation was tried again")
@@ -423,19 +423,19 @@ def test_the_promotion_decision_of_a_cached_function_is_remembered_for_later_pro
 
 
 def test_a_note_only_ever_chooses_the_exact_promoting_path():
-    from duals.jit import api, promotion_notes
+    from duals.jit import calling, promotion_notes
     x = np.array([1.0, -2.0, 0.5])
     expected = duals.grad(plain_square_sum)(x)      # compiled reverse: its own specialisation
     jac = duals.jacfwd(plain_square_sum)(x)
     assert promotion_notes.recall(plain_square_sum, (0,)) is None
     promotion_notes.remember(plain_square_sum, (0,), True)   # a stale note: promote needlessly
-    api._PROMOTING.pop(plain_square_sum, None)
+    calling._PROMOTING.pop(plain_square_sum, None)
     try:
         np.testing.assert_array_equal(duals.jacfwd(plain_square_sum)(x), jac)
-        assert api._PROMOTING[plain_square_sum] is True
+        assert calling._PROMOTING[plain_square_sum] is True
     finally:
         promotion_notes.forget(plain_square_sum, (0,))
-        api._PROMOTING.pop(plain_square_sum, None)
+        calling._PROMOTING.pop(plain_square_sum, None)
     np.testing.assert_array_equal(jac, 2 * x)
     np.testing.assert_array_equal(expected, 2 * x)
 

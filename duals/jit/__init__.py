@@ -21,7 +21,8 @@ from . import rules as _rules
 from . import errors as _errors  # noqa: F401  (registers the error overloads)
 from . import arrays as _arrays  # noqa: F401  (registers the whole-array overloads)
 from . import tape as _tape, adjoint as _adjoint  # noqa: F401  (compiled reverse mode's types)
-from .api import compiled_jvp, compiled_jacfwd, compiled_hessian, dual_array
+from .api import compiled_jvp, compiled_jacfwd, compiled_hessian
+from .calling import dual_array
 from .reverse import (compiled_vjp, compiled_grad, compiled_value_and_grad,  # noqa: E402
                       compiled_jacrev, compiled_hvp, compiled_hessian_rev, compiled_hessian_auto)
 from .checkpoint import loop_value_and_grad  # noqa: E402

@@ -32,7 +32,7 @@ import math
 import numba
 import numpy as np
 
-from .api import _check_dispatcher, _input
+from .calling import _check_dispatcher, _input
 from .errors import message_lines
 from .reverse import _Recording, _release, _thread_tape
 

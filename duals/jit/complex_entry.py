@@ -51,7 +51,9 @@ def holomorphic_jacfwd(f, argnums=0, has_aux=False, chunk_size=None):
     >>> holomorphic_jacfwd(numba.njit(lambda z: np.exp(z)))(np.zeros(2, complex)).tolist()
     [[(1+0j), 0j], [0j, (1+0j)]]
     """
-    from .api import call_on_duals, _check_dispatcher, _leaves, _parts, _rebuild, _strip, dual_array, check_aliases
+    from .api import _strip
+    from .calling import call_on_duals, _check_dispatcher, _leaves, _parts, _rebuild, dual_array
+    from .entry_arguments import check_aliases
     f = _check_dispatcher(f, "jacfwd")
 
     @transformation("jacfwd")

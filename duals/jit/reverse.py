@@ -33,8 +33,9 @@ from ..random_states import each_from_one_state
 from ._types import dual_dtype
 from .running import transformation
 from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
-from .api import call_on_duals, compiled_hessian, _check_dispatcher, _input, _inputs, _leaves, _rebuild, _shape, _size
-from .api import _resolve_workers, _target, check_aliases, positional
+from .api import compiled_hessian, _resolve_workers, _target
+from .calling import call_on_duals, _check_dispatcher, _input, _leaves, _rebuild, _shape
+from .entry_arguments import _inputs, _size, check_aliases, positional
 from .driver import REVERSE_SAVING_S, hot, plain_arguments
 from .reverse_driver import ADJOINT, grad_driver, pull_driver
 from .seeding import driven_entry, layout_key_at

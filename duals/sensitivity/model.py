@@ -158,7 +158,7 @@ class RightHandSide:
     def _on_duals(self, t, y_dual, p_dual):
         """The compiled ``fun`` on dual arrays as the compiled entry points call it: buffers it
         makes itself (``np.empty(n)``) hold duals, and what cannot compile says so in a line."""
-        from ..jit.api import call_on_duals
+        from ..jit.calling import call_on_duals
         return call_on_duals(self.fun, (t, y_dual, p_dual), self.who)
 
     def _make_lanes(self, k, first):

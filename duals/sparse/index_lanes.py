@@ -348,7 +348,7 @@ def detect_compiled(f, args, argnum, hessian, order):
     1024 inputs), then on bits (:func:`detect_bits`). For a Hessian see
     :func:`duals.sparse.pair_lanes.detect_hessian`.
     """
-    from ..jit.api import _check_dispatcher
+    from ..jit.calling import _check_dispatcher
     from .slot_lanes import detect_slots
     if hessian:
         from .pair_lanes import detect_hessian
@@ -376,7 +376,7 @@ def detect_compiled(f, args, argnum, hessian, order):
 def detect_bits(f, args, argnum):
     """detect_bits(f, args, argnum) -> (rows, cols, m): the Jacobian's pattern at ``args`` from
     runs on :func:`index_dtype` arrays, one per 64·W inputs (W words per entry)."""
-    from ..jit.api import call_on_duals
+    from ..jit.calling import call_on_duals
     x = args[argnum]
     n = x.size
     words = next((w for w in WORDS if 64 * w >= n), WORDS[-1])

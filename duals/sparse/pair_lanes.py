@@ -327,7 +327,7 @@ def detect_hessian(f, args, argnum, order):
     (:mod:`duals.sparse.pair_slots`); where a set that a product needs overflowed, on bits: once
     when ``64 · 16`` bits hold the inputs, otherwise once per pair of blocks of 512 inputs.
     """
-    from ..jit.api import call_on_duals, _check_dispatcher
+    from ..jit.calling import call_on_duals, _check_dispatcher
     f = _check_dispatcher(f, "sparsity")
     x = args[argnum]
     if not isinstance(x, np.ndarray):

@@ -278,7 +278,7 @@ def _box_pair_slot_dual(typ, val, c):
 
 def _run(f, args, argnum, capacity):
     """One run with room for ``capacity`` pairs: (header, list, output)."""
-    from ..jit.api import call_on_duals
+    from ..jit.calling import call_on_duals
     x = args[argnum]
     header = np.zeros(4, np.int64)
     items = np.empty(capacity, np.uint64)

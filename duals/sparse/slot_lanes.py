@@ -359,7 +359,7 @@ def detect_slots(f, args, argnum, slots=SLOTS):
 
     ``f`` is a dispatcher (checked by the caller) and ``args[argnum]`` an array.
     """
-    from ..jit.api import call_on_duals
+    from ..jit.calling import call_on_duals
     x = args[argnum]
     if x.size >= OVERFLOWED - 1:          # input numbers plus one must stay below the marker
         return None
