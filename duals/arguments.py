@@ -42,6 +42,18 @@ def argnums(argnums, nargs, who):
     return positions, single
 
 
+def is_whole_number(a):
+    """is_whole_number(a) -> whether ``a`` is an integer or boolean scalar or array (an index, a
+    count, a mask): ``vjp`` holds such primals constant, as JAX does, with a zero cotangent.
+
+    >>> is_whole_number(3), is_whole_number(np.arange(3)), is_whole_number(3.0)
+    (True, True, False)
+    """
+    if isinstance(a, (bool, int, np.integer, np.bool_)):
+        return True
+    return isinstance(a, np.ndarray) and a.dtype.kind in "biu"
+
+
 def _is_index(a):
     return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
 

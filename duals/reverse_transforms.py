@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from . import tree
-from .arguments import Containers, argnums as _argnums, as_input as _as_input, in_dtype
+from .arguments import Containers, argnums as _argnums, as_input as _as_input, in_dtype, is_whole_number
 from .arguments import chunk_lanes as _chunk_lanes, is_compiled as _is_compiled, output as _output, split_aux as _split_aux
 from .core import Tracer, new_level
 from .float_warnings import call_at_user_line, reported_at_user_line
@@ -49,10 +49,16 @@ def _value_of(y, trace):
 def vjp(f, *primals, has_aux=False):
     """vjp(f, *primals) -> (f(*primals), vjp_fn); ``vjp_fn(cotangent)`` gives one cotangent per primal.
 
+    Integer and boolean primals (indices, counts, masks) are held constant, as in JAX: they
+    reach ``f`` unchanged and their cotangent is zero (``0.0``, or zeros of their shape). To
+    differentiate with respect to a whole number, pass it as a float.
+
     >>> import numpy as np
     >>> y, pullback = vjp(np.multiply, 2.0, 3.0)
     >>> pullback(1.0)
     (3.0, 2.0)
+    >>> vjp(lambda c, i: 2.0 * c[i], np.array([1.0, 5.0, 7.0]), np.array([2, 0]))[1](np.ones(2))
+    (array([2., 0., 2.]), array([0., 0.]))
     """
     if _is_compiled(f):
         return _jit().compiled_vjp(f, *primals, has_aux=has_aux)
@@ -63,7 +69,8 @@ def vjp(f, *primals, has_aux=False):
         pullback = result[1]
         grouped = (lambda cotangent: c.group(pullback(cotangent)))
         return (result[0], grouped) + tuple(result[2:])
-    trace, leaves, out = _reverse_call(f, primals, everything, "vjp", {}, keep_inputs=True)
+    nums = tuple(i for i in everything if not is_whole_number(primals[i]))
+    trace, leaves, out = _reverse_call(f, primals, nums, "vjp", {}, keep_inputs=True)
     if has_aux:
         out, aux = _split_aux(out, "vjp")
     outs, treedef = tree.flatten(out)
@@ -92,8 +99,9 @@ def vjp(f, *primals, has_aux=False):
             if type(y) is Var and y._trace is trace:
                 seeds.append((y, c))
         grads = backward(seeds, retain_graph=True) if seeds else {}
-        return tuple(_output(complex_like(grads[id(leaf)], leaf._value) if id(leaf) in grads
+        found = iter(_output(complex_like(grads[id(leaf)], leaf._value) if id(leaf) in grads
                              else _zeros(_shape(leaf._value), leaf._value)) for leaf in leaves)
+        return tuple(next(found) if i in nums else _held_constant(primals[i]) for i in everything)
 
     primal_out = tree.unflatten(treedef, [_output(_apart(v) if type(y) is Var and y._trace is trace else v)
                                           for y, v in zip(outs, values)])
@@ -101,6 +109,11 @@ def vjp(f, *primals, has_aux=False):
         aux = _strip(aux, lambda a: _settled_if_ours(a, trace), _apart)
         return primal_out, vjp_fn, aux
     return primal_out, vjp_fn
+
+
+def _held_constant(a):
+    """The cotangent of a primal that vjp holds constant (an integer or boolean one): zero."""
+    return np.zeros(np.shape(a)) if np.ndim(a) else 0.0
 
 
 def _apart(value):

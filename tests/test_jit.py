@@ -1094,8 +1094,22 @@ def test_numpy_reductions_of_one_dual_number_are_that_number_as_numbas_of_a_floa
     np.testing.assert_allclose(duals.hessian(f)(x), duals.hessian(f.py_func)(x), rtol=1e-12)
 
 
+@njit
+def sampled_energy(c, receivers):
+    return np.sum(c[receivers] ** 2)
+
+
+@pytest.mark.parametrize("transform", [duals.grad, duals.jacfwd, duals.jacrev])
+def test_an_index_array_named_in_argnums_is_named_with_the_way_out(transform):
+    # (the check of the plain call ran on the indices made float, and said the function had a bug)
+    c, receivers = np.linspace(1.0, 2.0, 6), np.array([1, 4])
+    with pytest.raises(TypeError, match=r"sampled_energy needs integers in argument 1.*leave it out of argnums"):
+        transform(sampled_energy, argnums=(0, 1))(c, receivers)
+    np.testing.assert_array_equal(transform(sampled_energy)(c, receivers), [0, 2 * c[1], 0, 0, 2 * c[4], 0])
+
+
 def test_what_the_code_fixes_as_a_float_or_an_integer_is_named_with_the_way_out():
-    with pytest.raises(TypeError, match=r"decay_series needs an integer as argument 1.*tangent None"):
+    with pytest.raises(TypeError, match=r"decay_series needs integers in argument 1.*tangent None"):
         duals.jvp(decay_series, (np.array([2.0]), 5), (np.ones(1), 0.0))
     with pytest.raises(TypeError, match=r"typed container declared with float elements.*typed\.List\(\)"):
         duals.jacfwd(exp_list_sum)(np.array([0.3, -0.7]))

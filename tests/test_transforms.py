@@ -200,6 +200,29 @@ def test_vjp_gives_one_cotangent_per_primal_shaped_like_it():
     np.testing.assert_allclose(gy, u @ numerical_jacobian(model, (x, y), 1), rtol=1e-6)
 
 
+def receiver_samples(c, receivers, mask, step):
+    """Samples of a field at receiver indices, the masked ones dropped, scaled by a step count."""
+    return np.where(mask, c[receivers] ** 2, 0.0) / step
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "njit"])
+def test_vjp_holds_integer_and_boolean_primals_constant_with_zero_cotangents(compiled):
+    # (index arrays were made floats and traced, so indexing with them failed: a user trial)
+    f = numba.njit(receiver_samples) if compiled else receiver_samples
+    c = np.linspace(1.0, 2.0, 6)
+    receivers, mask, step = np.array([1, 4, 4]), np.array([True, False, True]), 2
+    y, pullback = duals.vjp(f, c, receivers, mask, step)
+    np.testing.assert_array_equal(y, receiver_samples(c, receivers, mask, step))
+    u = np.array([1.0, 10.0, 100.0])
+    dc, d_receivers, d_mask, d_step = pullback(u)
+    jacobian = central_differences(lambda x: receiver_samples(x, receivers, mask, step), [c], 0)
+    np.testing.assert_allclose(dc, u @ jacobian, rtol=1e-8)
+    np.testing.assert_array_equal(dc, [0.0, c[1], 0.0, 0.0, 100.0 * c[4], 0.0])   # 2 c u / 2 at the kept ones
+    for held, primal in ((d_receivers, receivers), (d_mask, mask)):
+        assert held.dtype == np.float64 and held.shape == primal.shape and not held.any()
+    assert d_step == 0.0 and type(d_step) is float
+
+
 def test_vjp_cotangent_of_the_wrong_shape_names_both_shapes():
     _, pullback = duals.vjp(np.sin, np.ones(3))
     with pytest.raises(ValueError, match=r"\(2,\).*\(3,\)"):

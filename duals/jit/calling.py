@@ -23,7 +23,7 @@ from ..forward import Dual
 from ..arguments import as_input as _as_input, is_compiled as _is_compiled
 from ..random_states import before_call
 from ._types import _typeof_dual, dtype_of_type
-from .errors import MARK, plain_failure, reraise, whole_numbers
+from .errors import MARK, needed_integers, plain_failure, reraise
 from . import promotion_notes
 from .running import TRACED_ARGUMENT, counted
 from .promotion import dual_type_of, promoted_arguments, promoted_call
@@ -240,12 +240,12 @@ def _uncompiled(f, args, exc, who):
     either (the function has a bug)."""
     plain = None if MARK in str(exc) else plain_failure(f, args)
     name = getattr(f, "__name__", None)
-    counts = whole_numbers(args) if plain is not None else ()
-    if counts and plain_failure(f, args, counts) is None:
+    counts = needed_integers(f, args) if plain is not None else ()
+    if counts:
         listed = ", ".join(map(str, counts))
-        raise TypeError(f"{who}: {name} needs an integer as argument {listed}, which holds a whole "
-                        f"number differentiated as a float; leave it out of argnums (in jvp, give "
-                        f"it the tangent None)") from None
+        raise TypeError(f"{who}: {name} needs integers in argument {listed}, which holds whole "
+                        f"numbers differentiated as floats (a count, an index array); leave it out "
+                        f"of argnums (in jvp, give it the tangent None)") from None
     reraise(exc if plain is None else plain, who, name, plain_too=plain is not None)
 
 

@@ -253,14 +253,38 @@ def _plain_value(a):
 
 
 def whole_numbers(args):
-    """The positions of ``args`` whose plain value is one whole number (a step count that became
-    a float when it was differentiated)."""
+    """The positions of ``args`` whose plain value is a whole number or an array of them (a step
+    count or an index array that became float when it was differentiated)."""
     found = []
     for i, a in enumerate(args):
         v = _plain_value(a)
         if isinstance(v, (float, np.floating)) and float(v).is_integer():
             found.append(i)
+        elif isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size \
+                and np.all(np.isfinite(v)) and np.all(v == np.round(v)):
+            found.append(i)
     return tuple(found)
+
+
+def needed_integers(f, args):
+    """The fewest positions of ``args`` holding whole numbers (:func:`whole_numbers`) that must be
+    integers for ``f`` to compile for plain values, or () when no such choice compiles. Only asked
+    once compiling has failed: every try compiles a private copy of ``f``."""
+    candidates = whole_numbers(args)
+    if not candidates or plain_failure(f, args, candidates) is not None:
+        return ()
+    needed = list(candidates)
+    for p in candidates:
+        rest = [q for q in needed if q != p]
+        if rest and plain_failure(f, args, rest) is None:
+            needed = rest
+    return tuple(needed)
+
+
+def _as_integers(a):
+    """The Numba type of ``a``'s plain value with int64 in place of its floats."""
+    v = _plain_value(a)
+    return types.Array(types.int64, v.ndim, "A") if isinstance(v, np.ndarray) else types.int64
 
 
 def plain_failure(f, args, integers=()):
@@ -270,7 +294,7 @@ def plain_failure(f, args, integers=()):
     try:
         options = {k: v for k, v in f.targetoptions.items() if k not in ("cache", "nopython")}
         copy = numba.njit(**options)(f.py_func)
-        plain = [types.int64 if i in integers else numba.typeof(_plain_value(a)) for i, a in enumerate(args)]
+        plain = [_as_integers(a) if i in integers else numba.typeof(_plain_value(a)) for i, a in enumerate(args)]
         copy.get_call_template(plain, {})  # compiles, defaults folded
     except errors.NumbaError as exc:
         return exc

@@ -26,7 +26,7 @@ import threading
 import numpy as np
 
 from .. import tree
-from ..arguments import chunk_lanes, in_dtype, output, split_aux
+from ..arguments import chunk_lanes, in_dtype, is_whole_number, output, split_aux
 from ..forward import Dual
 from ..validation import check_float_output
 from ..random_states import each_from_one_state
@@ -359,8 +359,8 @@ def compiled_grad(f, argnums=0, has_aux=False):
 def compiled_vjp(f, *primals, has_aux=False, only=None):
     """compiled_vjp(f, *primals, has_aux=False) -> ``(f(*primals), vjp_fn)``; with ``has_aux`` also ``aux``.
 
-    ``vjp_fn(cotangent)`` returns one cotangent per primal (``0.0`` for an integer, which passes
-    through unchanged) and may be called any number of times: the recording is kept, on a tape
+    ``vjp_fn(cotangent)`` returns one cotangent per primal (zero for an integer or boolean scalar
+    or array, which passes through unchanged: an index, a count, a mask) and may be called any number of times: the recording is kept, on a tape
     of its own, until ``vjp_fn`` is dropped. ``only`` (for duals' own callers): the positions
     to differentiate; the others pass through unchanged with a zero cotangent (an index table).
 
@@ -371,7 +371,7 @@ def compiled_vjp(f, *primals, has_aux=False, only=None):
     """
     f = _check_dispatcher(f, "vjp")
     args = list(primals)
-    nums = [i for i, a in enumerate(args) if not _is_integer(a) and (only is None or i in only)]
+    nums = [i for i, a in enumerate(args) if not is_whole_number(a) and (only is None or i in only)]
     check_aliases(f, args, nums, "vjp")
     for i in nums:
         args[i] = _input(args[i], "vjp", f"primal {i}")
@@ -420,10 +420,6 @@ def _drive(state, tape, who, args, cotangent=None):
     if found is None:
         return None
     return output(found[0]), [output(g) for g in found[2]]
-
-
-def _is_integer(a):
-    return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
 
 
 
