@@ -251,6 +251,11 @@ def solve_ivp(fun, t_span, y0, p, *, sens_y0=False, method="RK45", t_eval=None,
         SolveFailedError: the solver failed (SciPy's ``status`` -1); its ``status`` and
             ``message`` are on the exception. No partial arrays are returned.
 
+    Where ``fun`` jumps at a time that depends on ``p`` (``if t < p["td"]``), the sensitivities
+    jump there too, and one solve over it misses that jump (a branch has derivative zero): split
+    the solve at the switch and add ``(f⁻ − f⁺) ∂τ/∂θ`` (docs/sensitivity.md, "A switch that moves
+    with a parameter").
+
     The state and the sensitivities form one system, so the step size is chosen for both:
     expect more steps than a plain solve. ``t_eval`` values come from the solver's interpolant,
     as in SciPy.
