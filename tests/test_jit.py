@@ -773,6 +773,25 @@ def test_a_set_or_dict_of_duals_is_refused_saying_to_key_by_the_value():
         assert "\n" not in str(info.value)
 
 
+@njit
+def second_difference_with_a_typo(p):
+    return (p[2:] - 2.0 * p[1:-1] + p[:-2]).summ()      # the failing line: not the caller's
+
+
+@njit
+def calls_a_helper_with_a_typo(c):
+    return np.sum(c * second_difference_with_a_typo(c))
+
+
+@pytest.mark.parametrize("transform", [duals.grad, duals.jacfwd])
+def test_an_error_in_a_called_helper_names_the_helpers_line(transform):
+    # (it named the caller's line, the outermost of the user's places in Numba's text: a user trial)
+    import inspect
+    line = inspect.getsourcelines(second_difference_with_a_typo.py_func)[1] + 2
+    with pytest.raises(TypeError, match=rf"even for plain numbers.*summ.*test_jit\.py, line {line}\)$"):
+        transform(calls_a_helper_with_a_typo)(np.linspace(1.0, 2.0, 6))
+
+
 def test_float_of_a_dual_is_the_identity_with_its_derivative_in_every_mode():
     x = 2.5
     assert float(central_differences(converts_to_float, (x,), 0)) == pytest.approx(2.0, rel=1e-8)

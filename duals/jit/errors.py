@@ -26,6 +26,7 @@ from numba.core import errors, types
 from numba.extending import intrinsic
 
 from .._overloads import overload, overload_attribute, overload_method
+from ..kernels import cache_dir
 from ..ops.elementwise import stop_gradient
 from . import extras, gamma
 from ._types import DualType
@@ -179,11 +180,13 @@ _LIBRARIES = tuple(os.path.dirname(m.__file__) + os.sep for m in (numba, sys.mod
 
 
 def _user_line(text):
-    """(file, line) of the last place in Numba's error text outside Numba and duals (the user's
-    code; the last place at all when none is), or None."""
+    """(file, line) of the innermost place in Numba's error text in the user's code (not Numba's,
+    nor duals' own or generated code): Numba names the failing line first and its callers after
+    it. The last place at all when none is the user's; None when there is none."""
     places = [(m.group(1) or m.group(3), m.group(2) or m.group(4)) for m in _PLACES.finditer(text)]
-    for path, line in reversed(places):
-        if not os.path.realpath(path).startswith(_LIBRARIES):
+    ours = _LIBRARIES + (os.path.realpath(cache_dir()) + os.sep,)
+    for path, line in places:
+        if not path.startswith("<string>") and not os.path.realpath(path).startswith(ours):
             return path, line
     return places[-1] if places else None
 
