@@ -1,9 +1,9 @@
 """Argument handling shared by every transformation: argnums, input coercion, outputs, aux,
 and containers of parameters (pytrees).
 
-The Python-path transformations (:mod:`duals.transforms`, :mod:`duals.second_order`) and the compiled entry points
-(:mod:`duals.jit.api`) both read their arguments through this module, so ``argnums``, the
-accepted input types and the shape of results mean the same everywhere.
+The Python-path transformations (:mod:`duals.transforms`, :mod:`duals.second_order`) and the
+compiled entry points (:mod:`duals.jit.api`) both read their arguments through this module, so
+``argnums``, the accepted input types and the shape of results mean the same everywhere.
 
 Containers follow JAX's conventions: a differentiated argument may be a nested tuple, list,
 dict or namedtuple of arrays and floats; its gradient has the same structure, and the

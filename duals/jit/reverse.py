@@ -360,9 +360,10 @@ def compiled_vjp(f, *primals, has_aux=False, only=None):
     """compiled_vjp(f, *primals, has_aux=False) -> ``(f(*primals), vjp_fn)``; with ``has_aux`` also ``aux``.
 
     ``vjp_fn(cotangent)`` returns one cotangent per primal (zero for an integer or boolean scalar
-    or array, which passes through unchanged: an index, a count, a mask) and may be called any number of times: the recording is kept, on a tape
-    of its own, until ``vjp_fn`` is dropped. ``only`` (for duals' own callers): the positions
-    to differentiate; the others pass through unchanged with a zero cotangent (an index table).
+    or array, which passes through unchanged: an index, a count, a mask) and may be called any
+    number of times: the recording is kept, on a tape of its own, until ``vjp_fn`` is dropped.
+    ``only`` (for duals' own callers): the positions to differentiate; the others pass through
+    unchanged with a zero cotangent (an index table).
 
     >>> import numba, numpy as np
     >>> y, pullback = compiled_vjp(numba.njit(lambda x, n: x * n), np.array([1.0, 2.0]), 3)
@@ -420,7 +421,6 @@ def _drive(state, tape, who, args, cotangent=None):
     if found is None:
         return None
     return output(found[0]), [output(g) for g in found[2]]
-
 
 
 def compiled_jacrev(f, argnums=0, has_aux=False, chunk_size=None, workers=None):
