@@ -21,6 +21,7 @@ import duals
 from duals import derivatives
 from duals.jit import complex_rules
 
+from finite_differences import central_differences
 from lanes import LANES
 
 njit = numba.njit(cache=True)
@@ -160,6 +161,32 @@ def test_cmath_and_real_linear_functions_match_central_differences(direction):
         value, tangent = duals.jvp(f, (z,), (direction,))
         close(tangent, central(f.py_func, z, direction), rtol=1e-7, atol=1e-8)
         close(value, f.py_func(z), rtol=1e-14, atol=1e-15)
+
+
+@njit
+def current_injection_power(x):
+    current = 0j                       # a plain complex number first, a dual after the loop's first pass
+    for k in range(x.size):
+        current += x[k] * np.exp(1j * x[k])
+    return (current * current.conjugate()).real
+
+
+@njit
+def conjugated_real_sum(x):
+    total = 0.0
+    for k in range(x.size):
+        total += x[k] * x[k]
+    return total.conjugate() * 2.0
+
+
+def test_the_conjugate_method_of_a_loop_carried_number_that_becomes_a_dual():
+    # (Numba could not unify the plain number's conjugate method with the dual's: a user trial)
+    x = np.array([0.3, 0.7, 1.1])
+    want = central_differences(current_injection_power.py_func, [x], 0)
+    close(duals.jacfwd(current_injection_power)(x), want, rtol=1e-7, atol=1e-9)
+    close(duals.grad(current_injection_power)(x), want, rtol=1e-7, atol=1e-9)
+    for transform in (duals.jacfwd, duals.grad):
+        np.testing.assert_array_equal(transform(conjugated_real_sum)(x), 4.0 * x)
 
 
 @njit

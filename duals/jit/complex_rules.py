@@ -30,9 +30,10 @@ import math
 
 import numpy as np
 from numba.core import errors, types
-from numba.core.typing.templates import AttributeTemplate, infer_getattr
+from numba.core.imputils import lower_builtin
+from numba.core.typing.templates import AttributeTemplate, bound_function, infer_getattr, signature
 
-from .._overloads import overload, overload_attribute, overload_method, register_jitable
+from .._overloads import overload, overload_attribute, register_jitable
 from .. import derivatives, kernels
 from ._types import DualType, make
 from .extras import _real as _real_part
@@ -289,12 +290,24 @@ def _attr_imag(x):
         return _imag_of_real
 
 
-@overload_method(DualType, "conjugate")
-def _method_conjugate(x):
-    if is_complex_dual(x):
-        return _conj
-    if _real_dual(x):
-        return _real_of_real
+@infer_getattr
+class _DualConjugate(AttributeTemplate):
+    """``z.conjugate()`` of a dual, typed under Numba's own key for numbers' method
+    (``complex.conjugate``): a variable that starts as a plain number and becomes a dual in a
+    loop (``acc = 0j``, then ``acc += x[k] * ...``) has both methods, which Numba unifies only
+    when their keys agree."""
+    key = DualType
+
+    @bound_function("complex.conjugate")
+    def resolve_conjugate(self, ty, args, kws):
+        if not args and not kws and (is_complex_dual(ty) or _real_dual(ty)):
+            return signature(ty)
+
+
+@lower_builtin("complex.conjugate", DualType)
+def _lower_conjugate(context, builder, sig, args):
+    impl = _conj if is_complex_dual(sig.args[0]) else _real_of_real
+    return context.compile_internal(builder, impl, signature(sig.return_type, *sig.args), args)
 
 
 def _on_duals(impl_complex, impl_real):
