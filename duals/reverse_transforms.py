@@ -8,7 +8,7 @@ from .arguments import Containers, argnums as _argnums, as_input as _as_input, i
 from .arguments import chunk_lanes as _chunk_lanes, is_compiled as _is_compiled, output as _output, split_aux as _split_aux
 from .core import Tracer, new_level
 from .float_warnings import call_at_user_line, reported_at_user_line
-from .validation import check_float_output, check_numeric_dtype
+from .validation import check_float_output, check_numeric_dtype, check_real_output
 from .holomorphic import HolomorphicReverseTrace, RealOutputs, complex_like, real_sparse, refuse_complex, require_complex
 from .ops import is_complex
 from .ops.shape import concatenate, reshape
@@ -187,6 +187,8 @@ def _forward_value_and_grad(f, argnums, has_aux):
         if np.ndim(value) != 0:
             raise TypeError(f"grad: the function returned shape {np.shape(value)}; grad needs a "
                             f"scalar output (use jacfwd or jacrev for a Jacobian)")
+        check_float_output(value, "grad")
+        check_real_output(value, "grad")
         g = gradient(*args, **kwargs)
         return ((float(value), out[1]), g[0]) if has_aux else (float(value), g)
     return value_and_gradient
@@ -212,10 +214,8 @@ def _value_and_grad(f, argnums=0, has_aux=False, group=None, holomorphic=False, 
         check_float_output(value, caller)
         if holomorphic:
             require_complex([value], caller, "outputs")
-        elif is_complex(value):
-            raise TypeError(f"{caller} requires a real scalar output, got a complex one; for df/dz of a "
-                            "holomorphic function pass holomorphic=True, else differentiate a real "
-                            "number (np.abs(y) ** 2, np.real(y)) or use vjp")
+        else:
+            check_real_output(value, caller)
         grads = {}
         if type(out) is Var and out._trace is trace:
             seed = np.array(1, dtype=_dtype(value))

@@ -59,6 +59,15 @@ def check_float_output(value, who):
                         f"compute; write float(y) if a zero gradient is what you want")
 
 
+def check_real_output(value, who):
+    """check_real_output(value, who): the scalar loss of ``grad`` (without ``holomorphic=True``)
+    must be real: a TypeError saying what to take instead for a complex one."""
+    if _kind(value) == "c":
+        raise TypeError(f"{who} requires a real scalar output, got a complex one; for df/dz of a "
+                        "holomorphic function pass holomorphic=True, else differentiate a real "
+                        "number (np.abs(y) ** 2, np.real(y)) or use vjp")
+
+
 def check_real_tangent(primal, tangent, what):
     """check_real_tangent(primal, tangent, what): a real value's tangent (or cotangent) must be
     real: it moves along the real line only (TypeError otherwise, naming ``what``)."""

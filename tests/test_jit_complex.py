@@ -190,6 +190,20 @@ def test_the_conjugate_method_of_a_loop_carried_number_that_becomes_a_dual():
 
 
 @njit
+def total_injection(angles):
+    return np.sum(np.exp(1j * angles) * (1.0 - 0.5j))
+
+
+def test_grad_of_a_complex_output_of_compiled_code_says_what_to_take_instead():
+    # (compiled grad of complex code goes to forward mode, which called float() on the output)
+    for transform in (duals.grad, duals.value_and_grad):
+        for f in (total_injection, total_injection.py_func):
+            with pytest.raises(TypeError, match=r"^grad requires a real scalar output, got a complex "
+                                                r"one; .*holomorphic=True.*np\.real\(y\)"):
+                transform(f)(np.array([0.0, -0.1, 0.2]))
+
+
+@njit
 def from_parts(a, b):
     z = complex(a, b) ** 2 + complex(a) * 1j + complex(2.0, b) / complex(a, 3.0)
     return abs(z) + z.imag * a
