@@ -744,6 +744,13 @@ def test_math_function_without_rule_is_named():
     wrapped = njit(lambda th: math.remainder(th, 2.0 * math.pi))
     with pytest.raises(TypeError, match=r"cannot compile <lambda> even for plain numbers.*remainder"):
         duals.grad(wrapped)(7.0)
+    # a table entry's math spelling Numba lacks (math.fmod): the plain call and the derivative
+    # name NumPy's spelling, not duals' overload as the only candidate that did "No match"
+    wrap = njit(lambda d, box: math.fmod(d, box))
+    with pytest.raises(numba.core.errors.TypingError, match=r"Numba has no math\.fmod for plain numbers; write np\.fmod"):
+        wrap(7.5, 2.0)
+    with pytest.raises(TypeError, match=r"^grad: Numba has no math\.fmod for plain numbers; write np\.fmod"):
+        duals.grad(wrap)(7.5, 2.0)
 
 
 @njit

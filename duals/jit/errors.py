@@ -31,7 +31,7 @@ from ..ops.elementwise import stop_gradient
 from . import extras, gamma
 from ._types import DualType
 from .compat import typed_as_hashable
-from .rules import spellings
+from .rules import numba_math, spellings
 
 MARK = "duals.jit: "
 
@@ -139,17 +139,6 @@ def _no_rule_typer(label, arity):
     return ov
 
 
-def _numba_math():
-    """The ids of the math functions Numba types for plain numbers (its declarations), or None
-    if that registry moved. A function Numba lacks even for floats (math.remainder) keeps
-    Numba's own error, which says so, instead of being called a missing derivative rule."""
-    try:
-        from numba.core.typing import mathdecl
-        return {id(f) for f, _ in mathdecl.registry.globals}
-    except (ImportError, AttributeError, TypeError, ValueError):
-        return None
-
-
 def _install():
     covered = set()
     from .. import derivatives
@@ -158,7 +147,7 @@ def _install():
     covered.update(id(getattr(math, n)) for n in ("isnan", "isinf", "isfinite"))
     covered.update(id(getattr(np, n)) for n in ("isnan", "isinf", "isfinite"))
     covered.update(id(f) for f in extras.VALUE_ONLY + extras.COMPOSED + gamma.FUNCTIONS)
-    known = _numba_math()
+    known = numba_math()   # a function Numba lacks even for floats (math.remainder) keeps its error
     for name in sorted(dir(math)):
         f = getattr(math, name)
         if (callable(f) and id(f) not in covered and not name.startswith("_")

@@ -149,6 +149,34 @@ _MATH = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh
          "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "abs": "fabs"}
 
 
+def numba_math():
+    """numba_math() -> the ids of the math functions Numba types for plain numbers (its
+    declarations), or None if that registry moved."""
+    try:
+        from numba.core.typing import mathdecl
+        return {id(f) for f, _ in mathdecl.registry.globals}
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return None
+
+
+def _plain_refusal(name, target, ov):
+    """``ov`` for a spelling of entry ``name`` that Numba lacks even for floats (``math.fmod``):
+    its plain call says what to write instead, rather than listing this overload as "No match"."""
+    known = numba_math()
+    if known is None or id(target) in known or getattr(target, "__module__", None) != "math":
+        return ov
+    other = next((f"np.{n}" for n in derivatives.NUMPY_NAMES.get(name, ()) + (name,)
+                  if isinstance(getattr(np, n, None), np.ufunc)), None)
+    advice = f"; write {other}(...), which duals differentiates too" if other else ""
+
+    def refusing(*args):
+        got = ov(*args)
+        if got is None and not any(isinstance(a, DualType) for a in args):
+            raise errors.TypingError(f"duals.jit: Numba has no math.{target.__name__} for plain numbers{advice}")
+        return got
+    return refusing
+
+
 def spellings(name):
     """spellings(name) -> the Python callables that mean table entry ``name`` in @njit code.
 
@@ -282,7 +310,7 @@ def _register_unary(name, mod, stub):
             return f
 
     for target in spellings(name):
-        overload(target, jit_options=_options(name))(_unary_ov(name, target, d))
+        overload(target, jit_options=_options(name))(_plain_refusal(name, target, _unary_ov(name, target, d)))
     overload(stub, jit_options=_options(name))(ov_stub)
 
 
@@ -296,7 +324,7 @@ def _register_binary(name, mod, stub):
         return ov(x_, y_)
 
     for target in spellings(name):
-        overload(target, jit_options=_options(name))(_binary_ov(name, target, dd, dc, cd))
+        overload(target, jit_options=_options(name))(_plain_refusal(name, target, _binary_ov(name, target, dd, dc, cd)))
     overload(stub, jit_options=_options(name))(ov_stub)
 
 
