@@ -386,6 +386,15 @@ def _len(self):
 _CALLS = {}   # ufunc -> the duals function a plain call of it takes (learnt on first use)
 
 
+def _bincount_of(index, values, inputs):
+    """The np.bincount that sums ``values`` by ``index`` (the advice for a scattered a[idx] += v),
+    by real and imaginary parts when an operand is complex: bincount takes real weights only."""
+    if any(np.iscomplexobj(_primal(v)) for v in inputs):
+        return (f"(np.bincount({index}, weights={values}.real, minlength=a.size) + 1j * "
+                f"np.bincount({index}, weights={values}.imag, minlength=a.size))")
+    return f"np.bincount({index}, weights={values}, minlength=a.size)"
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     for i in inputs:
         if type(i) is list or type(i) is tuple:   # np.multiply(x, [1.0, 2.0]): an array, as NumPy reads it
@@ -409,9 +418,9 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             raise TypeError(f"numpy.{ufunc.__name__}(..., out=z) writes into a traced value, which cannot "
                             f"change in place; write z = np.{ufunc.__name__}(...) instead")
         if any(o is i for o in outs for i in inputs):
-            scatter = ("; for an indexed a[idx] += v (assembly) a = a + np.bincount(idx, weights=v, "
-                       "minlength=a.size) on a 1-d a (np.ravel_multi_index for a tuple of index "
-                       "arrays)" if ufunc is np.add else "")
+            scatter = (f"; for an indexed a[idx] += v (assembly) a = a + "
+                       f"{_bincount_of('idx', 'v', inputs)} on a 1-d a (np.ravel_multi_index for a "
+                       f"tuple of index arrays)" if ufunc is np.add else "")
             raise TypeError(
                 f"an in-place operator on a plain NumPy array (a += v, a[i] += v: numpy."
                 f"{ufunc.__name__} into its own input) cannot store a traced value into it; write "
@@ -448,9 +457,9 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "at":
         raise TypeError(
             f"numpy.{ufunc.__name__}.at(a, indices, b) changes a in place, which cannot hold a traced "
-            f"value; " + ("write a + np.bincount(indices, weights=b, minlength=a.size) for a 1-d a "
-                          "(np.ravel_multi_index for a tuple of index arrays), which is "
-                          "differentiable, " if ufunc is np.add else "")
+            f"value; " + (f"write a + {_bincount_of('indices', 'b', inputs)} for a 1-d a "
+                          f"(np.ravel_multi_index for a tuple of index arrays), which is "
+                          f"differentiable, " if ufunc is np.add else "")
             + "or write the loop in a @numba.njit function (compiled mode allows a[i] += b[k])")
     home = "numpy" if getattr(np, ufunc.__name__, None) is ufunc else _ufunc_home(ufunc)
     if home == "the ufunc" and method == "__call__":

@@ -499,6 +499,9 @@ def test_a_variance_without_degrees_of_freedom_is_nan_as_in_numpy(transform):
     (lambda d: np.cumsum(d, dtype=int), r"cumsum: dtype=int64 would truncate the derivative"),
     (lambda d: np.add.at(np.zeros(2), np.array([0, 1, 0]), d), r"numpy\.add\.at\(a, indices, b\) changes a in "
      r"place.*a \+ np\.bincount\(indices, weights=b, minlength=a\.size\)"),
+    (lambda d: np.add.at(np.zeros(2, complex), np.array([0, 1, 0]), d * (1 + 2j)),  # complex: by parts
+     r"a \+ \(np\.bincount\(indices, weights=b\.real, minlength=a\.size\) \+ 1j \* np\.bincount\(indices, "
+     r"weights=b\.imag, minlength=a\.size\)\)"),
     (lambda d: np.maximum.at(np.zeros(2), np.array([0, 1, 0]), d), r"numpy\.maximum\.at.*@numba\.njit"),
     (lambda d: dnp.add.at(np.zeros(2), np.array([0, 1, 0]), d), r"numpy\.add\.at\(a, indices, b\) changes a"),
 ])
@@ -574,6 +577,16 @@ def scattered_by_bincount(x):   # what the refusal of scattered_buffer advises
     a = np.zeros(5)
     a = a + np.bincount(np.array([0, 2, 2]), weights=x, minlength=a.size)
     return np.sum(a * a)
+
+
+def scattered_complex_by_bincount(v):   # what the refusal advises for complex values
+    idx, a = np.array([0, 2, 2]), np.zeros(5, complex)
+    return a + (np.bincount(idx, weights=v.real, minlength=a.size)
+                + 1j * np.bincount(idx, weights=v.imag, minlength=a.size))
+
+
+def scattered_complex_by_bincount_loop(v):
+    return dnp.stack([v[0], 0.0 * v[0], v[1] + v[2], 0.0 * v[0], 0.0 * v[0]])
 
 
 def filled(x):
@@ -664,6 +677,12 @@ def test_the_rewrites_the_refusals_of_assembly_advise_differentiate():
     want = 2.0 * np.array([x[0], x[1] + x[2], x[1] + x[2]])   # a = (x0, 0, x1 + x2, 0, 0)
     for transform in (duals.jacfwd, duals.jacrev):
         np.testing.assert_allclose(transform(scattered_by_bincount)(x), want, rtol=1e-14)
+    admittance = np.array([2.0 - 1.0j, 0.5 + 3.0j, -1.0 + 0.5j])
+    for transform in (duals.jacfwd, duals.jacrev):   # the advice for complex values, by parts
+        np.testing.assert_allclose(transform(lambda x: np.real(np.sum(np.abs(
+            scattered_complex_by_bincount(x * admittance)) ** 2)))(x),
+            duals.jacfwd(lambda x: np.sum(np.abs(scattered_complex_by_bincount_loop(x * admittance)) ** 2))(x),
+            rtol=1e-14)
 
 
 @pytest.mark.parametrize("x", [0.0, 1e-9, -1e-6, 0.01])
