@@ -499,3 +499,24 @@ def test_a_refusal_of_the_forward_fallback_names_the_transformation_called():
                                                  np.ones(3), 0.7))):
         with pytest.raises(TypeError, match=rf"^{name}: np\.linalg\.solve of complex dual numbers"):
             call()
+
+
+@njit
+def injected_power(angles, admittance):
+    voltage = np.exp(1j * angles)
+    return np.real(voltage * np.conj(admittance @ voltage))
+
+
+@njit
+def injected_power_by_dot(angles, admittance):
+    voltage = np.exp(1j * angles)
+    return np.real(voltage * np.conj(np.dot(admittance, voltage)))
+
+
+def test_a_matrix_product_of_complex_duals_is_refused_by_name_for_at_as_for_dot():
+    # (Numba's own @ took the call, its dtypes differing, and failed deep inside: a user trial)
+    admittance = np.array([[2 - 5j, -1 + 3j], [-1 + 3j, 1 - 4j]])
+    for f, name in ((injected_power, r"A @ B"), (injected_power_by_dot, r"np\.dot")):
+        with pytest.raises(TypeError, match=rf"^jacfwd: {name} of complex dual numbers is not supported "
+                                            rf"in compiled code.*NumPy path"):
+            duals.jacfwd(f)(np.array([0.0, -0.1]), admittance)

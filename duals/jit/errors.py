@@ -30,6 +30,7 @@ from ..kernels import cache_dir
 from ..ops.elementwise import stop_gradient
 from . import extras, gamma
 from ._types import DualType
+from .complex_types import ComplexDualType
 from .compat import typed_as_hashable
 from .rules import numba_math, spellings
 
@@ -311,7 +312,10 @@ def reraise(exc, who, name=None, plain_too=False):
     where = _user_line(text)
     at = f" (in {where[0]}, line {where[1]})" if where else ""
     found = re.search(re.escape(MARK) + r"(.*?)(?:\n|$)", text)
-    if found:
+    product = re.search(r"'(@)' arguments must all have the same dtype", text)
+    if product is not None and "ComplexDual" in text:   # Numba's own @ took the call (its dtypes differ)
+        message = ComplexDualType.lanes_refusal.format(name="A @ B")[len(MARK):]
+    elif found:
         message = found.group(1).strip()
     else:
         lines = message_lines(text)
