@@ -16,6 +16,7 @@ The source is written to a real file in the cache directory named after its hash
 2.0
 """
 import builtins
+import functools
 import math
 import operator
 import types as _pytypes
@@ -149,6 +150,7 @@ _MATH = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh
          "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "abs": "fabs"}
 
 
+@functools.lru_cache(maxsize=1)
 def numba_math():
     """numba_math() -> the ids of the math functions Numba types for plain numbers (its
     declarations), or None if that registry moved."""
@@ -172,7 +174,8 @@ def _plain_refusal(name, target, ov):
     def refusing(*args):
         got = ov(*args)
         if got is None and not any(isinstance(a, DualType) for a in args):
-            raise errors.TypingError(f"duals.jit: Numba has no math.{target.__name__} for plain numbers{advice}")
+            raise errors.TypingError(f"duals.jit: Numba has no math.{target.__name__} for plain "
+                                     f"numbers{advice}")
         return got
     return refusing
 
@@ -310,7 +313,8 @@ def _register_unary(name, mod, stub):
             return f
 
     for target in spellings(name):
-        overload(target, jit_options=_options(name))(_plain_refusal(name, target, _unary_ov(name, target, d)))
+        ov_target = _plain_refusal(name, target, _unary_ov(name, target, d))
+        overload(target, jit_options=_options(name))(ov_target)
     overload(stub, jit_options=_options(name))(ov_stub)
 
 
@@ -324,7 +328,8 @@ def _register_binary(name, mod, stub):
         return ov(x_, y_)
 
     for target in spellings(name):
-        overload(target, jit_options=_options(name))(_plain_refusal(name, target, _binary_ov(name, target, dd, dc, cd)))
+        ov_target = _plain_refusal(name, target, _binary_ov(name, target, dd, dc, cd))
+        overload(target, jit_options=_options(name))(ov_target)
     overload(stub, jit_options=_options(name))(ov_stub)
 
 
