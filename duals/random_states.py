@@ -30,10 +30,11 @@ __all__ = ["each_from_one_state", "Replayed", "one_state", "before_call", "own_c
            "random_states", "start_from", "restore"]
 
 
-def _captured():
-    """[(setter, state)] of NumPy's and Python's global generators, and Numba's for this thread
-    when Numba is imported."""
-    saved = [(np.random.set_state, np.random.get_state()), (random.setstate, random.getstate())]
+def _captured(python=True):
+    """[(setter, state)] of NumPy's and Python's global generators (unless ``python`` is False:
+    compiled code that cannot reach them), and Numba's for this thread when Numba is imported."""
+    saved = [(np.random.set_state, np.random.get_state()), (random.setstate, random.getstate())] \
+        if python else []
     helper = sys.modules.get("numba._helperlib")
     if helper is not None:
         for pointer in (helper.rnd_get_np_state_ptr(), helper.rnd_get_py_state_ptr()):
@@ -59,9 +60,9 @@ def _argument_states(args):
     return found
 
 
-def _snapshot(args):
+def _snapshot(args, python=True):
     """[(setter, state)] of the global random states and of the arrays and generators among ``args``."""
-    return _captured() + _argument_states(args)
+    return _captured(python) + _argument_states(args)
 
 
 def own_copies(value, copies=None):
@@ -108,13 +109,16 @@ def start_from(states):
     return saved
 
 
-def each_from_one_state(run, items, args=()):
-    """each_from_one_state(run, items, args=()) -> ``[run(item) for item in items]``, every run from
-    the random states and the contents of the arrays among ``args`` that the first began with."""
+def each_from_one_state(run, items, args=(), python=True):
+    """each_from_one_state(run, items, args=(), python=True) -> ``[run(item) for item in items]``,
+    every run from the random states and the contents of the arrays among ``args`` that the first
+    began with. ``python=False``: the runs are compiled code that cannot reach NumPy's and
+    Python's global generators (:func:`duals.jit.python_reach.may_reach_python`), so only
+    Numba's are held (NumPy's costs ~0.2 ms to read and set)."""
     items = list(items)
     if len(items) < 2:
         return [run(item) for item in items]
-    saved = _snapshot(args)
+    saved = _snapshot(args, python)
     results = []
     for k, item in enumerate(items):
         if k:

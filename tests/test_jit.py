@@ -996,6 +996,40 @@ def test_a_function_drawing_from_numbas_global_generator_sees_one_sample_in_ever
 
 
 @njit
+def noisy_energy_drawn_by_numpy(x):
+    s = 0.0
+    for i in range(x.size):
+        with numba.objmode(noise="float64"):      # NumPy's own global generator, through Python
+            noise = np.random.normal()
+        s += (x[i] * (1.0 + 0.1 * noise)) ** 2
+    return s
+
+
+def test_compiled_code_that_draws_from_numpys_generator_through_objmode_sees_one_sample_in_every_pass():
+    # passes of compiled code hold only Numba's generators, which is all nopython code can reach
+    # (NumPy's cost ~0.2 ms a call to hold); code that reaches Python through objmode holds all
+    x = np.linspace(-1.0, 1.0, 20)
+    np.random.seed(5)
+    scale = (1.0 + 0.1 * np.random.normal(size=20)) ** 2
+    for transform, expected in ((duals.jacfwd, 2.0 * x * scale), (duals.hessian, np.diag(2.0 * scale))):
+        np.random.seed(5)
+        np.testing.assert_allclose(transform(noisy_energy_drawn_by_numpy)(x), expected, rtol=1e-12, atol=1e-15)
+        assert np.random.normal() == pytest.approx(np.random.RandomState(5).normal(size=21)[-1], abs=0)
+
+
+def test_what_compiled_code_may_reach_of_python_is_judged_conservatively():
+    from duals.jit.python_reach import may_reach_python
+    x = np.ones(3)
+    assert not may_reach_python(noisy_energy, (x,))                # Numba's generator only
+    assert not may_reach_python(njit(lambda x: noisy_energy(x) + 1.0), (x,))   # a compiled callee
+    assert may_reach_python(noisy_energy_drawn_by_numpy, (x,))     # objmode
+    assert may_reach_python(njit(lambda x: noisy_energy_drawn_by_numpy(x)), (x,))   # through a callee
+    assert may_reach_python(noisy_energy, (x, object()))           # an object it is given
+    plain_python = lambda v: v   # noqa: E731
+    assert may_reach_python(njit(lambda x: x * 2.0), (x, plain_python))
+
+
+@njit
 def alternating_sweep(x, order):
     order[:] = order[::-1].copy()           # the sweep direction alternates at every call
     s = 0.0

@@ -27,6 +27,7 @@ from .. import tree
 from ..arguments import in_dtype, output as _output, split_aux as _split_aux
 from ..arguments import COMPILED_HESSIAN_LANES, COMPILED_LANES, chunk_lanes as _chunk_lanes
 from ..random_states import each_from_one_state
+from .python_reach import may_reach_python
 from ._types import DualType
 from .driver import drivable, hot, jacfwd_driver, jvp_driver
 from .running import transformation
@@ -198,7 +199,8 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
         if pool is None:
             primals = [args[i] for i in nums]
             passes = each_from_one_state(lambda index: _forward_chunk(
-                f, args, nums, plan, index, has_aux, primals), range(len(plan.starts)), args)
+                f, args, nums, plan, index, has_aux, primals), range(len(plan.starts)), args,
+                python=may_reach_python(f, args))
         else:
             from .worker_tasks import forward_chunks
             passes = pool.run(forward_chunks, (f, args, nums, single, chunk_size, has_aux),
@@ -359,7 +361,7 @@ def compiled_hessian(f, argnums=0, chunk_size=None, workers=None, has_aux=False)
         pairs = [(a, b) for a in range(0, max(total, 1), chunk) for b in range(0, max(total, 1), chunk)]
         if pool is None:
             passes = each_from_one_state(lambda pair: _hessian_pass(f, args, nums, chunk, pair, has_aux),
-                                         pairs, args)
+                                         pairs, args, python=may_reach_python(f, args))
         else:
             from .worker_tasks import hessian_passes
             passes = pool.run(hessian_passes, (f, args, nums, chunk, has_aux), pairs, describe=lambda block: (

@@ -30,6 +30,7 @@ from ..arguments import chunk_lanes, in_dtype, is_whole_number, output, split_au
 from ..forward import Dual
 from ..validation import check_float_output
 from ..random_states import each_from_one_state
+from .python_reach import may_reach_python
 from ._types import dual_dtype
 from .running import transformation
 from .adjoint import AdjointScalar, adjoint_dtype, is_adjoint_dtype
@@ -563,7 +564,8 @@ def compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None, has_aux=Fa
         starts = range(0, max(total, 1), lanes)
         if pool is None:
             columns = each_from_one_state(lambda start: hessian_columns(f, args, nums, total, lanes, start,
-                                                                        has_aux), starts, args)
+                                                                        has_aux), starts, args,
+                                          python=may_reach_python(f, args))
         else:
             from .worker_tasks import hessian_column_chunks
             columns = pool.run(hessian_column_chunks, (f, args, nums, total, lanes, has_aux), starts,
