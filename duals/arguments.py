@@ -54,6 +54,16 @@ def is_whole_number(a):
     return isinstance(a, np.ndarray) and a.dtype.kind in "biu"
 
 
+def zero_cotangent(a):
+    """zero_cotangent(a) -> the cotangent of a primal ``vjp`` holds constant: ``0.0``, or float
+    zeros of its shape.
+
+    >>> zero_cotangent(3), zero_cotangent(np.arange(2))
+    (0.0, array([0., 0.]))
+    """
+    return np.zeros(np.shape(a)) if np.ndim(a) else 0.0
+
+
 def _is_index(a):
     return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
 

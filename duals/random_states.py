@@ -114,11 +114,12 @@ def each_from_one_state(run, items, args=(), python=True):
     every run from the random states and the contents of the arrays among ``args`` that the first
     began with. ``python=False``: the runs are compiled code that cannot reach NumPy's and
     Python's global generators (:func:`duals.jit.python_reach.may_reach_python`), so only
-    Numba's are held (NumPy's costs ~0.2 ms to read and set)."""
+    Numba's are held (NumPy's costs ~0.2 ms to read and set); a function returning that answer
+    is asked only when there are two runs or more (a single pass holds nothing)."""
     items = list(items)
     if len(items) < 2:
         return [run(item) for item in items]
-    saved = _snapshot(args, python)
+    saved = _snapshot(args, python() if callable(python) else python)
     results = []
     for k, item in enumerate(items):
         if k:

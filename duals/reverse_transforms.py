@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from . import tree
-from .arguments import Containers, argnums as _argnums, as_input as _as_input, in_dtype, is_whole_number
+from .arguments import Containers, argnums as _argnums, as_input as _as_input, in_dtype, is_whole_number, zero_cotangent
 from .arguments import chunk_lanes as _chunk_lanes, is_compiled as _is_compiled, output as _output, split_aux as _split_aux
 from .core import Tracer, new_level
 from .float_warnings import call_at_user_line, reported_at_user_line
@@ -101,7 +101,7 @@ def vjp(f, *primals, has_aux=False):
         grads = backward(seeds, retain_graph=True) if seeds else {}
         found = iter(_output(complex_like(grads[id(leaf)], leaf._value) if id(leaf) in grads
                              else _zeros(_shape(leaf._value), leaf._value)) for leaf in leaves)
-        return tuple(next(found) if i in nums else _held_constant(primals[i]) for i in everything)
+        return tuple(next(found) if i in nums else zero_cotangent(primals[i]) for i in everything)
 
     primal_out = tree.unflatten(treedef, [_output(_apart(v) if type(y) is Var and y._trace is trace else v)
                                           for y, v in zip(outs, values)])
@@ -109,11 +109,6 @@ def vjp(f, *primals, has_aux=False):
         aux = _strip(aux, lambda a: _settled_if_ours(a, trace), _apart)
         return primal_out, vjp_fn, aux
     return primal_out, vjp_fn
-
-
-def _held_constant(a):
-    """The cotangent of a primal that vjp holds constant (an integer or boolean one): zero."""
-    return np.zeros(np.shape(a)) if np.ndim(a) else 0.0
 
 
 def _apart(value):

@@ -200,7 +200,7 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
             primals = [args[i] for i in nums]
             passes = each_from_one_state(lambda index: _forward_chunk(
                 f, args, nums, plan, index, has_aux, primals), range(len(plan.starts)), args,
-                python=may_reach_python(f, args))
+                python=lambda: may_reach_python(f, args))
         else:
             from .worker_tasks import forward_chunks
             passes = pool.run(forward_chunks, (f, args, nums, single, chunk_size, has_aux),
@@ -361,7 +361,7 @@ def compiled_hessian(f, argnums=0, chunk_size=None, workers=None, has_aux=False)
         pairs = [(a, b) for a in range(0, max(total, 1), chunk) for b in range(0, max(total, 1), chunk)]
         if pool is None:
             passes = each_from_one_state(lambda pair: _hessian_pass(f, args, nums, chunk, pair, has_aux),
-                                         pairs, args, python=may_reach_python(f, args))
+                                         pairs, args, python=lambda: may_reach_python(f, args))
         else:
             from .worker_tasks import hessian_passes
             passes = pool.run(hessian_passes, (f, args, nums, chunk, has_aux), pairs, describe=lambda block: (

@@ -26,7 +26,7 @@ import threading
 import numpy as np
 
 from .. import tree
-from ..arguments import chunk_lanes, in_dtype, is_whole_number, output, split_aux
+from ..arguments import chunk_lanes, in_dtype, is_whole_number, output, split_aux, zero_cotangent
 from ..forward import Dual
 from ..validation import check_float_output
 from ..random_states import each_from_one_state
@@ -394,8 +394,7 @@ def compiled_vjp(f, *primals, has_aux=False, only=None):
                                  f"{node.shape}; they must match")
             np.add.at(adj, node.ravel(), c.ravel())
         grads = iter(rec.split(rec.sweep(adj), args, nums))
-        return tuple(next(grads) if i in nums else np.zeros(np.shape(args[i])) if np.ndim(args[i])
-                     else 0.0 for i in range(len(args)))
+        return tuple(next(grads) if i in nums else zero_cotangent(args[i]) for i in range(len(args)))
 
     return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
 
@@ -565,7 +564,7 @@ def compiled_hessian_rev(f, argnums=0, chunk_size=None, workers=None, has_aux=Fa
         if pool is None:
             columns = each_from_one_state(lambda start: hessian_columns(f, args, nums, total, lanes, start,
                                                                         has_aux), starts, args,
-                                          python=may_reach_python(f, args))
+                                          python=lambda: may_reach_python(f, args))
         else:
             from .worker_tasks import hessian_column_chunks
             columns = pool.run(hessian_column_chunks, (f, args, nums, total, lanes, has_aux), starts,
