@@ -485,6 +485,31 @@ def test_reverse_entry_points_of_complex_code_answer_by_forward_mode():
 
 
 @njit
+def shifted_magnitude(x):         # a complex buffer the code makes, a real value stored into it
+    c = np.empty(2, dtype=np.complex128)
+    c[0] = x
+    c[1] = 2.0j
+    return abs(c[0] + c[1]) ** 2  # x² + 4
+
+
+@njit
+def shifted_magnitude_of_an_array(x):
+    c = np.array([x, 2.0j])
+    return abs(c[0] + c[1]) ** 2
+
+
+def test_a_complex_buffer_the_code_makes_answers_reverse_entry_points_by_forward_mode():
+    # the buffer became an array of complex adjoints and the store was "no implementation of
+    # setitem" (a user trial, the cubic of an equation of state solved by hand)
+    for f in (shifted_magnitude, shifted_magnitude_of_an_array):
+        assert duals.grad(f)(3.0) == 6.0 == duals.value_and_grad(f)(3.0)[1]
+        for name, call in (("vjp", lambda: duals.vjp(f, 3.0)), ("jacrev", lambda: duals.jacrev(f)(3.0))):
+            with pytest.raises(TypeError, match=f"^{name}: complex numbers are differentiated by "
+                                                f"compiled forward mode only.*use duals.jacfwd"):
+                call()
+
+
+@njit
 def frequency_response(p, w):   # |x₂(ω)|² of a damped two-mass chain: Z x = f, Z = K - ω² M + iωC
     K = np.array([[p[0] + p[1], -p[1]], [-p[1], p[1]]])
     Z = K - w * w * np.eye(2) + 1j * w * p[2] * np.eye(2)

@@ -135,8 +135,17 @@ def _float_of(dtype):
 
 def _over(dual, float_type):
     """``dual`` with its innermost float replaced by ``float_type``."""
+    if isinstance(float_type, types.Complex):
+        _check_complex_kind(dual)
     inner = _over(dual.base, float_type) if isinstance(dual.base, DualType) else float_type
     return dual.with_base(inner)
+
+
+def _check_complex_kind(dual):
+    """Refuse a complex buffer of adjoints (compiled reverse mode) or index sets by the typing
+    error on which ``duals.grad`` of a dispatcher falls back to forward mode."""
+    from .complex_rules import check_kinds
+    check_kinds(dual)
 
 
 def _highest(element, *others):
@@ -149,6 +158,7 @@ def _highest(element, *others):
             element = t
     if complex_ and not _is_complex(element):
         from .complex_types import complex_of
+        _check_complex_kind(element)
         element = complex_of(element)
     return element
 
@@ -219,15 +229,19 @@ def _unit_matrix(element):
     return make
 
 
+# sequences whose items have types of their own: tuples, and lists of mixed types (``[x, 2j]``)
+_STATIC = (types.BaseTuple, types.LiteralList)
+
+
 def _sequence_impl(obj, element, name="obj", extra=", dtype=None"):
     """Code for ``np.array(obj)`` of a 1-d or 2-d sequence (list, tuple) of scalars and duals."""
     def rows(t):
-        if isinstance(t, types.BaseTuple) and not isinstance(t, types.UniTuple):
+        if isinstance(t, _STATIC) and not isinstance(t, types.UniTuple):
             return list(t.types)
         return None
 
     def items(t):
-        return list(t.types) if isinstance(t, types.BaseTuple) else [t.dtype]
+        return list(t.types) if isinstance(t, _STATIC) else [t.dtype]
 
     outer = items(obj)
     if all(_scalar(t) for t in outer):
@@ -238,10 +252,10 @@ def _sequence_impl(obj, element, name="obj", extra=", dtype=None"):
             body = [f"    out = np.empty(len({name}), element)",
                     f"    for i in range(len({name})):",
                     f"        out[i] = {name}[i]"]
-    elif all(isinstance(t, (types.BaseTuple, types.List)) and all(_scalar(e) for e in items(t))
+    elif all(isinstance(t, _STATIC + (types.List,)) and all(_scalar(e) for e in items(t))
              for t in outer):
         static_rows = rows(obj)
-        widths = {len(t) for t in outer if isinstance(t, types.BaseTuple)}
+        widths = {len(t) for t in outer if isinstance(t, _STATIC)}
         if len(widths) > 1:
             raise errors.TypingError(f"{MARK}np.array of rows of different lengths {sorted(widths)}")
         body = [f"    m = len({name}[0])"]
@@ -262,7 +276,7 @@ def _sequence_impl(obj, element, name="obj", extra=", dtype=None"):
 
 
 def _row_code(row, i, t):
-    if isinstance(t, types.BaseTuple) and not isinstance(t, types.UniTuple):
+    if isinstance(t, _STATIC) and not isinstance(t, types.UniTuple):
         lines = [f"    if len({row}) != m:", "        raise ValueError('np.array: rows of different lengths')"]
         return lines + [f"    out[{i}, {j}] = {row}[{j}]" for j in range(len(t))]
     return [f"    if len({row}) != m:", "        raise ValueError('np.array: rows of different lengths')",
@@ -271,7 +285,7 @@ def _row_code(row, i, t):
 
 def _sequence_leaves(t):
     """The types of the numbers in a (nested) list or tuple type."""
-    if isinstance(t, types.BaseTuple):
+    if isinstance(t, _STATIC):
         return [e for s in t.types for e in _sequence_leaves(s)]
     if isinstance(t, types.List):
         return _sequence_leaves(t.dtype)
@@ -287,7 +301,7 @@ def _natural_float(obj):
 
 def _sequence_element(obj, default):
     """The element type of a sequence holding duals or of plain floats promoted, else None."""
-    found = _sequence_leaves(obj) if isinstance(obj, (types.BaseTuple, types.List)) else []
+    found = _sequence_leaves(obj) if isinstance(obj, _STATIC + (types.List,)) else []
     if not found or not all(_scalar(t) for t in found):
         return None
     if not any(isinstance(t, (types.Float, types.Complex, DualType)) for t in found):
