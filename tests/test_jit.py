@@ -1119,6 +1119,12 @@ class PlanarArm:
     def tip_of_inputs_dtype(self, q):
         return add_links(self.lengths, q, np.zeros(2, q.dtype))   # what the refusal advises
 
+    def reach_of_scaled_links(self, s):    # a buffer for a scalar input, as the refusal advises
+        scaled = np.empty(self.lengths.size, np.asarray(s).dtype)
+        for i in range(self.lengths.size):
+            scaled[i] = s * self.lengths[i]
+        return np.sum(scaled)
+
 
 @njit
 def arm_tip(q, arm):
@@ -1136,9 +1142,15 @@ def test_a_buffer_a_jitclass_method_makes_is_refused_with_advice_that_works():
     s1, s12, c1, c12 = math.sin(0.3), math.sin(0.8), math.cos(0.3), math.cos(0.8)
     want = np.array([[-s1 - 0.8 * s12, -0.8 * s12], [c1 + 0.8 * c12, 0.8 * c12]])
     for transform in (duals.jacfwd, duals.jacrev):
-        with pytest.raises(TypeError, match=r"inside a jitclass method.*np\.zeros\(n, x\.dtype\)"):
+        with pytest.raises(TypeError, match=r"inside a jitclass method.*np\.zeros\(n, x\.dtype\) for an "
+                                            r"array x, np\.zeros\(n, np\.asarray\(t\)\.dtype\) for a number t"):
             transform(arm_tip)(q, arm)
         np.testing.assert_allclose(transform(arm_tip_of_inputs_dtype)(q, arm), want, rtol=1e-14)
+    # (np.asarray of a dual number was "Resolution failure for literal arguments")
+    reach = njit(lambda s, arm: arm.reach_of_scaled_links(s))
+    assert reach(2.0, arm) == 3.6
+    for transform in (duals.jacfwd, duals.grad):
+        assert transform(reach)(2.0, arm) == 1.8
 
 
 @pytest.mark.parametrize("name", ["sum", "prod", "mean", "average", "max", "min", "amax", "amin",

@@ -7,7 +7,8 @@ made of, so forward lanes and the tape (compiled reverse mode) both differentiat
   with their derivatives; a NaN or infinite entry becomes its replacement, a constant;
 * ``np.unwrap(p, discont=None, axis=-1, period=2π)`` of 1-d arrays: NumPy's correction (whole
   periods, piecewise constant) computed from the real parts and added, so the derivative passes
-  through unchanged.
+  through unchanged;
+* ``np.asarray(t)`` and ``np.array(t)`` of a dual number ``t``: a 0-d array of it.
 
 >>> import numba, numpy as np, duals
 >>> duals.jacfwd(numba.njit(lambda x: np.vander(x, 3)[:, 0]))(np.array([1.0, 2.0])).tolist()
@@ -127,9 +128,26 @@ def _unwrap(p, discont=None, axis=-1, period=TWO_PI):
     return unwrap
 
 
+def _zero_dimensional(a, dtype=None):
+    """np.asarray(x) and np.array(x) of a dual number: a 0-d array of it, as of a float (code
+    reads ``np.asarray(t).dtype`` to make a buffer of a scalar input's type)."""
+    if not isinstance(a, DualType):
+        return None
+    if not (dtype is None or isinstance(dtype, (types.NoneType, types.Omitted))):
+        raise errors.TypingError(f"{MARK}np.asarray(x, dtype) of a dual number: leave the dtype "
+                                 f"out (the array holds the dual; its .dtype is the dual's)")
+    T = a
+
+    def make(a, dtype=None):
+        out = np.empty((), T)
+        out[()] = a
+        return out
+    return make
+
+
 def _install():
     for func, ov in ((np.vdot, _vdot), (np.vander, _vander), (np.nan_to_num, _nan_to_num),
-                     (np.unwrap, _unwrap)):
+                     (np.unwrap, _unwrap), (np.asarray, _zero_dimensional), (np.array, _zero_dimensional)):
         overload(func, target="cpu")(ov)
 
 

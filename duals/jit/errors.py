@@ -1,6 +1,6 @@
 """Clear errors for compiled code that cannot be differentiated, instead of Numba's typing dumps.
 
-* storing a dual into a float array that the code did not make itself (an argument) would
+* storing a dual into a float array that holds plain numbers (an argument) would
   drop the derivative: a typing error says so and names the fix (copy it, or differentiate
   it); arrays the code makes hold duals (:mod:`duals.jit.promotion`);
 * a ``math.*`` or ``np.*`` function with no rule in :mod:`duals.derivatives` called on a
@@ -46,12 +46,13 @@ def _ov_setitem(arr, idx, val):
     if isinstance(arr, types.Array) and not isinstance(arr.dtype, DualType) and _has_dual(val):
         what = val.dtype if isinstance(val, types.Array) else val
         raise errors.TypingError(
-            f"{MARK}cannot store a dual number ({what}) into an array of {arr.dtype} that the "
-            f"function did not make itself (an argument, or from np.arange, np.linspace, "
-            f"np.random, ...), so the derivative would be lost. Copy it first (x = x.copy() or "
-            f"np.copy(x) holds duals), or differentiate that argument too (argnums). A buffer "
-            f"made inside a jitclass method is not turned into one of duals: make it with the "
-            f"dtype of a differentiated input there (np.zeros(n, x.dtype)).")
+            f"{MARK}cannot store a dual number ({what}) into an array of {arr.dtype} that holds "
+            f"plain numbers (an argument, an array from np.arange, np.linspace, np.random, ..., "
+            f"or a buffer made inside a jitclass method: those are not turned into arrays of "
+            f"duals), so the derivative would be lost. Copy an argument first (x = x.copy() or "
+            f"np.copy(x) holds duals), or differentiate it too (argnums); make a buffer with "
+            f"the dtype of a differentiated input: np.zeros(n, x.dtype) for an array x, "
+            f"np.zeros(n, np.asarray(t).dtype) for a number t.")
 
 
 VALUE_ALONE = ("duals.stop_gradient(x) where the value alone is meant (the plain call runs it "
