@@ -1,6 +1,6 @@
 """Derivative cases for ``duals/ops/calculus.py``, ``products.py``, ``statistics.py`` and
 ``ufuncs.py``: ``diff``, ``gradient``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
-``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, the NaN-ignoring reductions and
+``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, ``roots``, the NaN-ignoring reductions and
 order statistics, ``fmax``/``fmin``, ``heaviside``, ``sinc``, the angle conversions,
 ``nan_to_num``, ``frexp``/``ldexp``, ``modf``, ``divmod``, ``histogram``, ``bincount``, ``where=`` of the reductions and the ufunc methods ``logaddexp.reduce`` and
 ``multiply.accumulate``, called as plain NumPy.
@@ -82,6 +82,13 @@ CASES = [
     Case("corrcoef-x-y", lambda x, y: np.corrcoef(x, y)[0, 1], ((5,), (5,)), ("sqrt",)),
     Case("vander", lambda x: np.vander(x), ((4,),), ("mul", "stack")),
     Case("vander-increasing-N", lambda x: np.vander(x, 3, increasing=True), ((5,),), ("mul",)),
+    # roots: the real parts and moduli, in NumPy's order (complex pairs at these samples)
+    Case("roots-real-part", lambda p: np.real(np.roots(p)), ((5,),), ("eigvals",)),
+    Case("roots-modulus-of-a-list", lambda a: np.abs(dnp.roots([1.0, a[0], a[1] * a[2], 0.0])),
+         ((3,),), ("eigvals",)),
+    # a traced zero last coefficient: the root 0 moves with it, and the others too
+    Case("roots-traced-zero-last", lambda p: np.real(np.roots(dnp.concatenate([p, p[:1] * 0.0])) * p[0]),
+         ((4,),), ("eigvals",)),
     Case("polyfit-y", lambda y: np.polyfit(np.linspace(0.0, 1.0, 6, dtype=y.dtype), y, 2), ((6,),),
          ("matmul",)),
     Case("polyfit-x-y-weights", lambda x, y, w: np.polyfit(np.sort(x) + np.arange(6, dtype=x.dtype), y, 2,

@@ -971,3 +971,36 @@ def test_sliding_window_view_of_traced_arrays_is_a_convolution_s_im2col():
         return np.sum(w)
     with pytest.raises(RuntimeError, match="changed in place"):
         duals.grad(windows_then_change)(np.ones(4))
+
+
+def test_roots_move_with_every_coefficient_as_the_implicit_function_theorem_says():
+    # dr/dp_j = -r^(n-j) / p'(r) at a simple root, the zero coefficients included (a user trial:
+    # a cubic equation of state, np.roots had no rule)
+    def expected(p):
+        r = np.roots(p)
+        n = len(p) - 1
+        return -np.array([[x ** (n - j) for j in range(n + 1)] for x in r]) / np.polyval(np.polyder(p), r)[:, None]
+    for p in (np.array([1.0, -6.0, 11.0, -6.0]), np.array([2.0, -1.0, 3.0, 0.5]),
+              np.array([1.0, -3.0, 2.0, 0.0])):     # the last: a traced zero, the root 0 moves
+        J = expected(p)
+        np.testing.assert_allclose(duals.jacfwd(np.roots)(p), J, rtol=1e-12, atol=1e-12)
+        for part in (np.real, np.imag):     # (complex roots: jacrev takes real outputs)
+            np.testing.assert_allclose(duals.jacrev(lambda q: part(np.roots(q)))(p), part(J),
+                                       rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(duals.jacfwd(np.roots)(p).real, central_differences(lambda q: np.roots(q).real, (p,), 0),
+                     rtol=1e-6, atol=1e-7)
+    # plain zeros in a list are stripped as NumPy strips them: its order and values
+    f = lambda a: np.roots([0.0, 1.0, a[0], a[1], 0.0, 0.0])
+    a = np.array([-3.0, 2.0])
+    np.testing.assert_array_equal(duals.jvp(f, (a,), (np.ones(2),))[0], f(a))
+    np.testing.assert_allclose(duals.jacfwd(f)(a), [[-2.0, -1.0], [1.0, 1.0], [0.0, 0.0], [0.0, 0.0]], rtol=1e-12, atol=1e-12)
+
+
+def test_roots_refuse_a_repeated_root_and_a_traced_zero_leading_coefficient_by_name():
+    with pytest.raises(np.linalg.LinAlgError, match="roots: a repeated root has no derivative"):
+        duals.jacrev(np.roots)(np.array([1.0, -2.0, 1.0]))
+    with pytest.raises(TypeError, match="np.roots of traced coefficients whose leading one is 0"):
+        duals.jacfwd(np.roots)(np.array([0.0, 1.0, -2.0, 3.0]))
+    cubic = numba.njit(lambda p: np.roots(p + 0j)[0].real)
+    with pytest.raises(TypeError, match=r"np\.roots of dual numbers is not supported in compiled code.*Newton"):
+        duals.jacfwd(cubic)(np.array([1.0, -6.0, 11.0, -6.0]))

@@ -472,6 +472,8 @@ UNSUPPORTED = {
         ("nanpercentile", "nanquantile", "nanprod", "nanvar", "nanstd"),
     "write it as a loop over the entries, or differentiate it on the Python path (duals.numpy)":
         ("polyval", "cov", "corrcoef", "histogram", "unique", "linspace"),
+    "differentiate it on the Python path (duals.jacfwd of a plain Python function), or find the "
+    "root you need by Newton's method in the loop (differentiated as written)": ("roots",),
 }
 UNSUPPORTED_LINALG = ("eig", "eigvals", "cond")
 

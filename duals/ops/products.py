@@ -1,6 +1,7 @@
 """Products and polynomials: ``cross``, ``kron``, ``convolve``, ``correlate`` and ``polyval``, composed from
 multiplication, ``matmul`` and the shape primitives (so they are bilinear, or polynomial, in the
-traced values, with exact derivatives of every order).
+traced values, with exact derivatives of every order); ``polyfit`` by ``lstsq`` and ``roots`` by
+``linalg.eigvals``, as NumPy computes them.
 
 >>> import duals
 >>> duals.grad(lambda c: np.polyval(c, 2.0))(np.array([1.0, 0.0, 0.0])).tolist()
@@ -13,12 +14,12 @@ import numpy as np
 
 from ..core import Primitive, Tracer
 from ..index_sets import along_axis, broadcast as broadcast_sets, union
-from . import export, innermost, ndim_of as ndim, shape_of as shape
+from . import export, innermost, list_as_array, ndim_of as ndim, shape_of as shape
 from .assembly import interleave, operand
 from .elementwise import align
 from .fused_vjp import READS
 from .reductions import unbroadcast
-from .shape import broadcast_to, flip, getitem, moveaxis, reshape, stack
+from .shape import broadcast_to, concatenate, flip, getitem, moveaxis, reshape, stack
 
 
 def _traced(*xs):
@@ -340,3 +341,62 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if full:
         return coefficients, residuals, rank, singular, rcond
     return coefficients
+
+
+def _plain_zero(c):
+    return not isinstance(c, Tracer) and np.ndim(c) == 0 and c == 0
+
+
+@export()
+def roots(p):
+    """roots(p): the roots of the polynomial with coefficients ``p`` (highest power first), as
+    NumPy finds them: the eigenvalues of the companion matrix, differentiated as
+    ``linalg.eigvals``; a repeated root, which has no derivative, raises ``LinAlgError``.
+
+    A root moves with every coefficient (``dr = -Σ dp_j r^(n-j) / p'(r)``), those that are zero
+    included: where NumPy strips zero coefficients at either end, duals strips only plain zeros
+    (constants in a list); a traced zero at the end stays in the companion matrix (the root 0
+    it makes and the others move with it), and the roots come in NumPy's order, equal to its
+    values up to rounding. A traced zero leading coefficient is refused.
+
+    >>> roots([1.0, -3.0, 2.0]).tolist()
+    [2.0, 1.0]
+    """
+    if not _traced(*(p if isinstance(p, (list, tuple)) else [p])):
+        return np.roots(p)
+    appended = 0
+    if isinstance(p, (list, tuple)):
+        p = list(p)
+        while p and _plain_zero(p[0]):
+            p.pop(0)
+        while p and _plain_zero(p[-1]):
+            p.pop()
+            appended += 1
+    p = list_as_array(p)
+    if ndim(p) != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    values = np.asarray(innermost(p))
+    if values[0] == 0:
+        raise TypeError("np.roots of traced coefficients whose leading one is 0: NumPy drops it, "
+                        "and a root comes in from infinity as it moves, so its derivative is not "
+                        "defined; leave that coefficient out of the array")
+    n = shape(p)[0] - 1
+    if n == 0:
+        found = np.zeros(0, np.result_type(values.dtype, float))
+    else:
+        from .eigen import eigvals
+        from .spectral import inverse_gaps
+        inverse_gaps(np.roots(values)[None, :], "roots")   # the policy at a repeated root, named
+        companion = concatenate([reshape(-getitem(p, slice(1, None)) / getitem(p, 0), (1, n)),
+                                 np.eye(n - 1, n)])
+        found = eigvals(companion)
+        if values[-1] == 0:   # NumPy's order: its roots with the zeros last
+            at = np.asarray(innermost(found))
+            order = np.argmin(np.abs(np.roots(values)[:, None] - at[None, :]), axis=1)
+            if np.any(np.sort(order) != np.arange(n)):
+                raise np.linalg.LinAlgError("roots: the roots differ from NumPy's beyond rounding; "
+                                            "please report these coefficients")
+            found = getitem(found, order)
+    if appended:
+        found = concatenate([found, np.zeros(appended, innermost(found).dtype)])
+    return found

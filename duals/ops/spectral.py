@@ -98,6 +98,9 @@ _AT_REPEATED = {
     "eigvals": "a repeated eigenvalue of a general matrix has no derivative{gap} (a defective one "
                "moves like the square root of the change); differentiate a function symmetric in "
                "the repeated ones (np.trace(a) for their sum), or use eigvalsh for a symmetric matrix",
+    "roots": "a repeated root has no derivative{gap} (it moves like the square root of a change of "
+             "the coefficients); write a function symmetric in the roots through the coefficients "
+             "(their sum is -p[1] / p[0]), or move the coefficients off the repeated root",
 }
 
 
