@@ -241,3 +241,49 @@ def test_an_entry_joined_by_concatenate_or_stack_and_skipped_by_an_index_contrib
     for transform in (duals.grad, duals.jacrev):
         np.testing.assert_array_equal(_quiet(transform(f), x), want)
     assert np.all(np.isfinite(_quiet(duals.hessian(f), x)))
+
+
+# rows of data with a NaN (rays that miss a lens: sqrt of a negative discriminant), reduced along
+# an axis and then dropped: the dropped rows' NaN partials must not reach the gradient
+_REDUCTIONS = {
+    "sum": lambda a: np.sum(a, axis=1),
+    "mean": lambda a: np.mean(a, axis=1),
+    "matmul-vector": lambda a: a @ np.ones(2),
+    "matmul-matrix": lambda a: (a @ np.array([[1.0, 2.0, 0.5], [3.0, -1.0, 1.0]]))[:, 1],
+    "vector-matmul": lambda a: np.ones(2) @ a.T,
+    "norm": lambda a: np.linalg.norm(a, axis=1),
+    "einsum": lambda a: np.einsum("ij,ij->i", a, a),
+    "max": lambda a: np.max(a, axis=1),
+    "cumsum": lambda a: np.cumsum(a, axis=1)[:, -1],
+    "sort": lambda a: np.sort(a, axis=1)[:, 0],
+    "median": lambda a: np.median(a, axis=1),
+    "take-along-axis": lambda a: np.take_along_axis(a, np.array([[1], [1], [0]]), axis=1)[:, 0] + a[:, 0],
+}
+_ROWS = np.array([[1.0, 2.0], [np.nan, 5.0], [4.0, 7.0]])
+_KEPT = np.isfinite(_ROWS).all(axis=1)
+
+
+@pytest.mark.parametrize("reduce", list(_REDUCTIONS.values()), ids=list(_REDUCTIONS))
+@pytest.mark.parametrize("drop", ["index", "where", "nansum"])
+def test_rows_reduced_along_an_axis_then_dropped_contribute_exactly_zero(reduce, drop):
+    # reverse mode (grad, Var, hessian's inner pass) gave NaN where forward mode was exact: the
+    # structural zero of the dropped rows stopped at the reduction (an optics trial)
+    def loss(c):
+        per_row = reduce((_ROWS - c) ** 2)
+        if drop == "index":
+            return np.sum(per_row[_KEPT])
+        if drop == "where":
+            return np.sum(np.where(_KEPT, per_row, 0.0))
+        return np.nansum(per_row)
+    c = 0.7
+    want = _quiet(duals.jacfwd(loss), c)
+    assert np.isfinite(want)
+    h = 1e-6
+    fd = _quiet(lambda: (loss(c + h) - loss(c - h)) / (2 * h))
+    assert want == pytest.approx(fd, rel=1e-6, abs=1e-6)
+    assert _quiet(duals.grad(loss), c) == pytest.approx(want, rel=1e-13, abs=1e-13)
+    v = duals.Var(np.array(c))
+    _quiet(lambda: loss(v).backward())
+    assert float(v.grad) == pytest.approx(want, rel=1e-13, abs=1e-13)
+    H = _quiet(duals.hessian(loss), c)
+    assert H == pytest.approx(_quiet(duals.jacfwd(duals.jacfwd(loss)), c), rel=1e-12, abs=1e-12)

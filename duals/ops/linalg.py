@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core import Primitive, Tracer
 from ..index_sets import collect, per_matrix_rule, positions, union
-from . import dtype_of, export, innermost, is_complex, ndim_of as ndim, shape_of as shape
+from . import all_of_copies, dtype_of, export, innermost, is_complex, ndim_of as ndim, shape_of as shape
 from .complex_parts import conj, imag
 from .elementwise import PRIMITIVES, align
 from .reductions import sum as _sum, unbroadcast
@@ -112,6 +112,23 @@ matmul_p.def_vjp(0, lambda g, out, a, b: _unbroadcast(
     _mm(g, _T(b)), shape(out)[:-1] + shape(a)[-1:], shape(a)))
 matmul_p.def_vjp(1, lambda g, out, a, b: _unbroadcast(
     _mm(_T(a), g), shape(out)[:-2] + shape(b)[-2:], shape(b)))
+
+
+def _matmul_unreached(i, mask, out, a, b):
+    """Rows of ``a`` whose output rows, and columns of ``b`` whose output columns, have
+    cotangents that are zero by structure (``(x @ w)[ok]`` skips the other rows of ``x``)."""
+    if mask is None:
+        return None
+    full = np.broadcast_to(mask, shape(out))
+    batch, operand = shape(out)[:-2], (a, b)[i]
+    if i == 0:
+        lines = np.broadcast_to(np.all(full, axis=-1, keepdims=True), batch + shape(a)[-2:])
+    else:
+        lines = np.broadcast_to(np.all(full, axis=-2, keepdims=True), batch + shape(b)[-2:])
+    return all_of_copies(lines, batch + shape(operand)[-2:], shape(operand))
+
+
+matmul_p.unreached = _matmul_unreached
 
 
 def _align_plain(t, x, out):

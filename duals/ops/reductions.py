@@ -54,8 +54,18 @@ def _expand_back(g, out, x, axis, keepdims):
     return broadcast_to(g, shape(g)[:lead] + shape(x))
 
 
+def _reduced_unreached(mask, out, x, axis, keepdims):
+    """The entries of a reduction's input whose output entry's cotangent is zero by structure
+    (``mask``, broadcastable to the output): dropped rows of ``np.sum(a, axis=1)[ok]`` never
+    multiply a NaN partial of theirs into the gradient."""
+    if mask is None:
+        return None
+    return _expand_back(np.broadcast_to(mask, shape(out)), out, x, axis, keepdims)
+
+
 sum_p.def_jvp(0, _sum_jvp)
 sum_p.def_vjp(0, lambda g, out, x, *, axis, keepdims: _expand_back(g, out, x, axis, keepdims))
+sum_p.unreached = lambda i, mask, out, x, *, axis, keepdims: _reduced_unreached(mask, out, x, axis, keepdims)
 sum_p.def_sparsity(reduce_rule())
 
 
@@ -210,7 +220,9 @@ def _extreme(name, np_func):
         return picked(weights(out, x, axis), _expand_back(g, out, x, axis, keepdims))
 
     def unreached(argnum, mask, out, x, *, axis, keepdims):
-        return np.broadcast_to(weights(out, x, axis) == 0.0, shape(x))
+        skipped = np.broadcast_to(weights(out, x, axis) == 0.0, shape(x))
+        behind = _reduced_unreached(mask, out, x, axis, keepdims)
+        return skipped if behind is None else skipped | behind
 
     def extreme_entries(out, x, *, axis, keepdims):
         """At this point: the entries equal to the extreme (all of them when it is NaN)."""
@@ -339,6 +351,17 @@ def _cumsum_vjp(g, out, x, *, axis):
 
 
 cumsum_p.def_vjp(0, _cumsum_vjp)
+
+
+def _cumsum_unreached(i, mask, out, x, *, axis):
+    """Entry ``j`` reaches the running sums from ``j`` on: unreached when all of theirs are."""
+    if mask is None:
+        return None
+    line = np.flip(np.broadcast_to(mask, shape(out)), axis)
+    return np.flip(np.logical_and.accumulate(line, axis=axis), axis)
+
+
+cumsum_p.unreached = _cumsum_unreached
 
 
 def prefix(m, *rest, **params):

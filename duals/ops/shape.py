@@ -275,10 +275,17 @@ getitem_p.def_vjp(0, _getitem_vjp)
 
 
 def _getitem_unreached(argnum, mask, out, x, *, index):
-    """Entries of ``x`` that the index does not select (and, for a basic index, selected
-    entries whose cotangent is itself zero by structure)."""
+    """Entries of ``x`` that the index does not select, and selected entries all of whose
+    selections have cotangents that are zero by structure (``mask``)."""
     unreached = np.ones(_shape(x), dtype=bool)
-    unreached[index] = (mask if mask is not None and _is_basic(index) else False)
+    if mask is not None and _is_basic(index):
+        unreached[index] = mask
+        return unreached
+    unreached[index] = False
+    if mask is not None:   # an entry an advanced index selects twice is reached through either
+        reached = np.zeros(_shape(x), dtype=bool)
+        np.logical_or.at(reached, index, ~np.broadcast_to(mask, _shape(out)))
+        unreached |= ~reached
     return unreached
 
 

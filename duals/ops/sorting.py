@@ -106,6 +106,8 @@ permute_p = Primitive("permute", _permute_impl)
 permute_p.def_jvp(0, lambda t, out, x, *, perm: permute_p(t, perm=perm))
 permute_p.def_vjp(0, lambda g, out, x, *, perm: permute_p(g, perm=perm.inverted()))
 permute_p.def_sparsity(gather_rule(_permute_impl))
+permute_p.unreached = lambda i, mask, out, x, *, perm: (
+    None if mask is None else perm.inverted().apply(np.broadcast_to(mask, shape(out))))
 
 
 def _sort_impl(x, *, axis):
@@ -152,6 +154,9 @@ def _sort_vjp(g, out, x, *, axis):
 
 sort_p.def_jvp(0, _sort_jvp)
 sort_p.def_vjp(0, _sort_vjp)
+sort_p.unreached = lambda i, mask, out, x, *, axis: (
+    None if mask is None
+    else _sorting_permutation(out, x, axis).inverted().apply(np.broadcast_to(mask, shape(out))))
 sort_p.fused_jvp = _sort_fused_jvp
 
 
