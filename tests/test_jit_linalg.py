@@ -272,6 +272,22 @@ def test_products_of_every_shape_with_duals_and_floats_mixed_match_the_numpy_pat
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13)
 
 
+@pytest.mark.parametrize("n", [3, 9])
+def test_small_and_large_products_of_strided_operands_match_the_numpy_path_and_keep_the_value(n):
+    # small products take their lanes from scalar dual arithmetic (a 3-vector np.dot cost ~20x
+    # the plain call through lane arrays and BLAS; an optics trial), larger ones from BLAS: at
+    # n = 9 the matrix products are large and the matrix-vector ones small
+    A, B = RNG.normal(size=(2 * n, 2 * n))[::2, ::2], RNG.normal(size=(n, n)).T   # strided, transposed
+    x = RNG.normal(size=2 * n)[::2]
+    for argnums in ((0, 1), 2):
+        got = jacfwd(products, argnums=argnums)(A, B, x)
+        want = duals.jacrev(products.py_func, argnums=argnums)(A, B, x)
+        for g, w in zip(got if argnums != 2 else [got], want if argnums != 2 else [want]):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    value, _ = duals.jvp(products, (A, B, x), (np.ones_like(A), np.zeros_like(B), np.zeros_like(x)))
+    np.testing.assert_allclose(value, products(A, B, x), rtol=1e-14)   # (BLAS on copies of strided operands)
+
+
 def test_det_inv_norm_slogdet_trace_match_the_numpy_path():
     got = jacfwd(matrix_functions, argnums=(0, 1))(A3, X3)
     want = duals.jacrev(matrix_functions_numpy, argnums=(0, 1))(A3, X3)

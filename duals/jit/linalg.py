@@ -7,7 +7,8 @@ a few more BLAS or LAPACK calls, the lanes travelling as extra columns; for nest
 
 * ``A @ B``, ``np.dot`` and ``np.matmul`` (1-d and 2-d operands, duals and floats mixed):
   ``dC = dA B + A dB``, two matrix products with the lanes folded into rows or columns
-  (``np.matmul`` of float arrays too: Numba has none);
+  (``np.matmul`` of float arrays too: Numba has none); small products of first-order duals
+  take their lanes from scalar dual arithmetic (:mod:`.small_products`);
 * ``solve(A, B)``: ``X = A⁻¹B``, ``dX = A⁻¹(dB − dA X)``, the lanes as right-hand sides of one
   more solve (a single solve of ``[B | dB]`` when ``A`` is constant);
 * ``inv``: ``−A⁻¹ dA A⁻¹``; ``det``: ``det(A) tr(A⁻¹ dA)``; ``slogdet``: ``tr(A⁻¹ dA)``;
@@ -38,7 +39,9 @@ import numpy as np
 from numba.core import errors, types
 
 from .._overloads import overload, register_jitable
+from ._types import make
 from .errors import MARK
+from .small_products import is_small, real_parts, small_product
 from .parts import (at_level, is_dual_array, join, join_scalar, lanes_left, lanes_right,
                     level_of, minus, negated, plus, split, transposed_lanes)
 
@@ -77,21 +80,33 @@ def _matmul_typer(name):
         if a.ndim not in (1, 2) or b.ndim not in (1, 2):
             _refuse(f"{name} of dual arrays supports 1-d and 2-d operands, got {a.ndim}-d and "
                     f"{b.ndim}-d; loop over the leading axes")
+        small = _float_base(T)   # small products of first-order duals: lanes by scalar arithmetic
         if a.ndim == 2 and b.ndim == 2:
             def matrices(a, b):
+                if small and is_small(a, b):
+                    return small_product(a, b, np.dot(real_parts(a), real_parts(b)), T)
                 c, dc = _product(a, b, T)
                 return join(c, dc, T)
             return matrices
         row, column = a.ndim == 1, b.ndim == 1
         if row and column:
             def inner(a, b):
-                c, dc = _product(a.reshape((1, a.shape[0])), b.reshape((b.shape[0], 1)), T)
+                a2, b2 = a.reshape((1, a.shape[0])), b.reshape((b.shape[0], 1))
+                if small and is_small(a2, b2):
+                    total = a[0] * b[0]
+                    for k in range(1, a.shape[0]):
+                        total = total + a[k] * b[k]
+                    return make(np.dot(real_parts(a), real_parts(b)), total._du)
+                c, dc = _product(a2, b2, T)
                 return join_scalar(c[0, 0], dc[0, 0], T)
             return inner
 
         def vectors(a, b):  # a vector is a matrix of one row (left) or one column (right)
             a2 = np.ascontiguousarray(a).reshape((1, a.shape[0]) if row else (a.shape[0], a.shape[-1]))
             b2 = np.ascontiguousarray(b).reshape((b.shape[0], 1) if column else (b.shape[0], b.shape[-1]))
+            if small and is_small(a2, b2):
+                c = np.dot(real_parts(a), real_parts(b))   # as the plain call: gemv, not gemm
+                return small_product(a2, b2, c.reshape((a2.shape[0], b2.shape[1])), T).reshape(c.size)
             c, dc = _product(a2, b2, T)
             n = c.size
             return join(c.reshape(n), dc.reshape((n, dc.shape[2])), T)
