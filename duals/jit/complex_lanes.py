@@ -38,7 +38,7 @@ from numba.core.datamodel import models
 from numba.extending import intrinsic, register_model
 
 from .._overloads import overload
-from .lanes import LaneVector, as_lanes, ladd, lanes_tuple, laxpy, lneg, lscale, lsub, lzero  # noqa: F401 (as_lanes: doctest)
+from .lanes import LaneVector, as_lanes, ladd, lanes_tuple, laxpy, lneg, lscale, lsub, lzero, padded  # noqa: F401 (as_lanes: doctest)
 
 __all__ = ["ComplexLanes", "lre", "lim", "lre_scale", "lconj", "lcomplex", "lto_complex", "as_zlanes"]
 
@@ -291,9 +291,15 @@ def _zpart(typingctx, t, part):
     ret = LaneVector(t.float, t.count)
 
     def codegen(context, builder, sig, args):
-        return _shuffle(builder, args[0], ir.Constant(args[0].type, ir.Undefined),
-                        [which * t.count + i for i in range(t.count)])
+        return _shuffle(builder, args[0], ir.Constant(args[0].type, None),
+                        _real_lanes(which * t.count, t.count))
     return ret(t, part), codegen
+
+
+def _real_lanes(first, n):
+    """The shuffle mask of ``n`` lanes from ``first`` on of a ``<2N x T>`` pair's first vector,
+    as a LaneVector (padded with lanes of the zero second vector)."""
+    return [first + i for i in range(n)] + [2 * n] * (padded(n) - n)
 
 
 @intrinsic
@@ -304,14 +310,14 @@ def _zre_scale(typingctx, t, s):
 
     def codegen(context, builder, sig, args):
         n = t.count
-        undef = ir.Constant(args[0].type, ir.Undefined)
-        re = _shuffle(builder, args[0], undef, list(range(n)))
+        zeros = ir.Constant(args[0].type, None)
+        re = _shuffle(builder, args[0], zeros, _real_lanes(0, n))
         a, b = _parts(context, builder, s, args[1], t.float)
-        out = builder.fmul(re, _splat(builder, a, n))
+        out = builder.fmul(re, _splat(builder, a, padded(n)))
         if b is None:
             return out
-        im = _shuffle(builder, args[0], undef, [n + i for i in range(n)])
-        return builder.fsub(out, builder.fmul(im, _splat(builder, b, n)))
+        im = _shuffle(builder, args[0], zeros, _real_lanes(n, n))
+        return builder.fsub(out, builder.fmul(im, _splat(builder, b, padded(n))))
     return ret(t, s), codegen
 
 
@@ -334,8 +340,8 @@ def _zjoin(typingctx, a, b):
     ret = ComplexLanes(types.complex128 if a.dtype == types.float64 else types.complex64, a.count)
 
     def codegen(context, builder, sig, args):
-        n = a.count
-        return _shuffle(builder, args[0], args[1], list(range(2 * n)))
+        n, width = a.count, padded(a.count)
+        return _shuffle(builder, args[0], args[1], list(range(n)) + [width + i for i in range(n)])
     return ret(a, b), codegen
 
 

@@ -1,8 +1,9 @@
 """The tangent lanes of a dual, and their arithmetic: ``t * s``, ``t1 * s1 + t2 * s2``, ``t1 ± t2``, ``-t``.
 
-Over a float base the lanes are a :class:`LaneVector`: an LLVM vector ``<N x double>`` in
-registers (Numba keeps LLVM's SLP vectoriser off, so scalar code over lanes would stay
-scalar), stored in memory as ``[N x double]``, exactly the ``tangent`` field of a dual dtype.
+Over a float base the lanes are a :class:`LaneVector`: an LLVM vector ``<N x double>`` (its
+length padded to a power of two) in registers (Numba keeps LLVM's SLP vectoriser off, so scalar
+code over lanes would stay scalar), stored in memory as ``[N x double]``, exactly the
+``tangent`` field of a dual dtype.
 Each helper is then one vector instruction sequence, a dual passes to a non-inlined call in
 vector registers, and an array element loads with one vector load. Over a dual base
 (nested duals) the lanes are a ``UniTuple`` and the helpers are unrolled tuple expressions
@@ -18,7 +19,7 @@ from numba.core.datamodel import models
 from numba.extending import intrinsic, register_model
 from .._overloads import overload
 
-__all__ = ["LaneVector", "lscale", "laxpy", "ladd", "lsub", "lneg", "lzero", "as_lanes", "lanes_tuple"]
+__all__ = ["LaneVector", "padded", "lscale", "laxpy", "ladd", "lsub", "lneg", "lzero", "as_lanes", "lanes_tuple"]
 
 
 class LaneVector(types.Type):
@@ -34,15 +35,34 @@ class LaneVector(types.Type):
         return (self.dtype, self.count)
 
 
+def padded(count):
+    """padded(count) -> the power of two from ``count`` on: the length of a LaneVector's register
+    vector.
+
+    >>> [padded(n) for n in (1, 2, 3, 5, 16)]
+    [1, 2, 4, 8, 16]
+    """
+    return 1 << max(count - 1, 0).bit_length()
+
+
 @register_model(LaneVector)
 class LaneVectorModel(models.DataModel):
-    """In registers and arguments ``<N x T>``; in memory ``[N x T]`` (no padding, alignment of T)."""
+    """In registers and arguments ``<P x T>``, ``P = padded(N)``, the lanes past ``N`` defined
+    (zero, or a splatted scalar's copies); in memory ``[N x T]`` (no padding, alignment of T).
+
+    LLVM widens a vector of another length to the next power of two and leaves the added
+    lanes undefined: they held whatever a register last held (often integers, which read as
+    subnormal floats), and a vector instruction with a subnormal lane takes a microcode assist:
+    a loop calling an ``@njit`` helper ran 17x slower at 3 lanes and 50x at 5 than at 4 (a
+    neuroscience trial). The padded lanes cost nothing LLVM did not already compute."""
 
     def __init__(self, dmm, fe_type):
         super().__init__(dmm, fe_type)
         element = dmm.lookup(fe_type.dtype).get_value_type()
-        self._vector = ir.VectorType(element, fe_type.count)
-        self._array = ir.ArrayType(element, fe_type.count)
+        count = fe_type.count
+        self._vector = ir.VectorType(element, padded(count))
+        self._array = ir.ArrayType(element, count)
+        self._narrow = ir.VectorType(element, count)
 
     def get_value_type(self):
         return self._vector
@@ -75,13 +95,26 @@ class LaneVectorModel(models.DataModel):
         return out
 
     def from_data(self, builder, value):
-        out = ir.Constant(self._vector, ir.Undefined)
+        out = ir.Constant(self._vector, None)
         for i in range(self._fe_type.count):
             out = builder.insert_element(out, builder.extract_value(value, i), _index(i))
         return out
 
     def load_from_data_pointer(self, builder, ptr, align=None):
-        return builder.load(builder.bitcast(ptr, self._vector.as_pointer()), align=align or 1)
+        if self._narrow == self._vector:
+            return builder.load(builder.bitcast(ptr, self._vector.as_pointer()), align=align or 1)
+        narrow = builder.load(builder.bitcast(ptr, self._narrow.as_pointer()), align=align or 1)
+        return widened(builder, narrow, self._vector.count)
+
+
+def widened(builder, narrow, width):
+    """The ``<N x T>`` vector ``narrow`` as ``<width x T>``, the added lanes zero."""
+    count = narrow.type.count
+    if count == width:
+        return narrow
+    mask = [i if i < count else count for i in range(width)]   # lane N of the pair: a zero
+    return builder.shuffle_vector(narrow, ir.Constant(narrow.type, None),
+                                  ir.Constant(ir.VectorType(ir.IntType(32), width), mask))
 
 
 def _index(i):
@@ -112,7 +145,7 @@ def _tuple_to_vector(typingctx, t):
     ret = LaneVector(t.dtype, t.count)
 
     def codegen(context, builder, sig, args):
-        out = ir.Constant(context.get_value_type(ret), ir.Undefined)
+        out = context.get_constant_null(ret)
         for i in range(t.count):
             item = context.cast(builder, builder.extract_value(args[0], i), t.dtype, ret.dtype)
             out = builder.insert_element(out, item, _index(i))
@@ -220,7 +253,7 @@ def _def_vector(name, nargs, body):
                 if isinstance(ty, LaneVector):
                     vecs.append(val)
                 else:
-                    scalars.append(_splat(builder, context.cast(builder, val, ty, t.dtype), t.count))
+                    scalars.append(_splat(builder, context.cast(builder, val, ty, t.dtype), padded(t.count)))
             return body(builder, vecs, scalars)
         return sig, codegen
 
