@@ -186,6 +186,10 @@ def test_a_differentiated_loop_count_says_to_leave_it_out_of_argnums():
     with pytest.raises(TypeError, match=r"range\(\).*loop count is an integer; leave that argument out of argnums"):
         duals.grad(sum_of_squares_up_to, argnums=1)(X, 5)
     assert duals.grad(sum_of_squares_up_to)(X, 5).tolist() == [4.0, 8.0, 6.0]
+    # jvp has no argnums: its advice is the tangent None (a neuroscience trial passed 0)
+    with pytest.raises(TypeError, match=r"range\(\).*loop count is an integer; give that argument the tangent None"):
+        duals.jvp(sum_of_squares_up_to, (X, 5), (np.ones(3), 0))
+    assert duals.jvp(sum_of_squares_up_to, (X, 5), (np.ones(3), None))[1] == 18.0
 
 
 @numba.njit

@@ -184,8 +184,8 @@ def _user_line(text):
 
 # what a failure on a dual usually means, by the function Numba could not type
 _HINTS = {
-    "range": "A differentiated value reached range(): a loop count is an integer; leave that "
-             "argument out of argnums (an integer argument is differentiated as a float)",
+    "range": "A differentiated value reached range(): a loop count is an integer; {leave_out} "
+             "(an integer argument is differentiated as a float)",
     ".astype": "Arrays of duals take astype to their own float type (a copy) and to integer "
                "or boolean types (the values: derivative 0); other casts are not supported, "
                "leave them out (x.copy() copies the duals)",
@@ -240,10 +240,14 @@ def _scalar_given_to_array_code(first):
 
 
 def _plain_value(a):
-    """The plain value under a dual or adjoint argument (its primal, at every level)."""
+    """The plain value under a dual or adjoint argument (its primal, at every level; of a
+    C-contiguous array of duals, C-contiguous as the user's array was, not the field's strided
+    view, whose layout makes Numba warn that '@' is faster on contiguous arrays)."""
+    field = False
     while isinstance(a, (np.ndarray, np.void)) and a.dtype.names and "primal" in a.dtype.names:
+        field, contiguous = True, isinstance(a, np.ndarray) and a.flags.c_contiguous
         a = a["primal"]
-    return a
+    return a.copy() if field and contiguous else a   # (a copy is C-contiguous, 0-d ones too)
 
 
 def whole_numbers(args):
@@ -325,6 +329,9 @@ def reraise(exc, who, name=None, plain_too=False):
         if first.startswith("No implementation of function") and signature is not None:
             first = f"no implementation of {signature.lstrip('>').strip()}"
         hint = _HINTS.get(re.sub(r"^no implementation of (\w+)\(.*", r"\1", first))
+        if hint is not None:   # jvp has no argnums: a constant argument has the tangent None
+            hint = hint.format(leave_out="give that argument the tangent None" if who == "jvp"
+                               else "leave that argument out of argnums")
         cast = re.search(r"resolving callee type: class\((float\d+|int\d+)\)", text)
         if cast is not None and re.search(r"<unknown function>\((?:Dual|Adjoint)", first):
             first = f"np.{cast.group(1)}(x) of a dual number"
