@@ -538,7 +538,23 @@ def injected_power_by_dot(angles, admittance):
     return np.real(voltage * np.conj(np.dot(admittance, voltage)))
 
 
+@njit
+def thin_film_reflectance(d, wavelength):   # transfer matrices multiplied as optics code does
+    M = np.eye(2, dtype=np.complex128)
+    for j in range(d.size):
+        delta = 2 * np.pi * 1.46 * d[j] / wavelength
+        layer = np.empty((2, 2), dtype=np.complex128)
+        layer[0, 0], layer[0, 1] = np.cos(delta), 1j * np.sin(delta) / 1.46
+        layer[1, 0], layer[1, 1] = 1j * 1.46 * np.sin(delta), np.cos(delta)
+        M = M @ layer
+    return np.abs((M[0, 0] - M[1, 1]) / (M[0, 0] + M[1, 1])) ** 2
+
+
 def test_a_matrix_product_of_complex_duals_is_refused_by_name_for_at_as_for_dot():
+    # both operands complex duals: Numba's own @ took the call and failed in np.dot(a, b, out)
+    # with "no implementation of dot(...)" (an optics trial)
+    with pytest.raises(TypeError, match=r"^jacfwd: A @ B of complex dual numbers is not supported in compiled code"):
+        duals.jacfwd(thin_film_reflectance)(np.array([95.0, 60.0]), 550.0)
     # (Numba's own @ took the call, its dtypes differing, and failed deep inside: a user trial)
     admittance = np.array([[2 - 5j, -1 + 3j], [-1 + 3j, 1 - 4j]])
     for f, name in ((injected_power, r"A @ B"), (injected_power_by_dot, r"np\.dot")):

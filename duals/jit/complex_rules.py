@@ -179,13 +179,15 @@ def _operand(t):
 def check_kinds(*operands):
     """Raise the typing error for complex values meeting adjoints (compiled reverse mode) or
     index sets (sparsity detection): only forward-mode duals have a complex form."""
+    from .adjoint import AdjointType
     for t in operands:
         if isinstance(t, DualType) and type(t) not in (DualType, ComplexDualType):
+            met = "compiled reverse mode" if isinstance(t, AdjointType) else "sparsity detection"
             raise errors.TypingError(
                 f"{MARK}{FORWARD_ONLY} (jvp, "
                 f"jacfwd, hessian of the dispatcher), not by compiled reverse mode (grad, jacrev, "
-                f"vjp) or sparsity detection ({t}); use duals.jacfwd for this function, or the "
-                f"NumPy path (a plain Python function, not @njit)")
+                f"vjp) or sparsity detection (here: {met}); use duals.jacfwd for this function, "
+                f"or the NumPy path (a plain Python function, not @njit)")
 
 
 def unary(name, target, x):

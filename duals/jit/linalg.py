@@ -508,9 +508,18 @@ def _matmul_function(a, b):
     return None
 
 
+def _dot_into(a, b, out):
+    """np.dot(a, b, out) of dual arrays, which Numba's own ``A @ B`` calls where its typing took
+    ``@`` (arrays of complex duals): refused by name, as np.dot of two is."""
+    if any(is_dual_array(t) for t in (a, b, out)):
+        level_of("A @ B", a, b, out)   # raises for complex duals: their lanes are another kind
+        _refuse("np.dot(a, b, out) of dual arrays is not supported; write out[...] = a @ b")
+
+
 def _install():
     for f, name in ((operator.matmul, "@"), (np.dot, "np.dot")):
         overload(f, target="cpu")(_matmul_typer(name))
+    overload(np.dot, target="cpu")(_dot_into)
     overload(np.matmul, target="cpu")(_matmul_function)
     overload(np.linalg.solve, target="cpu")(_solve_typer)
     overload(np.linalg.inv, target="cpu")(_inv_typer)

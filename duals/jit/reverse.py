@@ -91,9 +91,12 @@ def refuse_complex(args, nums, who):
         if type(a) is not float and np.asarray(a).dtype.kind == "c":
             raise TypeError(
                 f"{who} of a Numba dispatcher: argument {i} is complex ({np.asarray(a).dtype}); "
-                f"compiled {who} differentiates real inputs only. Use duals.jvp (complex tangents) "
-                f"or duals.jacfwd(..., holomorphic=True) of the dispatcher, or {who} of a plain "
-                f"Python function on the NumPy path")
+                f"compiled {who} differentiates real inputs only. For a real function of it, pass "
+                f"its real and imaginary parts as two real arguments (z = x + 1j * y inside), or "
+                f"take {who} of a plain Python function on the NumPy path (JAX's convention for "
+                f"complex inputs); duals.jvp of the dispatcher takes complex tangents, and "
+                f"duals.jacfwd(..., holomorphic=True) differentiates a holomorphic function (a "
+                f"complex output)")
 
 
 class _Inputs:
