@@ -140,13 +140,11 @@ def _interp(x, xp, fp):
 
 
 def _trapezoid(y, x=None, dx=1.0):
-    """np.trapezoid with a dual spacing ``dx`` (Numba's takes a plain one): Numba's sum written
-    out, so the value is the plain call's; a dual ``y`` with a plain ``dx`` stays Numba's."""
-    if not _dual(dx) or not _none(x):
+    """np.trapezoid of a 1-d ``y`` with a dual spacing ``dx``: Numba's sum written out, so the
+    value is the plain call's; a dual ``y`` with a plain ``dx``, and a 2-d ``y`` (whose
+    ``np.asarray(dx)`` is a 0-d array of duals), stay Numba's."""
+    if not _dual(dx) or not _none(x) or not (isinstance(y, types.Array) and y.ndim == 1):
         return None
-    if not (isinstance(y, types.Array) and y.ndim == 1):
-        raise errors.TypingError(f"{MARK}np.trapezoid with a differentiated dx takes a 1-d y in compiled "
-                                 f"code; for rows write dx * np.trapezoid(y) per row")
 
     def impl(y, x=None, dx=1.0):
         total = 0.0 * dx
