@@ -53,8 +53,9 @@ class LaneVectorModel(models.DataModel):
     LLVM widens a vector of another length to the next power of two and leaves the added
     lanes undefined: they held whatever a register last held (often integers, which read as
     subnormal floats), and a vector instruction with a subnormal lane takes a microcode assist:
-    a loop calling an ``@njit`` helper ran 17x slower at 3 lanes and 50x at 5 than at 4 (a
-    neuroscience trial). The padded lanes cost nothing LLVM did not already compute."""
+    a loop calling an ``@njit`` helper ran 6-50x slower at 3, 5, 6 or 7 lanes than at 4 or 8 (a
+    neuroscience trial; ``benchmarks/lane_counts.py``). The padded lanes cost nothing LLVM did
+    not already compute."""
 
     def __init__(self, dmm, fe_type):
         super().__init__(dmm, fe_type)
@@ -104,10 +105,10 @@ class LaneVectorModel(models.DataModel):
         if self._narrow == self._vector:
             return builder.load(builder.bitcast(ptr, self._vector.as_pointer()), align=align or 1)
         narrow = builder.load(builder.bitcast(ptr, self._narrow.as_pointer()), align=align or 1)
-        return widened(builder, narrow, self._vector.count)
+        return _widened(builder, narrow, self._vector.count)
 
 
-def widened(builder, narrow, width):
+def _widened(builder, narrow, width):
     """The ``<N x T>`` vector ``narrow`` as ``<width x T>``, the added lanes zero."""
     count = narrow.type.count
     if count == width:

@@ -39,9 +39,8 @@ import numpy as np
 from numba.core import errors, types
 
 from .._overloads import overload, register_jitable
-from ._types import make
 from .errors import MARK
-from .small_products import is_small, real_parts, small_product
+from .small_products import is_small, real_parts, small_inner, small_product
 from .parts import (at_level, is_dual_array, join, join_scalar, lanes_left, lanes_right,
                     level_of, minus, negated, plus, split, transposed_lanes)
 
@@ -93,10 +92,7 @@ def _matmul_typer(name):
             def inner(a, b):
                 a2, b2 = a.reshape((1, a.shape[0])), b.reshape((b.shape[0], 1))
                 if small and is_small(a2, b2):
-                    total = a[0] * b[0]
-                    for k in range(1, a.shape[0]):
-                        total = total + a[k] * b[k]
-                    return make(np.dot(real_parts(a), real_parts(b)), total._du)
+                    return small_inner(a, b)
                 c, dc = _product(a2, b2, T)
                 return join_scalar(c[0, 0], dc[0, 0], T)
             return inner

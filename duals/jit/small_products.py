@@ -15,7 +15,7 @@ from .._overloads import overload, register_jitable
 from ._types import make
 from .parts import is_dual_array
 
-__all__ = ["SMALL_PRODUCT", "is_small", "small_product", "real_parts"]
+__all__ = ["SMALL_PRODUCT", "is_small", "small_product", "small_inner", "real_parts"]
 
 # m·k·n at most (a 3-vector dot through lane arrays and BLAS cost ~20x the plain call, by scalar
 # dual arithmetic ~5x)
@@ -45,6 +45,16 @@ def _ov_small_product(a, b, c, T):
                 out[i, j] = make(c[i, j], total._du)
         return out
     return impl
+
+
+@register_jitable
+def small_inner(a, b):
+    """The inner product of two short vectors, one of them first-order duals: the value from
+    ``np.dot`` of the real parts (ddot, as the plain call), the lanes from the dual products."""
+    total = a[0] * b[0]
+    for k in range(1, a.shape[0]):
+        total = total + a[k] * b[k]
+    return make(np.dot(real_parts(a), real_parts(b)), total._du)
 
 
 def real_parts(a):
