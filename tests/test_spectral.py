@@ -10,6 +10,27 @@ def test_eigenvector_derivative_at_a_repeated_eigenvalue_raises_naming_the_gap()
         duals.grad(lambda A: np.sum(np.linalg.eigh(A)[1]))(np.eye(3))
 
 
+def test_a_basis_independent_function_of_eigenvectors_at_a_tie_is_refused_saying_so():
+    # V diag(f(w)) Vᵀ (a return map in principal stresses, at zero strain) does not depend on the
+    # basis inside the eigenspace, but duals differentiates V: the advice said to write exactly
+    # such a function (a plasticity trial)
+    def rebuilt(S):
+        w, V = np.linalg.eigh(S)
+        return V @ np.diag(2.0 * w) @ V.T
+    with pytest.raises(np.linalg.LinAlgError, match=r"^eigh: .*any use of them raises here, even in a "
+                                                    r"function that does not depend on the basis"):
+        duals.jacfwd(rebuilt)(np.zeros((3, 3)))
+    lower = lambda S: 2.0 * (np.tril(S) + np.tril(S, -1).T)   # noqa: E731 (eigh reads the lower triangle)
+    S = np.diag([1.0, 2.0, 4.0])
+    np.testing.assert_allclose(duals.jacfwd(rebuilt)(S), duals.jacfwd(lower)(S), atol=1e-12)
+
+
+def test_a_second_derivative_of_eigvalsh_at_a_tie_is_refused_in_its_own_name():
+    # (it named eigh, and advised eigvalsh, to code that calls only eigvalsh)
+    with pytest.raises(np.linalg.LinAlgError, match=r"^eigvalsh: a second derivative \(hessian, hvp\)"):
+        duals.hessian(lambda S: np.sum(np.linalg.eigvalsh(S) ** 2))(np.diag([2.0, 2.0, 5.0]))
+
+
 @pytest.mark.parametrize("transform", ["grad", "jacfwd"])
 def test_symmetric_functions_of_repeated_eigenvalues_are_exact(transform):
     # sum of squared eigenvalues = ||S||_F^2 with S the matrix NumPy reads (lower triangle)

@@ -36,8 +36,11 @@ from .parts import (add_into, join, lanes_left, lanes_right, minus, negated, plu
                     transposed_lanes)
 
 _REPEATED_EIGENVALUE = ("duals.jit: np.linalg.eigh: the eigenvectors have no derivative at a repeated "
-                        "eigenvalue; differentiate the eigenvalues (np.linalg.eigvalsh) or a function "
-                        "that does not depend on the basis chosen inside the repeated eigenspace")
+                        "eigenvalue, and duals differentiates the vectors themselves, so any use of "
+                        "them raises here, even in a function that does not depend on the basis chosen "
+                        "inside the repeated eigenspace (V diag(f(w)) Vᵀ); differentiate the "
+                        "eigenvalues (np.linalg.eigvalsh), or write the function of the matrix without "
+                        "eigenvectors (np.trace, np.linalg.det, powers of the matrix)")
 _RANK_DEFICIENT = ("duals.jit: np.linalg.svd: the matrix is rank deficient (a singular value is zero to "
                    "working precision): the singular vectors of a zero singular value are not unique, so "
                    "the decomposition has no derivative there; regularize the matrix")

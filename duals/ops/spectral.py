@@ -27,6 +27,8 @@ what is returned for it is the diagonal above, not one of them: at ``S = diag(1,
 ``dS = [[0, 1, 0], [1, 0, 0], [0, 0, 2]]`` it is ``(0, 0, 2)``, while the eigenvalues move by
 ``(−1, 1, 2)`` to one side and ``(1, −1, 2)`` to the other.
 """
+import re
+
 import numpy as np
 
 from ..core import Primitive
@@ -86,12 +88,17 @@ def _fold(s_bar, lower):
 
 
 _AT_REPEATED = {
-    "eigh": "the eigenvectors have no derivative at a repeated eigenvalue{gap}; differentiate the "
-            "eigenvalues (np.linalg.eigvalsh) or a function that does not depend on the basis "
-            "chosen inside the repeated eigenspace. A second derivative (hessian, hvp) of the "
-            "eigenvalues needs the eigenvectors' derivative too, so it raises there even for a "
-            "function symmetric in them: write that one through the matrix (np.trace(a) for their "
-            "sum, np.sum(a * a) for the sum of their squares, a symmetric)",
+    "eigh": "the eigenvectors have no derivative at a repeated eigenvalue{gap}, and duals "
+            "differentiates the vectors themselves, so any use of them raises here, even in a "
+            "function that does not depend on the basis chosen inside the repeated eigenspace "
+            "(V diag(f(w)) Vᵀ); differentiate the eigenvalues (np.linalg.eigvalsh), write the "
+            "function of the matrix without eigenvectors (np.trace, np.linalg.det, powers of the "
+            "matrix), or declare it as a primitive with its own rule (duals.extend.primitive)",
+    "eigvalsh": "a second derivative (hessian, hvp) of the eigenvalues at a repeated eigenvalue"
+                "{gap} needs the eigenvectors' derivative, which does not exist there, so it "
+                "raises even for a function symmetric in them; write that one through the matrix "
+                "(np.trace(a) for their sum, np.sum(a * a) for the sum of their squares, a "
+                "symmetric)",
     "eig": "the eigenvectors have no derivative at a repeated eigenvalue{gap}; differentiate a "
            "function of the eigenvalues that is symmetric in the repeated ones (np.trace(a) for "
            "their sum), or move the matrix off the repeated eigenvalue",
@@ -150,7 +157,14 @@ eigvalsh_p.def_sparsity(per_matrix_rule())
 
 
 def _vectors(a, lower):
-    return split_packed(eigh_p(a, lower=lower))[1]
+    """The eigenvectors the rules of ``eigvalsh`` read; differentiated (second order), they
+    raise at a repeated eigenvalue in eigvalsh's name."""
+    try:
+        return split_packed(eigh_p(a, lower=lower))[1]
+    except np.linalg.LinAlgError as error:
+        gap = re.search(r" \(the smallest gap is [^)]*\)", str(error))
+        raise np.linalg.LinAlgError("eigvalsh: " + _AT_REPEATED["eigvalsh"].format(
+            gap=gap.group(0) if gap else "")) from None
 
 
 def _eigvalsh_jvp(t, out, a, *, lower):
