@@ -6,9 +6,21 @@ paid for its compilation (tens of thousands of calls of a small function; see
 have its driver long before its end, so they get it from the third call; the cost of a first
 call is measured separately, in fresh processes.
 """
+import time
 
 
 def drivers_at_once():
     """drivers_at_once(): drivers from the third call of a layout (this process only)."""
     from duals.jit import driver
     driver.DRIVER_COMPILE_S = 0.0
+
+
+def best(fn, repeats=5):
+    """best(fn, repeats=5) -> the fastest of ``repeats`` timed calls of ``fn``, after one untimed."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)

@@ -11,7 +11,6 @@ one thread, best of several runs, all in this one process.
 import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import benchmarks._threads  # noqa: E402,F401  (one thread for BLAS and Numba, before NumPy)
@@ -21,6 +20,7 @@ import numpy as np  # noqa: E402
 
 import duals  # noqa: E402
 import duals.jit  # noqa: E402
+from benchmarks._steady import best  # noqa: E402
 
 N, DT = 40, 0.01
 FORCING = 8.0 + 0.1 * np.sin(np.arange(N))
@@ -56,16 +56,6 @@ def whole(x0, F, steps):
     for _ in range(steps):
         x = rk4_step(x, F)
     return misfit(x, F)
-
-
-def best(fn, repeats=5):
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main(argv=None):

@@ -15,7 +15,6 @@ of floats (the same arithmetic), at 1, 4 and 8 lanes. Prints markdown tables.
 import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import benchmarks._threads  # noqa: E402,F401  (one thread, before NumPy)
@@ -26,6 +25,7 @@ import numpy as np  # noqa: E402
 import duals  # noqa: E402
 from duals.jit import dual_array  # noqa: E402
 from duals.jit.promotion import promoted_call  # noqa: E402
+from benchmarks._steady import best  # noqa: E402
 
 
 @numba.njit(cache=True)
@@ -77,16 +77,6 @@ def horner_split(c, zr, zi):
             ar, ai = ar * zr[k] - ai * zi[k] + c[j], ar * zi[k] + ai * zr[k]
         out[k] = ar + ai
     return out
-
-
-def best(call, repeat):
-    call()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main():

@@ -13,7 +13,6 @@ checked against central differences.
 import math
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import benchmarks._threads  # noqa: E402,F401  (one thread for BLAS and Numba, before NumPy)
@@ -22,6 +21,7 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 import duals  # noqa: E402
+from benchmarks._steady import best  # noqa: E402
 
 
 @numba.njit(cache=True)
@@ -33,37 +33,21 @@ def rhs(V, m, h, n, gNa, gK, gL, ENa, EK, EL, I):
     return dV, dm, dh, dn
 
 
-@numba.njit(cache=True)
-def membrane(gNa, gK, gL, ENa, EK, EL, I, dt, steps):
-    V, m, h, n, total = -65.0, 0.05, 0.6, 0.32, 0.0
-    for _ in range(steps):
-        a, b, c, d = rhs(V, m, h, n, gNa, gK, gL, ENa, EK, EL, I)
-        V, m, h, n = V + dt * a, m + dt * b, h + dt * c, n + dt * d
-        total += V * V
-    return total
+def membrane_calling(rates):
+    """The membrane model whose right-hand side is ``rates`` (called, or inlined)."""
+    @numba.njit
+    def membrane(gNa, gK, gL, ENa, EK, EL, I, dt, steps):
+        V, m, h, n, total = -65.0, 0.05, 0.6, 0.32, 0.0
+        for _ in range(steps):
+            a, b, c, d = rates(V, m, h, n, gNa, gK, gL, ENa, EK, EL, I)
+            V, m, h, n = V + dt * a, m + dt * b, h + dt * c, n + dt * d
+            total += V * V
+        return total
+    return membrane
 
 
-inlined_rhs = numba.njit(inline="always", cache=True)(rhs.py_func)
-
-
-@numba.njit(cache=True)
-def membrane_inlined(gNa, gK, gL, ENa, EK, EL, I, dt, steps):
-    V, m, h, n, total = -65.0, 0.05, 0.6, 0.32, 0.0
-    for _ in range(steps):
-        a, b, c, d = inlined_rhs(V, m, h, n, gNa, gK, gL, ENa, EK, EL, I)
-        V, m, h, n = V + dt * a, m + dt * b, h + dt * c, n + dt * d
-        total += V * V
-    return total
-
-
-def best(fn, repeats=5):
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+membrane = membrane_calling(rhs)
+membrane_inlined = membrane_calling(numba.njit(inline="always")(rhs.py_func))
 
 
 def main():

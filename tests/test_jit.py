@@ -1203,32 +1203,23 @@ def test_logaddexp_has_both_second_derivatives_where_its_arguments_are_equal():
     assert np.logaddexp(np.inf, np.inf) == fn.logaddexp(np.inf, np.inf) == np.inf
 
 
-@njit
 def _gating_rates(v, m, h, g, e):
     return g * m ** 3 * h * (v - e), 0.1 * math.exp(-v / 30.0) * (1.0 - m), 0.07 * math.exp(-v / 20.0) * (1.0 - h)
 
 
-@njit
-def _euler_with_a_helper(g, e, v0, m0, h0, n):
-    v, m, h = v0, m0, h0
-    for _ in range(n):
-        current, dm, dh = _gating_rates(v, m, h, g, e)
-        v, m, h = v - 0.01 * current, m + 0.01 * dm, h + 0.01 * dh
-    return v + m + h
+def _euler_calling(rates):
+    @numba.njit
+    def euler(g, e, v0, m0, h0, n):
+        v, m, h = v0, m0, h0
+        for _ in range(n):
+            current, dm, dh = rates(v, m, h, g, e)
+            v, m, h = v - 0.01 * current, m + 0.01 * dm, h + 0.01 * dh
+        return v + m + h
+    return euler
 
 
-@numba.njit(inline="always")
-def _gating_rates_inlined(v, m, h, g, e):
-    return g * m ** 3 * h * (v - e), 0.1 * math.exp(-v / 30.0) * (1.0 - m), 0.07 * math.exp(-v / 20.0) * (1.0 - h)
-
-
-@njit
-def _euler_inlined(g, e, v0, m0, h0, n):
-    v, m, h = v0, m0, h0
-    for _ in range(n):
-        current, dm, dh = _gating_rates_inlined(v, m, h, g, e)
-        v, m, h = v - 0.01 * current, m + 0.01 * dm, h + 0.01 * dh
-    return v + m + h
+_euler_with_a_helper = _euler_calling(numba.njit(_gating_rates))
+_euler_inlined = _euler_calling(numba.njit(inline="always")(_gating_rates))
 
 
 @pytest.mark.parametrize("lanes", [3, 5])
