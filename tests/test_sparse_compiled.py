@@ -166,6 +166,37 @@ def test_linear_algebra_on_index_sets_asks_for_a_pattern():
         duals.sparsity(solves, np.ones(3))
 
 
+# a stoichiometric matrix (a chemistry box model's right-hand side is S @ rates)
+STOICHIOMETRY = np.array([[-1.0, 1.0, 0.0, 0.0], [1.0, -1.0, -1.0, 0.0], [0.0, 0.0, 1.0, -2.0],
+                          [0.0, 0.0, 0.0, 1.0]])
+
+
+@numba.njit(cache=True)
+def box_model(y, k):
+    rates = k * np.array([y[0], y[1], y[1] * y[2], y[2] * y[2] * y[3]])
+    return STOICHIOMETRY @ rates
+
+
+def box_model_numpy(y, k):
+    return STOICHIOMETRY @ (k * dnp.array([y[0], y[1], y[1] * y[2], y[2] * y[2] * y[3]]))
+
+
+def test_a_product_with_a_constant_matrix_is_detected_through_its_nonzeros():
+    # it was refused ("no implementation of _impl(... SlotDual[8] ...)"; an atmospheric-chemistry
+    # trial); the constant's exact zeros carry no dependency, as on the NumPy path
+    y, k = np.array([1.0, 0.5, 0.2, 0.3]), np.array([0.04, 3e7, 1e4, 2.0])
+    want = duals.sparsity(box_model_numpy, y, k).pattern.toarray()
+    assert not want.all()
+    np.testing.assert_array_equal(duals.sparsity(box_model, y, k).pattern.toarray(), want)
+    dense = duals.jacfwd(box_model)(y, k)
+    for transform in (duals.jacfwd, duals.jacrev):
+        np.testing.assert_array_equal(transform(box_model, sparsity="auto")(y, k).toarray(), dense)
+    loss = numba.njit(lambda y, k: np.sum(box_model(y, k) ** 2))
+    np.testing.assert_array_equal(duals.sparsity(loss, y, k, hessian=True).pattern.toarray(),
+                                  duals.sparsity(lambda y, k: dnp.sum(box_model_numpy(y, k) ** 2), y, k,
+                                                 hessian=True).pattern.toarray())
+
+
 @numba.njit(cache=True)
 def rosenbrock_chain(x):
     s = 0.0

@@ -22,6 +22,7 @@ from numba.core import errors, types
 
 from .._overloads import overload, register_jitable
 from ._types import DualType
+from .complex_types import ComplexDualType
 from .extras import _real
 from .linalg import norm_of_order
 
@@ -82,54 +83,79 @@ def _ov_take(v, idx):
 
 # ---------------------------------------------------------------- products
 
-def _product_impl(a, b):
-    T = _level(a, b)
-    if T is None or not (isinstance(a, types.Array) and isinstance(b, types.Array)):
-        return None
-    if a.ndim == 1 and b.ndim == 1:
-        def vv(a, b):
-            _check(a.shape[0], b.shape[0])
-            total = 0.0
-            for i in range(a.shape[0]):
-                total = total + a[i] * b[i]
-            return total
-        return vv
-    if a.ndim == 2 and b.ndim == 1:
-        def mv(a, b):
-            _check(a.shape[1], b.shape[0])
-            out = np.empty(a.shape[0], T)
-            for i in range(a.shape[0]):
+def products_by_loops(level):
+    """products_by_loops(level) -> the typer of ``@``, ``np.dot`` and ``np.matmul`` written with
+    loops and scalar operations, for the 1-d and 2-d arrays whose element type ``level(a, b)``
+    names (adjoints here; index sets in sparsity detection, :mod:`duals.sparse.set_products`)."""
+    def typer(a, b):
+        T = level(a, b)
+        if T is None or not (isinstance(a, types.Array) and isinstance(b, types.Array)):
+            return None
+        if a.ndim == 1 and b.ndim == 1:
+            def vv(a, b):
+                _check(a.shape[0], b.shape[0])
                 total = 0.0
-                for k in range(a.shape[1]):
-                    total = total + a[i, k] * b[k]
-                out[i] = total
-            return out
-        return mv
-    if a.ndim == 1 and b.ndim == 2:
-        def vm(a, b):
-            _check(a.shape[0], b.shape[0])
-            out = np.empty(b.shape[1], T)
-            for j in range(b.shape[1]):
-                total = 0.0
-                for k in range(a.shape[0]):
-                    total = total + a[k] * b[k, j]
-                out[j] = total
-            return out
-        return vm
-    if a.ndim == 2 and b.ndim == 2:
-        def mm(a, b):
-            _check(a.shape[1], b.shape[0])
-            out = np.empty((a.shape[0], b.shape[1]), T)
-            for i in range(a.shape[0]):
-                for j in range(b.shape[1]):
+                for i in range(a.shape[0]):
+                    total = total + term(a[i], b[i])
+                return total
+            return vv
+        if a.ndim == 2 and b.ndim == 1:
+            def mv(a, b):
+                _check(a.shape[1], b.shape[0])
+                out = np.empty(a.shape[0], T)
+                for i in range(a.shape[0]):
                     total = 0.0
                     for k in range(a.shape[1]):
-                        total = total + a[i, k] * b[k, j]
-                    out[i, j] = total
-            return out
-        return mm
-    raise errors.TypingError("duals.jit: products of adjoint arrays (compiled reverse mode) take "
-                             "1-d and 2-d operands")
+                        total = total + term(a[i, k], b[k])
+                    out[i] = total
+                return out
+            return mv
+        if a.ndim == 1 and b.ndim == 2:
+            def vm(a, b):
+                _check(a.shape[0], b.shape[0])
+                out = np.empty(b.shape[1], T)
+                for j in range(b.shape[1]):
+                    total = 0.0
+                    for k in range(a.shape[0]):
+                        total = total + term(a[k], b[k, j])
+                    out[j] = total
+                return out
+            return vm
+        if a.ndim == 2 and b.ndim == 2:
+            def mm(a, b):
+                _check(a.shape[1], b.shape[0])
+                out = np.empty((a.shape[0], b.shape[1]), T)
+                for i in range(a.shape[0]):
+                    for j in range(b.shape[1]):
+                        total = 0.0
+                        for k in range(a.shape[1]):
+                            total = total + term(a[i, k], b[k, j])
+                        out[i, j] = total
+                return out
+            return mm
+        raise errors.TypingError(f"duals.jit: products of arrays of {T} take 1-d and 2-d operands")
+    return typer
+
+
+def term(x, y):
+    """term(x, y) -> ``x * y``; of an index set (sparsity detection) and a plain exact zero, the
+    product's value without the set, as the NumPy path's products follow a constant's zeros."""
+
+
+def is_index_set(t):
+    """is_index_set(t) -> whether Numba type ``t`` is an element type of sparsity detection
+    (dual numbers whose lanes are sets of inputs: they refuse float lanes, and are not complex)."""
+    return (isinstance(t, DualType) and t.lanes is not None and not isinstance(t, ComplexDualType)
+            and getattr(t, "lanes_refusal", None) is not None)
+
+
+@overload(term)
+def _ov_term(x, y):
+    if isinstance(x, types.Float) and is_index_set(y):
+        return lambda x, y: x * _real(y) if x == 0.0 else x * y
+    if isinstance(y, types.Float) and is_index_set(x):
+        return lambda x, y: _real(x) * y if y == 0.0 else x * y
+    return lambda x, y: x * y
 
 
 @register_jitable
@@ -138,9 +164,8 @@ def _check(inner_a, inner_b):
         raise ValueError("matmul: the inner dimensions of the operands differ")
 
 
-overload(np.dot, target="cpu")(_product_impl)
-overload(np.matmul, target="cpu")(_product_impl)
-overload(operator.matmul, target="cpu")(_product_impl)
+for _function in (np.dot, np.matmul, operator.matmul):
+    overload(_function, target="cpu")(products_by_loops(_level))
 
 
 # ---------------------------------------------------------------- np.linalg

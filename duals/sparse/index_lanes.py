@@ -403,3 +403,25 @@ def detect_bits(f, args, argnum):
     row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
     col = np.concatenate(cols) if cols else np.zeros(0, np.int64)
     return row, col, m
+
+
+def _set_level(*ts):
+    """The element type of the arrays of index sets among the operands, or None."""
+    from ..jit.adjoint_arrays import is_index_set
+    for t in ts:
+        if isinstance(t, types.Array) and is_index_set(t.dtype):
+            return t.dtype
+    return None
+
+
+def _install_products():
+    """``@``, ``np.dot`` and ``np.matmul`` on arrays of index sets, by loops (a constant operand's
+    exact zeros carry no dependency, as on the NumPy path): ``S @ rates`` of a stoichiometric
+    matrix is detected, not refused."""
+    import operator
+    from ..jit.adjoint_arrays import products_by_loops
+    for function in (np.dot, np.matmul, operator.matmul):
+        overload(function, target="cpu")(products_by_loops(_set_level))
+
+
+_install_products()
