@@ -242,7 +242,9 @@ def _by_rules(node, g, mask, every, anomaly, put):
             if z is not None:
                 z = _reduced(z, node.out, node.args[i]) if _takes_marks(target) else None
         else:
-            if every is None:
+            if every is None and mask is not None and getattr(rule, "takes_unreached", False):
+                gi = rule(g, node.out, *node.args, unreached=mask, **node.params)   # (matmul's)
+            elif every is None:
                 gi = rule(g, node.out, *node.args, **node.params)
             else:
                 gi, kind = every[i] or (None, SHARED)

@@ -287,3 +287,22 @@ def test_rows_reduced_along_an_axis_then_dropped_contribute_exactly_zero(reduce,
     assert float(v.grad) == pytest.approx(want, rel=1e-13, abs=1e-13)
     H = _quiet(duals.hessian(loss), c)
     assert H == pytest.approx(_quiet(duals.jacfwd(duals.jacfwd(loss)), c), rel=1e-12, abs=1e-12)
+
+
+_BATCHED = np.arange(12.0).reshape(2, 3, 2)
+_BATCHED[1, 2, 0] = np.nan
+_BATCHED_KEPT = np.isfinite(_BATCHED).all(axis=-1)
+_WEIGHTS = np.array([[[1.0], [2.0]]])   # (1, 2, 1): broadcast over the batch
+
+
+@pytest.mark.parametrize("loss", [
+    lambda c: np.sum(np.where(_BATCHED_KEPT[..., None], ((_BATCHED - c) ** 2) @ (_WEIGHTS * c), 0.0)),
+    lambda c: np.sum(np.where(_BATCHED_KEPT[:, None, :], (_WEIGHTS[0].T * c) @ np.swapaxes((_BATCHED - c) ** 2, -1, -2), 0.0)),
+], ids=["rows-of-a", "columns-of-b"])
+def test_a_product_whose_other_factor_is_traced_keeps_the_dropped_rows_out(loss):
+    # the cotangent of the traced factor is aᵀ g (or g bᵀ): the NaN of a dropped row met its
+    # structural zero inside the product, 0 · NaN
+    want = _quiet(duals.jacfwd(loss), 0.5)
+    assert np.isfinite(want) and want == pytest.approx(_quiet(lambda: (loss(0.5 + 1e-6) - loss(0.5 - 1e-6)) / 2e-6), rel=1e-6)
+    assert _quiet(duals.grad(loss), 0.5) == pytest.approx(want, rel=1e-13)
+    assert _quiet(duals.hessian(loss), 0.5) == pytest.approx(_quiet(duals.jacfwd(duals.jacfwd(loss)), 0.5), rel=1e-12)

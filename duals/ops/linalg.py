@@ -108,10 +108,29 @@ def _matmul_impl(a, b):
 matmul_p = Primitive("matmul", _matmul_impl)
 matmul_p.def_jvp(0, lambda t, out, a, b: _mm(align(t, a, out), b))
 matmul_p.def_jvp(1, lambda t, out, a, b: _mm(a, align(t, b, out)))
-matmul_p.def_vjp(0, lambda g, out, a, b: _unbroadcast(
-    _mm(g, _T(b)), shape(out)[:-1] + shape(a)[-1:], shape(a)))
-matmul_p.def_vjp(1, lambda g, out, a, b: _unbroadcast(
-    _mm(_T(a), g), shape(out)[:-2] + shape(b)[-2:], shape(b)))
+def _matmul_vjp_a(g, out, a, b, unreached=None):
+    if unreached is not None:   # columns of b whose cotangent column is zero by structure
+        b = _without(b, np.all(np.broadcast_to(unreached, shape(out)), axis=-2, keepdims=True))
+    return _unbroadcast(_mm(g, _T(b)), shape(out)[:-1] + shape(a)[-1:], shape(a))
+
+
+def _matmul_vjp_b(g, out, a, b, unreached=None):
+    if unreached is not None:   # rows of a whose cotangent row is zero by structure
+        a = _without(a, np.all(np.broadcast_to(unreached, shape(out)), axis=-1, keepdims=True))
+    return _unbroadcast(_mm(_T(a), g), shape(out)[:-2] + shape(b)[-2:], shape(b))
+
+
+def _without(x, lines):
+    """``x`` with the rows (or columns) that ``lines`` marks set to 0, so that a NaN or inf there
+    does not meet the structural zeros of the cotangent (0 · NaN)."""
+    from .elementwise import where
+    return where(lines, 0.0, x) if lines.any() else x
+
+
+# the walk passes the marks of the cotangent's structural zeros to rules that take them
+_matmul_vjp_a.takes_unreached = _matmul_vjp_b.takes_unreached = True
+matmul_p.def_vjp(0, _matmul_vjp_a)
+matmul_p.def_vjp(1, _matmul_vjp_b)
 
 
 def _matmul_unreached(i, mask, out, a, b):
@@ -119,13 +138,10 @@ def _matmul_unreached(i, mask, out, a, b):
     cotangents that are zero by structure (``(x @ w)[ok]`` skips the other rows of ``x``)."""
     if mask is None:
         return None
-    full = np.broadcast_to(mask, shape(out))
-    batch, operand = shape(out)[:-2], (a, b)[i]
-    if i == 0:
-        lines = np.broadcast_to(np.all(full, axis=-1, keepdims=True), batch + shape(a)[-2:])
-    else:
-        lines = np.broadcast_to(np.all(full, axis=-2, keepdims=True), batch + shape(b)[-2:])
-    return all_of_copies(lines, batch + shape(operand)[-2:], shape(operand))
+    operand = shape((a, b)[i])
+    spread = shape(out)[:-2] + operand[-2:]   # the operand broadcast over the output's batch axes
+    lines = np.all(np.broadcast_to(mask, shape(out)), axis=-1 if i == 0 else -2, keepdims=True)
+    return all_of_copies(np.broadcast_to(lines, spread), spread, operand)   # rows of a, columns of b
 
 
 matmul_p.unreached = _matmul_unreached

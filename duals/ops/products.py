@@ -386,13 +386,14 @@ def roots(p):
     else:
         from .eigen import eigvals
         from .spectral import inverse_gaps
-        inverse_gaps(np.roots(values)[None, :], "roots")   # the policy at a repeated root, named
+        numpys = np.roots(values)
+        inverse_gaps(numpys[None, :], "roots")   # the policy at a repeated root, named
         companion = concatenate([reshape(-getitem(p, slice(1, None)) / getitem(p, 0), (1, n)),
                                  np.eye(n - 1, n)])
         found = eigvals(companion)
         if values[-1] == 0:   # NumPy's order: its roots with the zeros last
             at = np.asarray(innermost(found))
-            order = np.argmin(np.abs(np.roots(values)[:, None] - at[None, :]), axis=1)
+            order = np.argmin(np.abs(numpys[:, None] - at[None, :]), axis=1)
             if np.any(np.sort(order) != np.arange(n)):
                 raise np.linalg.LinAlgError("roots: the roots differ from NumPy's beyond rounding; "
                                             "please report these coefficients")
