@@ -201,9 +201,24 @@ def _library_caller(frame, libraries=("numpy", "scipy")):
                 qualified = getattr(frame.f_code, "co_qualname", name)
                 if "<" not in qualified and qualified.endswith("." + name):
                     name = qualified
+                else:
+                    public = _exported_from(public, name, frame.f_code)
             called = f"{public}.{name}"
         frame = frame.f_back
     return called, frame, owner
+
+
+def _exported_from(module, name, code):
+    """The shortest parent package of ``module`` that exports the function ``name`` whose code is
+    ``code`` (``scipy.sparse.linalg`` for ``scipy.sparse.linalg.linsolve``'s spsolve), else
+    ``module``."""
+    import sys
+    parts = module.split(".")
+    for end in range(2, len(parts)):
+        found = getattr(sys.modules.get(".".join(parts[:end])), name, None)
+        if getattr(found, "__code__", None) is code:
+            return ".".join(parts[:end])
+    return module
 
 
 def _without_private(module):
@@ -223,7 +238,7 @@ def _conversion_cause():
     if constructing and is_sparse_matrix(owner):
         return ("a scipy.sparse matrix cannot hold traced values (SciPy's sparse classes do not "
                 "carry derivatives); assemble the matrix as a dense array, for triplets "
-                "np.bincount(np.ravel_multi_index((rows, cols), shape), weights=values, "
+                "np.bincount(np.ravel_multi_index((rows, cols), shape), weights=dnp.stack(values), "
                 "minlength=n * m).reshape(shape), and solve with np.linalg.solve, or write the "
                 "assembly and the solve in a @numba.njit function (a derivative rule of your own "
                 "for a sparse solve: docs/custom_rules.md)")
@@ -266,10 +281,16 @@ def _conversion_cause():
     if re.search(r"\]\s*=(?!=)", line):   # a[...] = value, not a comparison
         return ("storing a traced value into a plain NumPy array (a[i] = value) would drop it; "
                 "build the array with dnp.stack / dnp.where / dnp.concatenate, or write the loop "
-                "in a @numba.njit function (compiled mode allows assignment)")
+                "in a @numba.njit function (compiled mode allows assignment); " + SCATTER_ADD)
     return ("this usually means a NumPy function without a duals rule was called, or a traced "
             "value was stored into a float array; build arrays with dnp.stack / dnp.array or "
             "dnp.where instead (and dnp.r_[...] / dnp.c_[...] for np.r_ / np.c_)")
+
+
+# what adding into entries of a plain array (stamping, assembly) is written as on traced values
+SCATTER_ADD = ("to add into entries (G[i, j] += g, as stamping and assembly do) collect the "
+               "indices and the values and sum them with np.bincount(np.ravel_multi_index((rows, "
+               "cols), G.shape), weights=dnp.stack(values), minlength=G.size).reshape(G.shape)")
 
 
 # functions without a counterpart of their own name, and what computes them as written
@@ -278,6 +299,9 @@ _SPELLED_WITH = {
                                  "of the solution, docs/sensitivity.md)",
     "scipy.integrate.ivp.solve_ivp": "duals.sensitivity.solve_ivp (its sensitivities are the "
                                      "derivatives of the solution, docs/sensitivity.md)",
+    "scipy.sparse.linalg.spsolve": "np.linalg.solve(A.toarray(), b) (a dense solve, differentiated "
+                                   "in A and b), or the assembly and the solve in a @numba.njit "
+                                   "function",
     "scipy.stats.norm.cdf": "scipy.special.ndtr((x - loc) / scale)",
     "scipy.stats.norm.sf": "scipy.special.ndtr(-(x - loc) / scale)",
     "scipy.stats.norm.logcdf": "scipy.special.log_ndtr((x - loc) / scale)",

@@ -470,6 +470,9 @@ def test_storing_one_traced_number_into_a_plain_array_says_what_to_write(transfo
     value can object; within a transformation the message goes on with what to write instead."""
     with pytest.raises(ValueError, match=r"with a sequence\. If the value is traced .* dnp\.stack .* @numba\.njit"):
         getattr(duals, transform)(fill_preallocated)(np.array([0.1, 0.2, 0.3]))
+    # adding into entries (a circuit's stamps): the advice named dnp.stack and dnp.where only
+    with pytest.raises(ValueError, match=r"to add into entries \(G\[i, j\] \+= g.* weights=dnp\.stack\(values\)"):
+        getattr(duals, transform)(filled_buffer_by_stamps)(np.array([2.0]))
     with pytest.raises(ValueError, match=r"with a sequence\.$"):   # NumPy's own, outside transformations
         np.zeros(2)[0] = [1.0, 2.0]
 
@@ -573,6 +576,27 @@ def dense_compliance(k):    # what the refusal advises
     return np.sum(np.linalg.solve(K, np.ones(3)))
 
 
+def stamped_compliance(k):  # the same with the values a list of traced numbers, as stamping makes
+    values = [c * k[0] for c in STIFFNESS_PATTERN]
+    K = np.bincount(np.ravel_multi_index((TRIPLET_ROWS, TRIPLET_COLS), (3, 3)),
+                    weights=dnp.stack(values), minlength=9).reshape((3, 3))
+    return np.sum(np.linalg.solve(K, np.ones(3)))
+
+
+def sparse_solve_of_traced_loads(k):
+    import scipy.sparse
+    import scipy.sparse.linalg
+    K = scipy.sparse.csr_matrix(np.array([[2.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 2.0]]))
+    return np.sum(scipy.sparse.linalg.spsolve(K, k[0] * np.ones(3)))
+
+
+def filled_buffer_by_stamps(k):   # a circuit's conductances stamped into a plain matrix
+    G = np.zeros((2, 2))
+    for i, j, g in ((0, 0, k[0]), (0, 1, -k[0]), (1, 0, -k[0]), (1, 1, 2.0 * k[0])):
+        G[i, j] += g
+    return np.sum(np.linalg.solve(G, np.ones(2)))
+
+
 def scattered_by_bincount(x):   # what the refusal of scattered_buffer advises
     a = np.zeros(5)
     a = a + np.bincount(np.array([0, 2, 2]), weights=x, minlength=a.size)
@@ -659,7 +683,10 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
     (scattered_buffer, np.ones(3), r"in-place operator on a plain NumPy array \(a \+= v, a\[i\] \+= v.*"
                                    r"a\[idx\] \+= v \(assembly\) a = a \+ np\.bincount\(idx, weights=v"),
     (sparse_compliance, np.array([2.0]), r"a scipy\.sparse matrix cannot hold traced values .*np\.bincount\("
-                                         r"np\.ravel_multi_index\(\(rows, cols\), shape\), weights=values"),
+                                         r"np\.ravel_multi_index\(\(rows, cols\), shape\), weights=dnp\.stack\(values\)"),
+    # (it named scipy.sparse.linalg.linsolve.spsolve and advised an interpolant's .derivative())
+    (sparse_solve_of_traced_loads, np.array([2.0]),
+     r"scipy\.sparse\.linalg\.spsolve converts .* Write np\.linalg\.solve\(A\.toarray\(\), b\)"),
 ])
 def test_a_traced_value_made_plain_names_the_call_that_did_it(f, x, says):
     for transform in (duals.jacfwd, duals.jacrev):
@@ -672,7 +699,8 @@ def test_the_rewrites_the_refusals_of_assembly_advise_differentiate():
     K = np.array([[2.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 2.0]])
     compliance = np.sum(np.linalg.solve(K, np.ones(3)))   # of k K: compliance / k, slope -compliance / k**2
     for transform in (duals.jacfwd, duals.jacrev):
-        assert transform(dense_compliance)(k)[0] == pytest.approx(-compliance / 4.0, rel=1e-14)
+        for f in (dense_compliance, stamped_compliance):
+            assert transform(f)(k)[0] == pytest.approx(-compliance / 4.0, rel=1e-14)
     x = np.array([0.5, -1.0, 2.0])
     want = 2.0 * np.array([x[0], x[1] + x[2], x[1] + x[2]])   # a = (x0, 0, x1 + x2, 0, 0)
     for transform in (duals.jacfwd, duals.jacrev):
