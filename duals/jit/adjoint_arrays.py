@@ -86,7 +86,7 @@ def _ov_take(v, idx):
 def products_by_loops(level):
     """products_by_loops(level) -> the typer of ``@``, ``np.dot`` and ``np.matmul`` written with
     loops and scalar operations, for the 1-d and 2-d arrays whose element type ``level(a, b)``
-    names (adjoints here; index sets in sparsity detection, :mod:`duals.sparse.set_products`)."""
+    names (adjoints here; index sets in sparsity detection, :mod:`duals.sparse.index_lanes`)."""
     def typer(a, b):
         T = level(a, b)
         if T is None or not (isinstance(a, types.Array) and isinstance(b, types.Array)):
