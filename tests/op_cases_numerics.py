@@ -1,6 +1,6 @@
 """Derivative cases for ``duals/ops/calculus.py``, ``products.py``, ``statistics.py`` and
 ``ufuncs.py``: ``diff``, ``gradient``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
-``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, ``roots``, the NaN-ignoring reductions and
+``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, ``roots``, ``poly``, the NaN-ignoring reductions and
 order statistics, ``fmax``/``fmin``, ``heaviside``, ``sinc``, the angle conversions,
 ``nan_to_num``, ``frexp``/``ldexp``, ``modf``, ``divmod``, ``histogram``, ``bincount``, ``where=`` of the reductions and the ufunc methods ``logaddexp.reduce`` and
 ``multiply.accumulate``, called as plain NumPy.
@@ -89,6 +89,8 @@ CASES = [
     # a traced zero last coefficient: the root 0 moves with it, and the others too
     Case("roots-traced-zero-last", lambda p: np.real(np.roots(dnp.concatenate([p, p[:1] * 0.0])) * p[0]),
          ((4,),), ("eigvals",)),
+    Case("poly-of-roots", lambda r: np.poly(r), ((4,),), ("convolve", "stack")),
+    Case("poly-of-a-matrix", lambda a: np.poly(a), ((3, 3),), ("eigvals", "convolve")),
     Case("polyfit-y", lambda y: np.polyfit(np.linspace(0.0, 1.0, 6, dtype=y.dtype), y, 2), ((6,),),
          ("matmul",)),
     Case("polyfit-x-y-weights", lambda x, y, w: np.polyfit(np.sort(x) + np.arange(6, dtype=x.dtype), y, 2,

@@ -446,7 +446,7 @@ def test_float32_is_kept():
 
 def test_unsupported_functions_name_themselves_the_reason_and_the_way_out():
     d = Dual(np.ones(3), np.ones(3))
-    for call, name in ((lambda: np.histogram2d(d, d), "numpy.histogram2d"), (lambda: np.poly(d), "numpy.poly"),
+    for call, name in ((lambda: np.histogram2d(d, d), "numpy.histogram2d"), (lambda: np.polydiv(d, d), "numpy.polydiv"),
                        (lambda: np.linalg.tensorinv(np.eye(4).reshape(2, 2, 2, 2) * d[0], 2), "numpy.linalg.tensorinv"),
                        (lambda: np.i0(d), "numpy.i0"),
                        (lambda: np.subtract.reduce(d), "numpy.subtract.reduce")):
@@ -1036,3 +1036,18 @@ def test_roots_refuse_a_repeated_root_and_a_traced_zero_leading_coefficient_by_n
     cubic = numba.njit(lambda p: np.roots(p + 0j)[0].real)
     with pytest.raises(TypeError, match=r"np\.roots of dual numbers is not supported in compiled code.*Newton"):
         duals.jacfwd(cubic)(np.array([1.0, -6.0, 11.0, -6.0]))
+
+
+def test_poly_of_roots_and_of_a_matrix_is_numpys_with_the_derivatives_of_its_coefficients():
+    # the characteristic polynomial's coefficients: -trace and det for 2 x 2, whose derivatives are
+    # -I and the cofactor matrix; complex eigenvalues give NumPy's real coefficients
+    for A in (np.array([[2.0, 1.0], [0.5, 3.0]]), np.array([[0.0, 1.0], [-2.0, -0.5]])):
+        cofactor = np.array([[A[1, 1], -A[1, 0]], [-A[0, 1], A[0, 0]]])
+        for transform in (duals.jacfwd, duals.jacrev):
+            J = transform(np.poly)(A)
+            np.testing.assert_allclose(J[1], -np.eye(2), atol=1e-14)
+            np.testing.assert_allclose(J[2], cofactor, atol=1e-14)
+        assert np.array_equal(duals.jvp(np.poly, (A,), (np.ones((2, 2)),))[0], np.poly(A))
+    r = np.array([1.0, 2.0, -0.5])
+    np.testing.assert_allclose(duals.jacfwd(np.poly)(r), central_differences(np.poly, (r,), 0), rtol=1e-7, atol=1e-8)
+    assert duals.grad(lambda a: np.poly([a, 2.0])[2])(3.0) == 2.0   # a list of a traced root and a number

@@ -1,7 +1,7 @@
 """Products and polynomials: ``cross``, ``kron``, ``convolve``, ``correlate`` and ``polyval``, composed from
 multiplication, ``matmul`` and the shape primitives (so they are bilinear, or polynomial, in the
-traced values, with exact derivatives of every order); ``polyfit`` by ``lstsq`` and ``roots`` by
-``linalg.eigvals``, as NumPy computes them.
+traced values, with exact derivatives of every order); ``polyfit`` by ``lstsq``, ``roots`` by
+``linalg.eigvals`` and ``poly`` by convolutions, as NumPy computes them.
 
 >>> import duals
 >>> duals.grad(lambda c: np.polyval(c, 2.0))(np.array([1.0, 0.0, 0.0])).tolist()
@@ -401,3 +401,36 @@ def roots(p):
     if appended:
         found = concatenate([found, np.zeros(appended, innermost(found).dtype)])
     return found
+
+
+@export()
+def poly(seq_of_zeros):
+    """poly(seq_of_zeros): the coefficients of the monic polynomial with these roots, highest
+    power first (of a square matrix: its characteristic polynomial, by ``linalg.eigvals``), as
+    NumPy computes them: one convolution with ``[1, -r]`` per root; real when the roots come in
+    conjugate pairs (NumPy's test, on their values).
+
+    >>> poly(np.array([1.0, 2.0])).tolist()
+    [1.0, -3.0, 2.0]
+    """
+    if not _traced(*(seq_of_zeros if isinstance(seq_of_zeros, (list, tuple)) else [seq_of_zeros])):
+        return np.poly(seq_of_zeros)
+    zeros = list_as_array(seq_of_zeros)
+    if ndim(zeros) == 0:
+        zeros = reshape(zeros, (1,))
+    s = shape(zeros)
+    if len(s) == 2 and s[0] == s[1] and s[0] != 0:
+        from .eigen import eigvals
+        zeros = eigvals(zeros)
+    elif len(s) != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    if shape(zeros)[0] == 0:
+        return 1.0
+    from .complex_parts import real
+    a = np.ones(1, np.result_type(innermost(zeros).dtype, float))
+    for k in range(shape(zeros)[0]):
+        a = convolve(a, stack([np.ones((), a.dtype), -getitem(zeros, k)]), mode="full")
+    values = np.asarray(innermost(zeros))
+    if np.iscomplexobj(values) and np.all(np.sort(values) == np.sort(values.conjugate())):
+        a = real(a)
+    return a
