@@ -35,6 +35,7 @@ from .ops import sorting as _sorting  # noqa: F401
 from .ops import nan_order as _nan_order  # noqa: F401
 from .ops import calculus as _calculus  # noqa: F401
 from .ops import products as _products  # noqa: F401
+from .ops import polynomials as _polynomials  # noqa: F401
 from .ops import statistics as _statistics  # noqa: F401
 from .ops import histograms as _histograms  # noqa: F401
 from .ops import ufuncs as _ufuncs  # noqa: F401

@@ -1,6 +1,6 @@
 """Derivative cases for ``duals/ops/calculus.py``, ``products.py``, ``statistics.py`` and
 ``ufuncs.py``: ``diff``, ``gradient``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
-``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, ``roots``, ``poly``, the NaN-ignoring reductions and
+``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, ``roots``, ``poly``, ``polyadd``/``polysub``/``polyder``/``polyint``, the NaN-ignoring reductions and
 order statistics, ``fmax``/``fmin``, ``heaviside``, ``sinc``, the angle conversions,
 ``nan_to_num``, ``frexp``/``ldexp``, ``modf``, ``divmod``, ``histogram``, ``bincount``, ``where=`` of the reductions and the ufunc methods ``logaddexp.reduce`` and
 ``multiply.accumulate``, called as plain NumPy.
@@ -91,6 +91,11 @@ CASES = [
          ((4,),), ("eigvals",)),
     Case("poly-of-roots", lambda r: np.poly(r), ((4,),), ("convolve", "stack")),
     Case("poly-of-a-matrix", lambda a: np.poly(a), ((3, 3),), ("eigvals", "convolve")),
+    Case("polyder-twice", lambda p: np.polyder(p * p, 2), ((5,),), ("mul",)),
+    # a traced integration constant: NumPy looks for traced values in p only, so dnp.polyint
+    Case("polyint-traced-constants", lambda p: dnp.polyint(p, 2, k=p[:2] ** 2), ((4,),), ("concatenate",)),
+    Case("polyadd-polysub-lengths", lambda a, b: np.polysub(np.polyadd(a, b * b), a * a), ((2,), (4,)),
+         ("concatenate",)),
     Case("polyfit-y", lambda y: np.polyfit(np.linspace(0.0, 1.0, 6, dtype=y.dtype), y, 2), ((6,),),
          ("matmul",)),
     Case("polyfit-x-y-weights", lambda x, y, w: np.polyfit(np.sort(x) + np.arange(6, dtype=x.dtype), y, 2,
