@@ -1,6 +1,6 @@
 """Derivative cases for ``duals/ops/calculus.py``, ``products.py``, ``statistics.py`` and
 ``ufuncs.py``: ``diff``, ``gradient``, ``cumprod``, ``trapezoid``, ``polyval``, ``convolve``, ``cross``, ``kron``,
-``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, ``roots``, ``poly``, ``polyadd``/``polysub``/``polyder``/``polyint``, the NaN-ignoring reductions and
+``average``, ``ptp``, ``cov``, ``corrcoef``, ``vander``, ``polyfit``, ``roots``, ``poly``, ``polyadd``/``polysub``/``polymul``/``polyder``/``polyint``, the NaN-ignoring reductions and
 order statistics, ``fmax``/``fmin``, ``heaviside``, ``sinc``, the angle conversions,
 ``nan_to_num``, ``frexp``/``ldexp``, ``modf``, ``divmod``, ``histogram``, ``bincount``, ``where=`` of the reductions and the ufunc methods ``logaddexp.reduce`` and
 ``multiply.accumulate``, called as plain NumPy.
@@ -96,6 +96,7 @@ CASES = [
     Case("polyint-traced-constants", lambda p: dnp.polyint(p, 2, k=p[:2] ** 2), ((4,),), ("concatenate",)),
     Case("polyadd-polysub-lengths", lambda a, b: np.polysub(np.polyadd(a, b * b), a * a), ((2,), (4,)),
          ("concatenate",)),
+    Case("polymul", lambda a, b: np.polymul(a, b * b), ((3,), (2,)), ("convolve",)),
     Case("polyfit-y", lambda y: np.polyfit(np.linspace(0.0, 1.0, 6, dtype=y.dtype), y, 2), ((6,),),
          ("matmul",)),
     Case("polyfit-x-y-weights", lambda x, y, w: np.polyfit(np.sort(x) + np.arange(6, dtype=x.dtype), y, 2,

@@ -1051,3 +1051,13 @@ def test_poly_of_roots_and_of_a_matrix_is_numpys_with_the_derivatives_of_its_coe
     r = np.array([1.0, 2.0, -0.5])
     np.testing.assert_allclose(duals.jacfwd(np.poly)(r), central_differences(np.poly, (r,), 0), rtol=1e-7, atol=1e-8)
     assert duals.grad(lambda a: np.poly([a, 2.0])[2])(3.0) == 2.0   # a list of a traced root and a number
+
+
+def test_polymul_drops_plain_leading_zeros_as_numpy_and_refuses_a_traced_one():
+    # NumPy's poly1d drops leading zeros by value: a plain zero in a list goes, as in NumPy; a traced
+    # one would take its derivative with it
+    f = lambda a: dnp.polymul([0.0, a, 2.0], np.array([1.0, -1.0]))   # noqa: E731 (NumPy reads no list)
+    assert np.array_equal(duals.jvp(f, (3.0,), (1.0,))[0], f(3.0))
+    assert duals.jacfwd(f)(3.0).tolist() == [1.0, -1.0, 0.0]
+    with pytest.raises(TypeError, match=r"np\.polymul of traced coefficients whose leading one is 0"):
+        duals.jacrev(lambda p: np.polymul(p, np.array([1.0, 2.0])))(np.array([0.0, 1.0, 3.0]))

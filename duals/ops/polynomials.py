@@ -1,7 +1,7 @@
 """Polynomials: ``polyval`` (Horner's rule), ``vander`` (repeated products), ``polyfit`` (NumPy's
 column-scaled least squares), ``roots`` (the companion matrix's ``linalg.eigvals``), ``poly`` (one
-convolution per root) and the coefficient arithmetic ``polyadd``, ``polysub``, ``polyder``,
-``polyint``: each as NumPy computes it, composed from primitives, so its derivatives of every order
+convolution per root) and the coefficient arithmetic ``polyadd``, ``polysub``, ``polymul``,
+``polyder``, ``polyint``: each as NumPy computes it, composed from primitives, so its derivatives of every order
 are exact.
 
 >>> import duals
@@ -300,4 +300,32 @@ def polyint(p, m=1, k=None):
     p = _coefficients(p)
     for j in range(m):
         p = concatenate([p / np.arange(shape(p)[0], 0, -1), reshape(getitem(k, j) + 0.0 * getitem(p, 0), (1,))])
+    return p
+
+
+@export()
+def polymul(a1, a2):
+    """polymul(a1, a2): the coefficients of the product of two polynomials (a convolution), the
+    leading zeros that NumPy's ``poly1d`` drops dropped first: plain ones in a list; a traced zero
+    leading coefficient is refused (dropping it would drop its derivative).
+
+    >>> polymul(np.array([1.0, 2.0]), np.array([1.0, -1.0])).tolist()
+    [1.0, 1.0, -2.0]
+    """
+    lists = [a for a in (a1, a2) if isinstance(a, (list, tuple))]
+    if not _traced(a1, a2) and not any(_traced(*a) for a in lists):
+        return np.polymul(a1, a2)
+    return convolve(_leading_trimmed(a1), _leading_trimmed(a2))
+
+
+def _leading_trimmed(p):
+    if isinstance(p, (list, tuple)):
+        p = list(p)
+        while len(p) > 1 and _plain_zero(p[0]):
+            p.pop(0)
+    p = _coefficients(p)
+    if shape(p)[0] > 1 and isinstance(p, Tracer) and np.asarray(innermost(p))[0] == 0:
+        raise TypeError("np.polymul of traced coefficients whose leading one is 0: NumPy drops it "
+                        "(numpy.poly1d), and with it that coefficient's derivative; leave the zero "
+                        "out of the array")
     return p
