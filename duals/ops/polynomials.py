@@ -21,6 +21,11 @@ def _traced(*xs):
     return any(isinstance(x, Tracer) for x in xs)
 
 
+def _traced_within(*args):
+    """Whether an argument, or an item of a list or tuple argument, is traced."""
+    return any(_traced(*a) if isinstance(a, (list, tuple)) else _traced(a) for a in args)
+
+
 @export()
 def polyval(p, x):
     """polyval(p, x): the polynomial with coefficients ``p`` (highest power first) at ``x``, by Horner's rule.
@@ -141,7 +146,7 @@ def roots(p):
     >>> roots([1.0, -3.0, 2.0]).tolist()
     [2.0, 1.0]
     """
-    if not _traced(*(p if isinstance(p, (list, tuple)) else [p])):
+    if not _traced_within(p):
         return np.roots(p)
     appended = 0
     if isinstance(p, (list, tuple)):
@@ -192,7 +197,7 @@ def poly(seq_of_zeros):
     >>> poly(np.array([1.0, 2.0])).tolist()
     [1.0, -3.0, 2.0]
     """
-    if not _traced(*(seq_of_zeros if isinstance(seq_of_zeros, (list, tuple)) else [seq_of_zeros])):
+    if not _traced_within(seq_of_zeros):
         return np.poly(seq_of_zeros)
     zeros = list_as_array(seq_of_zeros)
     if ndim(zeros) == 0:
@@ -239,7 +244,7 @@ def polyadd(a1, a2):
     >>> polyadd(np.array([1.0, 2.0]), np.array([1.0, 0.0, 3.0])).tolist()
     [1.0, 1.0, 5.0]
     """
-    if not _traced(a1, a2) and not any(isinstance(a, (list, tuple)) and _traced(*a) for a in (a1, a2)):
+    if not _traced_within(a1, a2):
         return np.polyadd(a1, a2)
     a1, a2 = _padded_pair(a1, a2)
     return a1 + a2
@@ -252,7 +257,7 @@ def polysub(a1, a2):
     >>> polysub(np.array([1.0, 2.0]), np.array([1.0, 0.0, 3.0])).tolist()
     [-1.0, 1.0, -1.0]
     """
-    if not _traced(a1, a2) and not any(isinstance(a, (list, tuple)) and _traced(*a) for a in (a1, a2)):
+    if not _traced_within(a1, a2):
         return np.polysub(a1, a2)
     a1, a2 = _padded_pair(a1, a2)
     return a1 - a2
@@ -265,7 +270,7 @@ def polyder(p, m=1):
     >>> polyder(np.array([1.0, 2.0, 3.0])).tolist()
     [2.0, 2.0]
     """
-    if not _traced(*(p if isinstance(p, (list, tuple)) else [p])):
+    if not _traced_within(p):
         return np.polyder(p, m)
     m = int(m)
     if m < 0:
@@ -285,8 +290,7 @@ def polyint(p, m=1, k=None):
     >>> polyint(np.array([3.0, 2.0])).tolist()
     [1.5, 2.0, 0.0]
     """
-    traced = _traced(*(p if isinstance(p, (list, tuple)) else [p])) or _traced(
-        *(k if isinstance(k, (list, tuple)) else [k]))
+    traced = _traced_within(p, k)
     if not traced:
         return np.polyint(p, m, k)
     m = int(m)
@@ -312,8 +316,7 @@ def polymul(a1, a2):
     >>> polymul(np.array([1.0, 2.0]), np.array([1.0, -1.0])).tolist()
     [1.0, 1.0, -2.0]
     """
-    lists = [a for a in (a1, a2) if isinstance(a, (list, tuple))]
-    if not _traced(a1, a2) and not any(_traced(*a) for a in lists):
+    if not _traced_within(a1, a2):
         return np.polymul(a1, a2)
     return convolve(_leading_trimmed(a1), _leading_trimmed(a2))
 
