@@ -24,3 +24,16 @@ def best(fn, repeats=5):
         fn()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def per_call(fn, loops=200, repeats=5):
+    """per_call(fn, loops=200, repeats=5) -> the best time per call over ``repeats`` loops of
+    ``loops`` calls, after one untimed call."""
+    fn()
+    best_time = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(loops):
+            fn()
+        best_time = min(best_time, (time.perf_counter() - start) / loops)
+    return best_time

@@ -10,7 +10,6 @@ it). One thread, best of several loops, all in this one process.
 """
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import benchmarks._threads  # noqa: E402,F401  (one thread for BLAS and Numba, before NumPy)
@@ -19,6 +18,7 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 import duals  # noqa: E402
+from benchmarks._steady import per_call  # noqa: E402
 
 
 @numba.njit(cache=True)
@@ -36,17 +36,6 @@ def mismatch(x):
 @numba.njit(cache=True)
 def square(x):
     return x * x
-
-
-def per_call(fn, loops=200, repeats=5):
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(loops):
-            fn()
-        best = min(best, (time.perf_counter() - start) / loops)
-    return best
 
 
 def main():

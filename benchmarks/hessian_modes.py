@@ -14,6 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from benchmarks import _threads  # noqa: E402,F401  (one thread, before NumPy and Numba)
+from benchmarks._steady import per_call  # noqa: E402
 
 import argparse  # noqa: E402
 import json  # noqa: E402
@@ -99,17 +100,10 @@ MODES = ("forward over forward", "forward over reverse")
 
 def _per_call(fn, budget=0.3, repeat=5):
     """Best time per call over ``repeat`` samples, each a loop of about budget / repeat seconds."""
-    loops, t = 1, time.perf_counter()
+    t = time.perf_counter()
     fn()
     once = max(time.perf_counter() - t, 1e-7)
-    loops = max(1, int(budget / repeat / once))
-    best = np.inf
-    for _ in range(repeat):
-        t = time.perf_counter()
-        for _ in range(loops):
-            fn()
-        best = min(best, (time.perf_counter() - t) / loops)
-    return best
+    return per_call(fn, max(1, int(budget / repeat / once)), repeat)
 
 
 def child(case, mode):
