@@ -19,6 +19,7 @@ True
 """
 import contextlib
 import copy
+import ctypes
 import functools
 import random
 import sys
@@ -35,11 +36,39 @@ def _captured(python=True):
     compiled code that cannot reach them), and Numba's for this thread when Numba is imported."""
     saved = [(np.random.set_state, np.random.get_state()), (random.setstate, random.getstate())] \
         if python else []
-    helper = sys.modules.get("numba._helperlib")
-    if helper is not None:
-        for pointer in (helper.rnd_get_np_state_ptr(), helper.rnd_get_py_state_ptr()):
-            saved.append((functools.partial(helper.rnd_set_state, pointer), helper.rnd_get_state(pointer)))
+    if "numba._helperlib" in sys.modules:
+        for pointer in _numba_state_pointers():
+            saved.append((functools.partial(_set_numba_state, pointer),
+                          ctypes.string_at(pointer, _NUMBA_STATE_BYTES)))
     return saved
+
+
+class _NumbaState(ctypes.Structure):
+    """The layout of a Numba generator's state (``rnd_state_t`` in Numba's ``_random.c``)."""
+    _fields_ = [("index", ctypes.c_int), ("mt", ctypes.c_uint * 624), ("has_gauss", ctypes.c_int),
+                ("gauss", ctypes.c_double), ("is_initialized", ctypes.c_int)]
+
+
+_NUMBA_STATE_BYTES = ctypes.sizeof(_NumbaState)
+
+
+@functools.cache
+def _numba_state_getters():
+    from numba import _helperlib
+    getter = ctypes.CFUNCTYPE(ctypes.c_void_p)
+    return tuple(getter(_helperlib.c_helpers[name]) for name in ("get_np_random_state", "get_py_random_state"))
+
+
+def _numba_state_pointers():
+    """The addresses of this thread's Numba states for ``np.random`` and ``random``, seeded
+    first if they were not yet: copied whole, since Numba's own ``rnd_get_state`` drops the
+    cached second normal of ``np.random.normal`` (a pass restored by it drew other noise), and
+    an unseeded state copied back would be seeded afresh by the next pass's first draw."""
+    return [getter() for getter in _numba_state_getters()]
+
+
+def _set_numba_state(pointer, state):
+    ctypes.memmove(pointer, state, _NUMBA_STATE_BYTES)
 
 
 def _argument_states(args):

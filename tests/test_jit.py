@@ -995,6 +995,25 @@ def test_a_function_drawing_from_numbas_global_generator_sees_one_sample_in_ever
     assert next_normal() == after_one_call
 
 
+def test_every_pass_starts_from_the_cached_second_normal_numba_held_at_the_call():
+    """Numba's np.random.normal draws normals in pairs and keeps the second for the next call:
+    a derivative started after an odd number of draws must give every pass that cached normal
+    (Numba's own get_state/set_state drop it, and a second pass drew shifted noise: columns
+    16..19 of a 20-input Jacobian belonged to other samples)."""
+    x = np.linspace(-1.0, 1.0, 20)
+    normals = seeded_normals(3, 21)
+    scale = (1.0 + 0.1 * normals[1:]) ** 2
+    for transform, expected in ((duals.jacfwd, 2.0 * x * scale), (duals.grad, 2.0 * x * scale),
+                                (duals.hessian, np.diag(2.0 * scale))):
+        seeded_normals(3, 1)                     # one normal drawn, its pair cached
+        np.testing.assert_allclose(transform(noisy_energy)(x), expected, rtol=1e-12, atol=1e-15)
+        assert next_normal() == seeded_normals(3, 22)[-1]   # left where one plain call leaves it
+    from duals.random_states import _NUMBA_STATE_BYTES
+    from numba.core import cpu
+    from numba.cpython.randomimpl import rnd_state_t
+    assert _NUMBA_STATE_BYTES == rnd_state_t.get_abi_size(cpu.CPUContext(numba.core.typing.Context()).target_data)
+
+
 @njit
 def noisy_energy_drawn_by_numpy(x):
     s = 0.0
