@@ -27,8 +27,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["each_from_one_state", "Replayed", "one_state", "before_call", "own_copies", "untouched_call",
-           "random_states", "start_from", "restore"]
+__all__ = ["each_from_one_state", "from_one_state", "Replayed", "one_state", "before_call", "own_copies",
+           "untouched_call", "random_states", "start_from", "snapshot", "restore"]
 
 
 def _captured(python=True):
@@ -89,9 +89,11 @@ def _argument_states(args):
     return found
 
 
-def _snapshot(args, python=True):
-    """[(setter, state)] of the global random states and of the arrays and generators among ``args``."""
-    return _captured(python) + _argument_states(args)
+def snapshot(args, python=True):
+    """snapshot(args, python=True) -> [(setter, state)] of the global random states (NumPy's and
+    Python's only with ``python``) and of the arrays and generators among ``args``: what
+    :func:`restore` rewinds to."""
+    return _captured(python() if callable(python) else python) + _argument_states(args)
 
 
 def own_copies(value, copies=None):
@@ -148,13 +150,25 @@ def each_from_one_state(run, items, args=(), python=True):
     items = list(items)
     if len(items) < 2:
         return [run(item) for item in items]
-    saved = _snapshot(args, python() if callable(python) else python)
+    saved = snapshot(args, python)
     results = []
     for k, item in enumerate(items):
         if k:
             restore(saved)
         results.append(run(item))
     return results
+
+
+def from_one_state(*runs, args=(), python=True):
+    """from_one_state(*runs, args=(), python=True) -> ``[run() for run in runs]``, each from the
+    state the first began with (:func:`each_from_one_state`): the several calls of ``f`` that
+    make one answer (a value, then a derivative) belong to one realisation of its noise.
+
+    >>> np.random.seed(0)
+    >>> from_one_state(np.random.uniform, np.random.uniform) == [0.5488135039273248] * 2
+    True
+    """
+    return each_from_one_state(lambda run: run(), runs, args, python)
 
 
 _HELD = threading.local()
@@ -179,7 +193,7 @@ def before_call():
     if held is None:
         return
     if held[1] is None:
-        held[1] = _snapshot(held[0])
+        held[1] = snapshot(held[0])
     else:
         restore(held[1])
 

@@ -12,6 +12,7 @@ from .validation import check_float_output, check_numeric_dtype, check_real_outp
 from .holomorphic import HolomorphicReverseTrace, RealOutputs, complex_like, real_sparse, refuse_complex, require_complex
 from .ops import is_complex
 from .ops.shape import concatenate, reshape
+from .random_states import from_one_state
 from .reverse import ReverseTrace, Var, backward
 from .transformed import returns_transformed
 from . import workers as _workers
@@ -177,14 +178,19 @@ def _forward_value_and_grad(f, argnums, has_aux):
     gradient = _jit().compiled_jacfwd(f, argnums=argnums, has_aux=has_aux)
 
     def value_and_gradient(*args, **kwargs):
-        out = f(*args, **kwargs)
-        value = out[0] if has_aux else out
-        if np.ndim(value) != 0:
-            raise TypeError(f"grad: the function returned shape {np.shape(value)}; grad needs a "
-                            f"scalar output (use jacfwd or jacrev for a Jacobian)")
-        check_float_output(value, "grad")
-        check_real_output(value, "grad")
-        g = gradient(*args, **kwargs)
+        def checked_value():
+            out = f(*args, **kwargs)
+            value = out[0] if has_aux else out
+            if np.ndim(value) != 0:
+                raise TypeError(f"grad: the function returned shape {np.shape(value)}; grad needs a "
+                                f"scalar output (use jacfwd or jacrev for a Jacobian)")
+            check_float_output(value, "grad")
+            check_real_output(value, "grad")
+            return out, value
+
+        # the value and the lanes from one realisation of any noise f draws
+        (out, value), g = from_one_state(checked_value, lambda: gradient(*args, **kwargs),
+                                         args=tuple(args) + tuple(kwargs.values()))
         return ((float(value), out[1]), g[0]) if has_aux else (float(value), g)
     return value_and_gradient
 

@@ -8,6 +8,7 @@ import numpy as np
 from . import tree
 from .arguments import argnums as _argnums, is_compiled as _is_compiled
 from .ops import is_complex
+from .random_states import from_one_state
 from .transformed import returns_transformed
 from .forward_transforms import jacfwd, jvp
 from .reverse_transforms import _forward_if_refused, _value_and_grad, jacrev, value_and_grad
@@ -136,7 +137,11 @@ def value_grad_hessian(f, argnums=0):
     """
     if _is_compiled(f):  # compiled code cannot run on Python-level duals: its own two entry points
         value_and_gradient, hess = value_and_grad(f, argnums), hessian(f, argnums)
-        return lambda *args: value_and_gradient(*args) + (hess(*args),)
+
+        def compiled_vgh(*args):   # (one realisation of any noise f draws for all three)
+            (value, g), H = from_one_state(lambda: value_and_gradient(*args), lambda: hess(*args), args=args)
+            return value, g, H
+        return compiled_vgh
 
     def gradient_with_value(*args, **kwargs):
         value, g = value_and_grad(f, argnums)(*args, **kwargs)

@@ -159,7 +159,10 @@ class Workers:
         else:
             payload = _dumps(payload, self.who)
             items = [(payload, label, block) for label, block in zip(labels, blocks)]
-        results = _execute(self.spec, items, self.who, labels)
+        done = _execute(self.spec, items, self.who, labels)
+        results = [result for result, _ in done]
+        if done:   # the caller's generators left where the serial call (one plain call) leaves them
+            start_from(done[0][1])
         flat = []
         for label, block, result in zip(labels, blocks, results):
             if len(result) != len(block):
@@ -186,8 +189,9 @@ def check_untraced(args, kwargs, who):
 # ---------------------------------------------------------------- the task, on a worker
 
 def run_block(item):
-    """run_block((payload, label, block)) -> ``task(*fixed, block)`` on a worker, under the caller's
-    NumPy error modes; an exception gets a note naming the block (and travels back as it is)."""
+    """run_block((payload, label, block)) -> (``task(*fixed, block)``, the random states it left) on a
+    worker, under the caller's NumPy error modes; an exception gets a note naming the block (and
+    travels back as it is)."""
     payload, label, block = item
     travelled = isinstance(payload, bytes)
     if travelled:
@@ -203,7 +207,8 @@ def run_block(item):
     own = start_from(states)   # the caller's random states, as every serial pass starts from them
     try:
         with np.errstate(**modes):
-            return task(*fixed, block)
+            results = task(*fixed, block)
+        return results, random_states()   # (where each pass, like one plain call, left them)
     except Exception as exc:
         _add_note(exc, f"{label}: raised by this task on a worker; no partial result is returned")
         if travelled and not _round_trips(exc):

@@ -5,6 +5,7 @@ makes this file fast and each specialisation is compiled once per session. The t
 (``test_every_unary_entry_*``) iterate duals.derivatives, so a new line there is tested here.
 """
 import collections
+import cmath
 import math
 
 import numba
@@ -1012,6 +1013,85 @@ def test_every_pass_starts_from_the_cached_second_normal_numba_held_at_the_call(
     from numba.core import cpu
     from numba.cpython.randomimpl import rnd_state_t
     assert _NUMBA_STATE_BYTES == rnd_state_t.get_abi_size(cpu.CPUContext(numba.core.typing.Context()).target_data)
+
+
+@njit
+def noisy_moments(s):
+    out = np.empty(2)
+    out[0] = np.sum(s * (1.0 + 0.1 * np.random.standard_normal(s.size)) ** 2)
+    out[1] = out[0] * out[0]
+    return out
+
+
+@njit
+def noisy_phase(p):
+    z = 0.0 + 0.0j
+    for _ in range(20):
+        z = z * cmath.exp(1j * p[0] * 0.1) + p[1] * np.random.normal()
+    return (z * z.conjugate()).real
+
+
+@njit
+def noisy_step(x, p):
+    return x - p[0] * x * 0.01 + p[1] * 0.1 * np.random.standard_normal(x.size)
+
+
+@njit
+def mean_square(x, p):
+    return np.sum(x * x) / x.size
+
+
+@njit
+def noisy_loop(x, p):
+    for _ in range(30):
+        x = noisy_step(x, p)
+    return mean_square(x, p)
+
+
+def _one_realisation(call, plain):
+    """(call's result from seed 3, whether it left Numba's generator where one ``plain()`` does)."""
+    seeded_normals(3, 0)
+    plain()
+    after_one_call = next_normal()
+    seeded_normals(3, 0)
+    result = call()
+    return result, next_normal() == after_one_call
+
+
+def test_derivatives_made_of_several_calls_take_every_call_from_one_realisation_of_the_noise():
+    """Entry points that call f more than once for one answer (a look at the output, a first try
+    that falls back, a value then a derivative, a loop run then recorded by segments) gave a
+    derivative of the next realisation, or mixed two, and left the generator further on."""
+    s, p = np.array([0.2, 0.25, 0.3]), np.array([0.7, 0.3])
+    reference, _ = _one_realisation(lambda: duals.jit.compiled_hessian(noisy_moments)(s), lambda: noisy_moments(s))
+    got, left = _one_realisation(lambda: duals.hessian(noisy_moments)(s), lambda: noisy_moments(s))
+    np.testing.assert_allclose(got, reference, rtol=1e-12)      # vector output: the fallback's Hessian
+    assert left
+    reference, _ = _one_realisation(lambda: duals.jacfwd(noisy_moments)(s), lambda: noisy_moments(s))
+    got, left = _one_realisation(lambda: duals.jacobian(noisy_moments)(s), lambda: noisy_moments(s))
+    np.testing.assert_allclose(got, reference, rtol=1e-14)      # mode="auto" looks at the output first
+    assert left
+    got, left = _one_realisation(lambda: duals.sensitivity.local(noisy_moments, s), lambda: noisy_moments(s))
+    value, _ = _one_realisation(lambda: noisy_moments(s), lambda: None)
+    np.testing.assert_allclose(got.jacobian, reference, rtol=1e-14)
+    np.testing.assert_allclose(got.value, value, rtol=1e-14)
+    assert left
+    reference, _ = _one_realisation(lambda: duals.jacfwd(noisy_phase)(p), lambda: noisy_phase(p))
+    value, _ = _one_realisation(lambda: noisy_phase(p), lambda: None)
+    (v, g), left = _one_realisation(lambda: duals.value_and_grad(noisy_phase)(p), lambda: noisy_phase(p))
+    np.testing.assert_allclose(g, reference, rtol=1e-14)         # complex intermediates: forward mode
+    assert v == value and left
+    reference, _ = _one_realisation(lambda: duals.hessian(noisy_energy)(s), lambda: noisy_energy(s))
+    (v, g, H), left = _one_realisation(lambda: duals.value_grad_hessian(noisy_energy)(s), lambda: noisy_energy(s))
+    np.testing.assert_allclose(H, reference, rtol=1e-14)
+    assert v == _one_realisation(lambda: noisy_energy(s), lambda: None)[0] and left
+    x0 = np.linspace(-1.0, 1.0, 6)
+    reference, _ = _one_realisation(lambda: duals.grad(noisy_loop, argnums=(0, 1))(x0, p), lambda: noisy_loop(x0, p))
+    (v, got), left = _one_realisation(lambda: duals.jit.loop_value_and_grad(noisy_step, mean_square, 30, segment=7)(x0, p),
+                                      lambda: noisy_loop(x0, p))
+    np.testing.assert_allclose(got[0], reference[0], rtol=1e-12)  # each segment recorded on its own draws
+    np.testing.assert_allclose(got[1], reference[1], rtol=1e-12)
+    assert left
 
 
 @njit

@@ -255,6 +255,9 @@ def test_every_pass_draws_what_the_serial_passes_draw(where):
     np.random.seed(0)
     _assert_same_bits(duals.jacfwd(h.noisy_square, chunk_size=2, workers=2 if where == "processes" else map)(x),
                       expected)
+    # the caller's generator is left where one plain call leaves it, as serially: a second call
+    # differentiates the next realisation (it was left untouched, and every call drew the same noise)
+    assert np.random.normal() == np.random.RandomState(0).normal(size=9)[-1]
 
 
 def test_a_generator_argument_gives_every_pass_the_same_draws(workers):

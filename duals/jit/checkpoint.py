@@ -8,7 +8,8 @@ segments backwards, recording each one from its stored state and sweeping the st
 through it (checkpointing, as in Griewank's *revolve* with one level). The tape never holds more
 than one segment; the price is one more plain run of the loop, and the states kept are
 ``steps / segment`` copies of ``x``. The result is the same gradient as ``duals.grad`` of the
-whole loop (the same operations, recorded in another order).
+whole loop (the same operations, recorded in another order); a step that draws random numbers
+draws in each recording what it drew in the run (the generators' states are kept per segment).
 
 >>> import numba, numpy as np, duals
 >>> @numba.njit
@@ -32,7 +33,9 @@ import math
 import numba
 import numpy as np
 
+from ..random_states import restore, snapshot
 from .calling import _check_dispatcher, _input
+from .python_reach import may_reach_python
 from .errors import message_lines
 from .reverse import _Recording, _release, _thread_tape
 
@@ -80,12 +83,16 @@ def loop_value_and_grad(step, loss, steps, segment=None):
         p = _as_array(p, "p")
         starts = list(range(0, steps, segment))
         states, x = [], _state(step, x0, p, steps)
+        python = may_reach_python(step) or may_reach_python(loss)
+        noise = []   # the random states each segment began with: its recording draws what the run drew
         for start in starts:  # plain run, keeping each segment's first state
             states.append(x)
+            noise.append(snapshot((), python))
             x = _plain_run(lambda: _run(step, x, p, min(segment, steps - start)))
         tape = _thread_tape(np.float64)
         try:
             rec = _Recording(loss, [x, p], [0, 1], "loop_value_and_grad", tape)
+            end = snapshot((), python)
             values, nodes, _, _ = rec.outputs("loop_value_and_grad")
             if len(values) != 1 or np.shape(values[0]) != ():
                 raise TypeError("loop_value_and_grad: loss must return one float")
@@ -94,14 +101,16 @@ def loop_value_and_grad(step, loss, steps, segment=None):
             adj[int(nodes[0])] = 1.0
             lam, gp = rec.split(rec.sweep(adj), [x, p], [0, 1])
             gp = np.array(gp, dtype=np.float64)
-            for start, state in zip(reversed(starts), reversed(states)):
+            for start, state, drawn in zip(reversed(starts), reversed(states), reversed(noise)):
                 count = min(segment, steps - start)
+                restore(drawn)
                 rec = _Recording(_run, [step, state, p, count], [1, 2], "loop_value_and_grad", tape)
                 _, nodes, _, _ = rec.outputs("loop_value_and_grad")
                 adj = np.zeros(tape.recorded)
                 np.add.at(adj, nodes[0].ravel(), np.asarray(lam, dtype=np.float64).ravel())
                 lam, g = rec.split(rec.sweep(adj), [step, state, p, count], [1, 2])
                 gp += g
+            restore(end)   # where one plain call of the whole loop leaves them
         finally:
             _release(tape)
         lam = np.asarray(lam).astype(x0.dtype, copy=False)

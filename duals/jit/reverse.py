@@ -29,7 +29,7 @@ from .. import tree
 from ..arguments import chunk_lanes, in_dtype, is_whole_number, output, split_aux, zero_cotangent
 from ..forward import Dual
 from ..validation import check_float_output
-from ..random_states import each_from_one_state
+from ..random_states import each_from_one_state, restore, snapshot
 from .python_reach import may_reach_python
 from ._types import dual_dtype
 from .running import transformation
@@ -621,14 +621,17 @@ def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None, has_aux=F
             args = positional(f, args, kwargs, "hessian")
         args = _inputs(f, args, argnums, "hessian", known)[0]
         if not known.get("forward"):
+            # the attempt runs f (draws its noise, changes its arrays) before it can fail
+            start = snapshot(args, python=lambda: may_reach_python(f, args))
             try:
                 return reverse(*args)
             except NotScalarOutput:
-                pass
+                restore(start)
             except TypeError as exc:   # complex intermediates: forward over forward only
                 from .complex_rules import FORWARD_ONLY
                 if FORWARD_ONLY not in str(exc):
                     raise
+                restore(start)
             known["forward"] = True
         return forward(*args)
 

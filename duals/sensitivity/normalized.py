@@ -13,6 +13,7 @@ marks it; where ``p_j = 0`` (and ``f_i ≠ 0``) it is 0, the limit of ``p_j ∂f
 import numpy as np
 
 from ..arguments import is_compiled
+from ..random_states import from_one_state
 from ..transforms import jacobian as _jacobian
 from ._optional import require
 from .parameters import Parameters
@@ -52,12 +53,16 @@ def local(f, p, names=None, output_names=None, workers=None):
     if is_compiled(f) and params.is_dict:
         raise TypeError(f"{WHO}: a @numba.njit f receives p as one float array (Numba cannot "
                         f"take a dict of arrays); pass an array and label it with names=[...]")
-    value = f(params.value)
-    if isinstance(value, (list, tuple)):
-        raise TypeError(f"{WHO}: f returned a {type(value).__name__}; return a float, an array or "
-                        f"a dict of named outputs (use dnp.stack to build an array)")
-    outputs = Parameters(value, WHO, output_names, default="f")
-    blocks = _jacobian(f, workers=workers)(params.value)
+    def checked_value():
+        value = f(params.value)
+        if isinstance(value, (list, tuple)):
+            raise TypeError(f"{WHO}: f returned a {type(value).__name__}; return a float, an array or "
+                            f"a dict of named outputs (use dnp.stack to build an array)")
+        return Parameters(value, WHO, output_names, default="f")
+
+    # the value and the Jacobian from one realisation of any noise f draws
+    outputs, blocks = from_one_state(checked_value, lambda: _jacobian(f, workers=workers)(params.value),
+                                     args=(params.value,))
     rows = []
     for key, start, stop, _ in outputs.blocks:
         block = blocks[key] if outputs.is_dict else blocks
