@@ -70,8 +70,9 @@ def _recompute(g, needed, out, args, fun):
             f"checkpoint: rerunning {_name(fun)} in the backward pass gave a different value than "
             f"the first run, so something it reads but does not receive as an argument changed in "
             f"between: an array (a closure or global: pass it as an argument, or change it after "
-            f"the backward pass) or a numpy.random.Generator it draws from (draw the noise outside "
-            f"and pass it in; np.random's global state is restored for the rerun)")
+            f"the backward pass) or a numpy.random.Generator it draws from without receiving it "
+            f"(pass it as an argument: the generators among the arguments and np.random's global "
+            f"state are replayed for the rerun)")
     if not (type(y) is Var and y._trace is trace):
         return [None] * len(args)
     grads = backward([(y, g)], retain_graph=False)
@@ -127,7 +128,8 @@ def checkpoint(f):
     reads from a closure is refused (pass it as an argument), and an array it reads from a
     closure or a global must not change before the backward walk (the rerun's value is compared
     with the first run's, which catches most such changes, not every one). Draws from
-    ``np.random``'s global generator are replayed: the rerun sees the first run's noise.
+    ``np.random``'s global generator and from generators passed as arguments are replayed: the
+    rerun sees the first run's noise.
 
     >>> import numpy as np, duals
     >>> g = checkpoint(lambda x: np.sin(np.cos(x)))

@@ -71,21 +71,22 @@ def _set_numba_state(pointer, state):
     ctypes.memmove(pointer, state, _NUMBA_STATE_BYTES)
 
 
-def _argument_states(args):
-    """[(setter, state)] of the writable NumPy arrays and the generators (``np.random.Generator``,
-    ``RandomState``) among ``args``, in tuples, lists and dict values too."""
+def _argument_states(args, arrays=True):
+    """[(setter, state)] of the writable NumPy arrays (unless ``arrays`` is False) and the
+    generators (``np.random.Generator``, ``RandomState``) among ``args``, in tuples, lists and
+    dict values too."""
     found = []
     for a in args:
-        if type(a) is np.ndarray and a.flags.writeable:
+        if arrays and type(a) is np.ndarray and a.flags.writeable:
             found.append((functools.partial(np.copyto, a), a.copy()))
         elif isinstance(a, np.random.Generator):
             found.append((functools.partial(setattr, a.bit_generator, "state"), a.bit_generator.state))
         elif isinstance(a, np.random.RandomState):
             found.append((a.set_state, a.get_state()))
         elif isinstance(a, (tuple, list)):
-            found += _argument_states(a)
+            found += _argument_states(a, arrays)
         elif isinstance(a, dict):
-            found += _argument_states(a.values())
+            found += _argument_states(a.values(), arrays)
     return found
 
 
@@ -207,7 +208,9 @@ def restore(saved):
 class Replayed:
     """Replayed(fun): ``fun`` whose later calls start from the random states its first call
     began with (and leave the states as they found them): ``duals.checkpoint`` reruns a stage
-    that draws noise (dropout) in the backward walk, and must draw the same numbers.
+    that draws noise (dropout) in the backward walk, and must draw the same numbers. The
+    global generators are held, and the generators among the arguments (``np.random.Generator``,
+    ``RandomState``).
 
     >>> np.random.seed(1)
     >>> noisy = Replayed(lambda: np.random.uniform())
@@ -220,9 +223,9 @@ class Replayed:
 
     def __call__(self, *args, **kwargs):
         if self.states is None:
-            self.states = _captured()
+            self.states = _captured() + _argument_states((args, kwargs), arrays=False)
             return self.func(*args, **kwargs)
-        now = _captured()
+        now = _captured() + _argument_states((args, kwargs), arrays=False)
         restore(self.states)
         try:
             return self.func(*args, **kwargs)

@@ -7,6 +7,7 @@ import pytest
 import duals
 import duals.numpy as dnp
 from duals.testing import assert_close
+from finite_differences import central_differences
 
 
 def segment(x):
@@ -132,3 +133,24 @@ def test_a_checkpointed_stage_that_draws_from_the_global_generator_reruns_with_t
     np.random.seed(5)
     duals.grad(lambda v: np.sum(duals.checkpoint(dropout_stage)(v)))(x)
     assert np.random.uniform() == after     # the state is left where one plain call leaves it
+
+
+def test_a_checkpointed_stage_drawing_from_a_generator_argument_reruns_with_the_same_draws():
+    """An Euler-Maruyama block given its Generator: the rerun drew further on and was refused
+    with advice to pass the generator in, which it was (a user trial)."""
+    def em_block(x, p, rng):
+        for _ in range(20):
+            x = x - p[0] * x * 0.01 + p[1] * 0.1 * rng.standard_normal(x.shape)
+        return x
+
+    def run(p, block):
+        rng = np.random.default_rng(3)
+        x = np.linspace(-1.0, 1.0, 6)
+        for _ in range(5):
+            x = block(x, p, rng)
+        return np.sum(x ** 2)
+
+    p = np.array([1.5, 0.7])
+    plain = duals.grad(run)(p, lambda x, q, rng: em_block(x, q, rng))
+    np.testing.assert_allclose(duals.grad(run)(p, duals.checkpoint(em_block)), plain, rtol=1e-13)
+    np.testing.assert_allclose(plain, central_differences(lambda q: run(q, em_block), [p], 0), rtol=1e-6)
