@@ -269,6 +269,11 @@ def _conversion_cause():
         return (f"{library} converts its argument to a plain array. {use}, or pass a plain "
                 f"value (duals.stop_gradient(x)) if no derivative through it is wanted")
     line = _source_line(frame)
+    drawn = re.search(r"\.(normal|uniform|lognormal|exponential|gamma|beta|poisson|laplace|logistic|gumbel|"
+                      r"weibull|rayleigh|triangular|wald|vonmises|pareto|binomial|chisquare|standard_t|"
+                      r"standard_gamma|multivariate_normal)\(", line)
+    if drawn is not None:
+        return f".{drawn.group(1)}(...) is a random draw: {RANDOM_PARAMETERS}"
     if "array(" in line:
         return ("np.array / np.asarray of traced values makes a plain NumPy array (NumPy lets "
                 "nothing intercept it); write dnp.asarray(x, dtype=...) to convert or cast, "
@@ -288,6 +293,9 @@ def _conversion_cause():
 
 
 # what adding into entries of a plain array (stamping, assembly) is written as on traced values
+RANDOM_PARAMETERS = ("np.random's parameters must be plain numbers (a Generator's too); draw a standard "
+                     "variate and transform it: mu + sigma * np.random.normal(), lo + (hi - lo) * "
+                     "np.random.uniform(), scale * np.random.exponential()")
 SCATTER_ADD = ("to add into entries (G[i, j] += g, as stamping and assembly do) collect the "
                "indices and the values and sum them with np.bincount(np.ravel_multi_index((rows, "
                "cols), G.shape), weights=dnp.stack(values), minlength=G.size).reshape(G.shape)")

@@ -687,6 +687,11 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
     # (it named scipy.sparse.linalg.linsolve.spsolve and advised an interpolant's .derivative())
     (sparse_solve_of_traced_loads, np.array([2.0]),
      r"scipy\.sparse\.linalg\.spsolve converts .* Write np\.linalg\.solve\(A\.toarray\(\), b\)"),
+    # (it gave the generic advice of dnp.stack / dnp.array)
+    (lambda p: np.random.normal(p[0], p[1]), np.array([0.3, 0.5]),
+     r"\.normal\(\.\.\.\) is a random draw: .*mu \+ sigma \* np\.random\.normal\(\)"),
+    (lambda p: np.random.default_rng(0).exponential(p[0]), np.array([0.3]),
+     r"\.exponential\(\.\.\.\) is a random draw: .*scale \* np\.random\.exponential\(\)"),
 ])
 def test_a_traced_value_made_plain_names_the_call_that_did_it(f, x, says):
     for transform in (duals.jacfwd, duals.jacrev):

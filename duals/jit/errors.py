@@ -26,6 +26,7 @@ from numba.core import errors, types
 from numba.extending import intrinsic
 
 from .._overloads import overload, overload_attribute, overload_method
+from .._operators import RANDOM_PARAMETERS
 from ..kernels import cache_dir
 from ..ops.elementwise import stop_gradient
 from . import extras, gamma
@@ -222,9 +223,7 @@ def _stored_or_drawn(text, first, hint):
                        f"do; write out[:] = np.{name}(x), or out = np.{name}(x)")
     drawn = re.match(r"no implementation of (normal|uniform|lognormal|exponential|gamma|beta)\(.*(?:Dual|Adjoint)", first)
     if drawn is not None:
-        return (first, "np.random's parameters must be plain numbers; draw a standard variate and "
-                "transform it: mu + sigma * np.random.normal(), lo + (hi - lo) * "
-                "np.random.uniform(), scale * np.random.exponential()")
+        return first, RANDOM_PARAMETERS
     return first, hint
 
 
