@@ -111,6 +111,81 @@ def energy(x, program):
     return np.sum(y * y) + y[0] * y[-1]
 
 
+ROWS, WIDTH = 6, 4      # the array machine's registers: rows of a (ROWS, WIDTH) array
+ARRAY_OPS = ("cumsum", "sort", "clip", "where", "interp", "solve", "matmul", "roll", "gauss",
+             "maximum", "mean", "diff", "reverse", "tanh", "norm", "max", "prod", "hypot", "arctan2",
+             "eigvalsh", "convolve", "median", "outer_row", "cosh")
+ARRAY_CODE = {name: k for k, name in enumerate(ARRAY_OPS)}
+GRID = np.linspace(-3.0, 3.0, 7)
+TABLE = np.sin(GRID) + 0.3 * GRID
+MIXING = np.array([[0.9, -0.2, 0.1, 0.0], [0.3, 0.8, 0.0, -0.1], [0.0, 0.2, 1.1, 0.3], [-0.4, 0.0, 0.1, 0.7]])
+
+
+@numba.njit(cache=True)
+def run_arrays(x, program):
+    V = np.zeros((ROWS, WIDTH))
+    V[:x.shape[0]] = x
+    for k in range(program.shape[0]):
+        op, d, a, b = program[k, 0], program[k, 1], program[k, 2], program[k, 3]
+        if op == 0:
+            V[d] = np.cumsum(V[a]) / WIDTH
+        elif op == 1:
+            V[d] = np.sort(V[a] + 0.1 * V[b])
+        elif op == 2:
+            V[d] = np.clip(V[a], -0.8, 0.9)
+        elif op == 3:
+            V[d] = np.where(V[a] > 0.0, V[a], 0.1 * V[b])
+        elif op == 4:
+            V[d] = np.interp(np.tanh(V[a]) * 2.5, GRID, TABLE)
+        elif op == 5:
+            M = 3.0 * np.eye(WIDTH) + 0.1 * np.outer(V[b], V[b])
+            V[d] = np.linalg.solve(M, V[a])
+        elif op == 6:
+            V[d] = MIXING @ V[a]
+        elif op == 7:
+            V[d] = np.roll(V[a], b)
+        elif op == 8:
+            V[d] = np.exp(-V[a] ** 2)
+        elif op == 9:
+            V[d] = np.maximum(V[a], V[b])
+        elif op == 10:
+            V[d] = np.mean(V[a]) + V[b]
+        elif op == 11:
+            V[d] = np.diff(np.concatenate((V[a], V[b, :1])))
+        elif op == 12:
+            V[d] = V[a][::-1].copy()
+        elif op == 13:
+            V[d] = np.tanh(V[a] + V[b])
+        elif op == 14:
+            V[d] = np.linalg.norm(V[a]) * np.tanh(V[b])
+        elif op == 15:
+            V[d] = np.max(V[a]) - V[b]
+        elif op == 16:
+            V[d] = V[a] * np.prod(1.0 + 0.1 * np.tanh(V[b]))
+        elif op == 17:
+            V[d] = np.hypot(V[a], V[b] + 2.0)
+        elif op == 18:
+            V[d] = np.arctan2(V[a], 1.5 + V[b] ** 2)
+        elif op == 19:
+            S = np.outer(V[a], V[a]) + np.diag(np.arange(WIDTH) + V[b])
+            V[d] = np.linalg.eigvalsh(S) / WIDTH
+        elif op == 20:
+            V[d] = np.convolve(V[a], np.array([0.25, 0.5, 0.25]))[1:WIDTH + 1]
+        elif op == 21:
+            V[d] = np.median(V[a]) * V[b]
+        elif op == 22:
+            V[d] += 0.5 * V[a] * V[b, b % WIDTH]
+        else:
+            V[d] = np.cosh(0.5 * V[a]) - 1.0
+    return V[ROWS - 2:]
+
+
+@numba.njit(cache=True)
+def energy_arrays(x, program):
+    Y = run_arrays(x, program)
+    return np.sum(Y * Y) + np.sum(Y[0] * Y[1])
+
+
 @st.composite
 def examples(draw):
     n = draw(st.integers(1, 14))
@@ -122,8 +197,19 @@ def examples(draw):
     return x, program
 
 
-def _described(program):
-    return "; ".join(f"{OPS[op]} -> v{d} (v{a}, v{b})" for op, d, a, b in program)
+@st.composite
+def array_examples(draw):
+    n = draw(st.integers(1, 10))
+    program = np.array([[ARRAY_CODE[draw(st.sampled_from(ARRAY_OPS))], draw(st.integers(0, ROWS - 1)),
+                         draw(st.integers(0, ROWS - 1)), draw(st.integers(0, ROWS - 1))]
+                        for _ in range(n)], dtype=np.int64).reshape(n, 4)
+    seed = draw(st.integers(0, 2 ** 16))
+    x = np.random.default_rng(seed).uniform(-1.5, 1.5, (2, WIDTH))
+    return x, program
+
+
+def _described(program, names=OPS):
+    return "; ".join(f"{names[op]} -> v{d} (v{a}, v{b})" for op, d, a, b in program)
 
 
 def _central(f, x, h):
@@ -198,3 +284,28 @@ def test_the_register_machine_runs_every_instruction():
     assert differences is not None
     np.testing.assert_allclose(forward, differences, rtol=1e-5, atol=1e-7)
     assert math.isfinite(energy(x, program))
+
+
+@settings(PROFILE)
+@given(array_examples(), st.integers(0, 2 ** 16))
+def test_random_compiled_array_programs_agree_in_every_mode_and_with_finite_differences(example, seed):
+    """NumPy functions inside compiled code, composed at random on rows of a register array."""
+    x, program = example
+    note(_described(program, ARRAY_OPS))
+    Y = run_arrays(x, program)
+    assert np.all(np.isfinite(Y))
+    forward = duals.jacfwd(run_arrays)(x, program)           # 8 lanes
+    reverse = duals.jacrev(run_arrays)(x, program)
+    scale = float(np.max(np.abs(forward), initial=1.0))
+    _close(reverse, forward, scale)
+    weights = 2.0 * Y + Y[::-1]
+    _close(duals.grad(energy_arrays)(x, program), np.tensordot(weights, forward, axes=2), scale)
+    v = np.random.default_rng(seed).standard_normal(x.shape)
+    gradient = duals.grad(energy_arrays)
+    product = duals.hvp(energy_arrays, x, v, program)
+    differences = _smooth_differences(lambda z: run_arrays(z.reshape(x.shape), program).ravel(), x.ravel())
+    if differences is not None:
+        np.testing.assert_allclose(forward.reshape(differences.shape), differences, rtol=1e-5, atol=1e-6 * scale)
+        step = 1e-5
+        along = (gradient(x + step * v, program) - gradient(x - step * v, program)) / (2 * step)
+        np.testing.assert_allclose(product, along, rtol=1e-4, atol=1e-5 * max(1.0, float(np.max(np.abs(along)))))
