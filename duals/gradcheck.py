@@ -23,6 +23,8 @@ def gradcheck(f, *args, eps=None, atol=None, rtol=None):
     or a tuple/list/dict of arrays, and an argument may be one too (a dict of parameters).
     Integer arguments are refused: close over them. Complex
     arguments and outputs are checked as pairs of real numbers (``duals.testing.as_real_map``).
+    A function that draws noise is checked for one realisation: every evaluation (each mode,
+    each difference) starts from the random states the first began with.
 
     >>> import numpy as np
     >>> gradcheck(lambda x, y: np.sin(x) * y, np.array([0.1, 0.5]), 2.0)

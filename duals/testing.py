@@ -11,6 +11,7 @@ import numpy as np
 
 from . import second_order, transforms, tree
 from .arguments import is_compiled
+from .random_states import before_call, one_state
 
 __all__ = ["check_grads", "numerical_jacobian", "assert_close", "worst_entry", "GradcheckError"]
 
@@ -51,7 +52,9 @@ def numerical_jacobian(f, args, argnum, eps=None, dtype=np.float64):
         plus, minus = x.copy(), x.copy()
         plus.flat[k] += step
         minus.flat[k] -= step
+        before_call()   # (inside check_grads: every evaluation from one realisation of any noise)
         hi = _as_float64(f(*(args[:argnum] + [plus] + args[argnum + 1:])))
+        before_call()
         lo = _as_float64(f(*(args[:argnum] + [minus] + args[argnum + 1:])))
         columns.append((hi - lo) / (float(plus.flat[k]) - float(minus.flat[k])))
     out_shape = columns[0].shape if columns else np.shape(f(*args))
@@ -122,10 +125,26 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, ep
     """
     if not args:
         raise TypeError(f"{who}: give at least one argument to differentiate at")
+    # every call of f (each mode, each difference) starts from the random states and argument
+    # arrays the first began with: a function that draws noise is checked for one realisation
+    with one_state(args):
+        return _check_grads(f if is_compiled(f) else _announced(f), args, order, modes, atol, rtol, eps, who)
+
+
+def _announced(f):
+    """``f`` announcing each call to :func:`duals.random_states.one_state` (compiled code's
+    derivatives announce their own calls, and a wrapper would hide the dispatcher)."""
+    def call(*args, **kwargs):
+        before_call()
+        return f(*args, **kwargs)
+    return call
+
+
+def _check_grads(f, args, order, modes, atol, rtol, eps, who):
     if any(isinstance(a, (tuple, list, dict)) for a in args):   # containers: leaf by leaf
         leaves, treedef = tree.flatten(list(args))
-        return check_grads(lambda *flat: f(*tree.unflatten(treedef, list(flat))), tuple(leaves),
-                           order, modes, atol, rtol, eps, who)
+        return _check_grads(lambda *flat: f(*tree.unflatten(treedef, list(flat))), tuple(leaves),
+                            order, modes, atol, rtol, eps, who)
     if _any_complex(f, args):
         f, args = as_real_map(f, args)
     for m in modes:
@@ -138,6 +157,7 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, ep
     first_atol = d_atol if atol is None else float(atol)
     first_rtol = d_rtol if rtol is None else float(rtol)
     ad_tol = float(np.sqrt(np.finfo(low).eps))
+    before_call()
     leaves, treedef = tree.flatten(f(*args))
     for k, y in enumerate(leaves):
         if np.asarray(y).dtype.kind not in "fiu":
@@ -205,6 +225,7 @@ def _checked_input(a, i, who):
 def _any_complex(f, args):
     if any(np.iscomplexobj(a) and not hasattr(a, "_trace") for a in args):
         return True
+    before_call()
     leaves = tree.flatten(f(*args))[0]
     return any(np.iscomplexobj(y) for y in leaves)
 
@@ -338,8 +359,10 @@ def _kinks(f, args, i, eps, dtype, atol, rtol, central):
     def value(k, delta):
         moved = x.copy()
         moved.reshape(-1)[k] += delta
+        before_call()
         return np.asarray(f(*(args[:i] + [moved] + args[i + 1:])), dtype=np.float64)
 
+    before_call()
     center = np.asarray(f(*args), dtype=np.float64)
     tiny = np.finfo(dtype).eps
     worst = None

@@ -1,4 +1,5 @@
 """duals.gradcheck: jacfwd, jacrev and finite differences compared; clear failures."""
+import numba
 import numpy as np
 import pytest
 
@@ -132,3 +133,23 @@ def test_a_numba_dispatcher_is_checked_in_compiled_mode_to_second_order():
         check_grads(field, (x,), order=2)
     with pytest.raises(TypeError, match="second order at most"):
         check_grads(log_density, (x, 1.5), order=3)
+
+
+@numba.njit
+def _noisy_energy_compiled(x):
+    return np.sum(x ** 2 * (1.0 + 0.1 * np.random.standard_normal(x.size)))
+
+
+def test_a_function_that_draws_noise_is_checked_for_one_realisation():
+    """Every evaluation gradcheck makes starts from one random state: each finite difference drew
+    other noise and the check reported 'f is not differentiable at this point'."""
+    def noisy_energy(x):
+        return np.sum(x ** 2 * (1.0 + 0.1 * np.random.normal(size=x.shape)))
+
+    x = np.linspace(0.1, 1.0, 5)
+    np.random.seed(0)
+    assert duals.gradcheck(noisy_energy, x)
+    from duals.testing import check_grads
+    assert check_grads(noisy_energy, (x,), order=2)
+    assert duals.gradcheck(_noisy_energy_compiled, x)
+    assert check_grads(_noisy_energy_compiled, (x,), order=2)
