@@ -250,6 +250,34 @@ def test_an_input_array_changed_in_place_is_differentiated_on_a_copy():
     np.testing.assert_array_equal(state, np.ones(2))  # the caller's array is not written
 
 
+@numba.njit
+def _oscillator_rhs(x, p):
+    out = np.empty(2)
+    out[0] = x[1]
+    out[1] = -p[0] * x[0]
+    return out
+
+
+@numba.njit
+def _euler_in_place(x, p, n):
+    for _ in range(n):
+        x += 0.1 * _oscillator_rhs(x, p)
+    return x
+
+
+def test_a_state_updated_in_place_is_promoted_whichever_argument_was_differentiated_first():
+    """d/dx first made the promoting copy (for the helper's buffer) the function's way; d/dp
+    then stores duals into the plain state x, which only promoting x serves: it raised (a user
+    trial; in a fresh process d/dp alone worked)."""
+    x, p = np.array([1.0, 0.0]), np.array([4.0])
+    by_state = duals.jacfwd(_euler_in_place, argnums=0)(x.copy(), p, 3)
+    by_parameter = duals.jacfwd(_euler_in_place, argnums=1)(x.copy(), p, 3)
+    np.testing.assert_allclose(by_parameter, central_differences(lambda q: _euler_in_place(x.copy(), q, 3), [p], 0),
+                               rtol=1e-8)
+    np.testing.assert_allclose(duals.jacfwd(_euler_in_place, argnums=0)(x.copy(), p, 3), by_state, rtol=1e-15)
+    np.testing.assert_allclose(duals.jacrev(_euler_in_place, argnums=1)(x.copy(), p, 3), by_parameter, rtol=1e-12)
+
+
 def test_a_dual_stored_into_an_array_from_linspace_gets_advice_that_applies():
     @numba.njit
     def profile(k, n):

@@ -208,7 +208,9 @@ def _promoting_call(f, args, who):
         except np.exceptions.DTypePromotionError as exc:   # raised by typing, not a NumbaError
             raise _no_common_dtype(exc, who) from None
         except nb_errors.NumbaError as exc:  # compiling failed (errors inside the code pass through)
-            if mode is True or not any(_is_float_array(a) for a in args):
+            # (also when the copy served before: with other arguments differentiated, a plain
+            # array the code stores into may be one it was given, which only promotion serves)
+            if not any(_is_float_array(a) for a in args):
                 _uncompiled(f, args, exc, who)
             first = exc
     try:  # a plain array argument rebound to hold duals (x = x0, then x = step(x, p)): promote it
