@@ -55,9 +55,12 @@ def _reaches(dispatcher, seen):
     if id(dispatcher) in seen:
         return False
     seen.add(id(dispatcher))
-    if dispatcher.targetoptions.get("forceobj") or not dispatcher.targetoptions.get("nopython", True):
+    options = getattr(dispatcher, "targetoptions", None)
+    py = getattr(dispatcher, "py_func", None)
+    if py is None or options is None:   # (a @vectorize function: not looked into)
         return True
-    py = dispatcher.py_func
+    if options.get("forceobj") or not options.get("nopython", True):
+        return True
     names = py.__globals__
     for code in _codes(py.__code__):
         for name in code.co_names:
