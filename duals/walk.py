@@ -15,7 +15,7 @@ import numpy as np
 from . import core as _core
 from . import cotangents as _cotangents
 from .cotangents import OWNED, SHARED, Cotangents, Scaled
-from .ops import all_of_copies, innermost, is_complex
+from .ops import all_of_copies, is_complex, shape_of
 from .ops import fused_groups
 from .ops.fused_vjp import RULES, SCALAR_RULES
 from .reverse import Node, takes_marks as _takes_marks
@@ -275,4 +275,5 @@ def _union(a, b):
 
 def _reduced(mask, out, arg):
     """The entries of ``arg`` all of whose broadcast copies in ``out`` are marked in ``mask``."""
-    return all_of_copies(mask, np.shape(innermost(out)), np.shape(innermost(arg)))
+    return all_of_copies(mask, shape_of(out), shape_of(arg))   # (shapes only: reading a value would
+    # tell a sparsity detection running this walk that its pattern was decided by values)

@@ -231,6 +231,25 @@ def test_hessian_pattern_is_the_pattern_of_the_gradient():
     assert not S.depends_on_values
 
 
+def test_a_hessian_pattern_through_slices_of_slices_is_structural():
+    """The gradient's walk read a value to learn a shape (the marks of structurally zero
+    cotangents through a slice), which told the detection its pattern was decided by values:
+    hessian(sparsity='auto') of a collocation Lagrangian detected again at every call (a user
+    trial; the sparse Hessian was slower than the dense one)."""
+    def lagrangian(z, lam):
+        X = z.reshape(-1, 2)
+        F = np.stack([X[:, 1], -np.sin(X[:, 0])], axis=1)
+        defects = X[1:] - X[:-1] - 0.05 * (F[1:] + F[:-1])
+        return np.dot(lam, np.sin(defects).ravel())
+
+    z, lam = np.linspace(0.0, 1.0, 12), np.linspace(1.0, 2.0, 10)
+    assert not duals.sparsity(lambda x: np.sum(np.sin((x[1:] * 3.0)[:2])), z, hessian=True).depends_on_values
+    S = duals.sparsity(lagrangian, z, lam, hessian=True)
+    assert not S.depends_on_values
+    H = duals.hessian(lagrangian)(z, lam)
+    assert np.array_equal(S.pattern.toarray(), H != 0)
+
+
 def test_detection_costs_a_few_evaluations_not_one_per_input():
     calls = []
 
