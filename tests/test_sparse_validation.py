@@ -1,4 +1,5 @@
 """The user's sparsity patterns are checked, and bad input gets an error that says what to do."""
+import numba
 import numpy as np
 import pytest
 import scipy.sparse
@@ -19,6 +20,34 @@ def test_a_pattern_missing_a_nonzero_raises_and_names_entries():
     for jac, where in ((duals.jacfwd, "rows"), (duals.jacrev, "columns")):
         with pytest.raises(ValueError, match=rf"misses entries .* \(in {where} .*\(0, 0\)"):
             jac(chain, sparsity=lacking)(X)
+
+
+@numba.njit(cache=True)
+def _chain_compiled(x):
+    return x[1:] * x[:-1]
+
+
+@numba.njit(cache=True)
+def _block_solves(x):
+    out = np.empty(x.size)
+    for k in range(0, x.size, 2):
+        M = np.empty((2, 2))
+        M[0, 0], M[0, 1], M[1, 0], M[1, 1] = 2.0 + x[k] ** 2, 0.3, 0.3, 1.0
+        r = np.linalg.solve(M, x[k:k + 2])
+        out[k], out[k + 1] = r[0], r[1]
+    return out
+
+
+def test_a_compiled_functions_missing_entries_are_named_and_auto_advised_only_where_it_runs():
+    """Compiled code got no entries named, and sparsity='auto' was advised also for code that
+    detection cannot run (np.linalg.solve), where following it raised (a user trial)."""
+    with pytest.raises(ValueError, match=r"misses entries .* e\.g\. \[\(0, 1\), .*pass sparsity='auto'"):
+        duals.jacfwd(_chain_compiled, sparsity=np.eye(4, 5, dtype=bool))(X)
+    x = np.linspace(0.1, 1.0, 6)
+    with pytest.raises(ValueError, match=r"misses entries .*sparsity detection cannot run this function, "
+                                         r"so sparsity='auto' cannot either") as caught:
+        duals.jacfwd(_block_solves, sparsity=np.eye(6, dtype=bool))(x)
+    assert "pass sparsity='auto'" not in str(caught.value)
 
 
 def test_a_missing_entry_shared_with_a_column_of_its_colour_is_caught():

@@ -287,11 +287,16 @@ def _explain(f, args, argnum, kwargs, S, kind, has_aux=False):
               "entry that can be non-zero")
 
     def explain(bad):
-        if is_compiled(f):
-            return advice
         try:
-            here = (_hessian_pattern(f, args, argnum, kwargs, S.order) if kind == "hessian"
-                    else _jacobian_pattern(f, args, argnum, kwargs, has_aux, S.order))
+            if is_compiled(f):
+                from .compiled import compiled_pattern
+                here = compiled_pattern(f, args, argnum, kind == "hessian", S.order)
+            else:
+                here = (_hessian_pattern(f, args, argnum, kwargs, S.order) if kind == "hessian"
+                        else _jacobian_pattern(f, args, argnum, kwargs, has_aux, S.order))
+        except NotImplementedError:   # detection cannot run this code: 'auto' is no way out
+            return ("pass a pattern that holds every entry that can be non-zero (sparsity "
+                    "detection cannot run this function, so sparsity='auto' cannot either)")
         except Exception:   # noqa: BLE001 - the explanation must not hide the error it explains
             return advice
         if here.shape != S.shape:
