@@ -32,6 +32,30 @@ class Transformed:
     def __call__(self, *args, **kwargs):
         return self._call(*args, **kwargs)
 
+    def compile(self, *args, **kwargs):
+        """compile(*args, **kwargs) -> the call's result, with the compiled driver for this layout of
+        arguments made now: for a loop of thousands of calls of a derivative of a Numba dispatcher.
+
+        ``jvp``, ``jacfwd`` (one pass of at most 16 directions), ``grad`` and ``value_and_grad`` of
+        a dispatcher then run as one compiled call each (a few µs of Python instead of 15-40 µs).
+        Without it a layout gets its driver once the calls made without it would have paid for
+        its compilation (seconds: about 170,000 forward calls), so a loop of 5,000 never does.
+        The function runs twice (the second time by the driver), from one state of any random
+        generators and argument arrays, left where one call leaves them. Elsewhere (Python
+        functions, layouts a driver cannot serve) it is the call.
+
+        >>> import numba, numpy as np, duals
+        >>> J = duals.jacfwd(numba.njit(lambda x: x * x))
+        >>> J.compile(np.array([1.0, 2.0])).tolist()
+        [[2.0, 0.0], [0.0, 4.0]]
+        """
+        from .jit.driver import drivers_now
+        from .random_states import from_one_state
+        with drivers_now():
+            _, result = from_one_state(lambda: self._call(*args, **kwargs), lambda: self._call(*args, **kwargs),
+                                       args=args + tuple(kwargs.values()))
+        return result
+
     def __getattr__(self, name):   # (only for names that are not there) what the call carries
         if name.startswith("__") or name in ("_call", "_made_by", "_f", "_options"):
             raise AttributeError(name)

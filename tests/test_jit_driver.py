@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import duals
+from duals import tree
 from finite_differences import central_differences
 
 CALLS = 5  # more than the warm-up calls, so the driver serves the last ones
@@ -346,3 +347,50 @@ def test_a_driver_is_built_once_its_calls_pay_for_it(monkeypatch):
     expect_pulls(reaction_rates, [0.0, y, p], [1, 2], calls_to_pay)
     pull_once(reaction_rates, [0.0, y, p], [1, 2], lam)
     assert _driver_of(reaction_rates)
+
+
+@numba.njit
+def _cart_step(x, u):
+    out = np.empty(4)
+    out[0] = x[0] + 0.01 * x[2]
+    out[1] = x[1] + 0.01 * x[3]
+    out[2] = x[2] + 0.01 * (u[0] - math.sin(x[1]) + 0.01 * np.random.normal())
+    out[3] = x[3] + 0.01 * math.cos(x[1]) * x[2]
+    return out
+
+
+@numba.njit
+def _stage_cost(x, u):
+    return np.sum(x * x) + 0.1 * u[0] ** 2 + math.sin(x[0]) * u[0]
+
+
+def test_compile_makes_the_layouts_driver_at_once_and_returns_the_call(monkeypatch):
+    """An iLQR loop of a few thousand Jacobians never paid for a driver by the ski-rental rule (a
+    user trial: 20-30 µs a call, 5 µs by the driver); .compile(*args) asks for it up front."""
+    from duals.jit import driver
+    monkeypatch.setattr(driver, "DRIVER_COMPILE_S", 1e9)   # as if the loop were short
+    x, u = np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.5])
+
+    @numba.njit
+    def seed(s):
+        np.random.seed(s)
+
+    for transform, f, argnums in ((duals.jacfwd, _cart_step, 0), (duals.jacfwd, _cart_step, (0, 1)),
+                                  (duals.grad, _stage_cost, 0), (duals.value_and_grad, _stage_cost, (0, 1))):
+        f.__dict__.pop("_duals_hot", None)
+        general = transform(f, argnums=argnums)
+        seed(3)
+        expected = general(x, u)
+        after_one_call = _cart_step(x, u)
+        seed(3)
+        compiled = transform(f, argnums=argnums)
+        got = compiled.compile(x, u)
+        assert _driver_of(f)
+        np.testing.assert_array_equal(_cart_step(x, u), after_one_call)   # the noise of one call drawn
+        for result in (got, compiled(x, u) if f is _stage_cost else got):   # (the noise moves on)
+            leaves, expected_leaves = tree.flatten(result)[0], tree.flatten(expected)[0]
+            assert len(leaves) == len(expected_leaves)
+            for a, b in zip(leaves, expected_leaves):
+                np.testing.assert_array_equal(a, b)
+    python = duals.jacfwd(lambda v: v * v)
+    np.testing.assert_array_equal(python.compile(x), np.diag(2 * x))   # Python code: the call

@@ -29,6 +29,9 @@ hold duals keep the general path.
 >>> drive(3.0, 2.0, 1.0)
 (18.0, 12.0)
 """
+import contextlib
+import threading
+
 import numba
 import numpy as np
 from numba.core import errors, types
@@ -39,7 +42,7 @@ from ._types import make
 from .lanes import as_lanes
 from .parts import _base_dtype, join_scalar
 
-__all__ = ["jvp_driver", "jacfwd_driver", "Hot", "hot", "drivable", "plain_arguments"]
+__all__ = ["jvp_driver", "jacfwd_driver", "Hot", "hot", "drivable", "plain_arguments", "drivers_now"]
 
 WARM_CALLS = 2               # general-path calls before a layout may get its driver
 DRIVER_COMPILE_S = 2.5       # what a driver's compilation costs, in seconds (see above)
@@ -79,7 +82,7 @@ class Hot:
             return
         self.calls += 1
         self.saved += saving
-        if self.calls < WARM_CALLS or self.saved < DRIVER_COMPILE_S:
+        if not getattr(_NOW, "on", False) and (self.calls < WARM_CALLS or self.saved < DRIVER_COMPILE_S):
             return
         if not suits:
             self.calls = None
@@ -98,6 +101,21 @@ class Hot:
             if self.refusals >= MOST_REFUSALS:
                 self.driver, self.calls = None, None
             return None
+
+
+_NOW = threading.local()
+
+
+@contextlib.contextmanager
+def drivers_now():
+    """with drivers_now(): a layout's driver is made at its first general-path call, whatever the
+    calls so far would have saved (``Transformed.compile``: the caller knows a long loop comes)."""
+    before = getattr(_NOW, "on", False)
+    _NOW.on = True
+    try:
+        yield
+    finally:
+        _NOW.on = before
 
 
 def hot(f, key):
