@@ -36,7 +36,7 @@ class Transformed:
         """compile(*args, **kwargs) -> the call's result, with the compiled driver for this layout of
         arguments made now: for a loop of thousands of calls of a derivative of a Numba dispatcher.
 
-        ``jvp``, ``jacfwd`` (one pass of at most 16 directions), ``grad`` and ``value_and_grad`` of
+        ``jacfwd`` (one pass of at most 16 directions), ``grad`` and ``value_and_grad`` of
         a dispatcher then run as one compiled call each (a few µs of Python instead of 15-40 µs).
         Without it a layout gets its driver once the calls made without it would have paid for
         its compilation (seconds: about 170,000 forward calls), so a loop of 5,000 never does.
