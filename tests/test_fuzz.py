@@ -175,3 +175,40 @@ def test_random_compositions_satisfy_the_adjoint_identity(program, seed):
     lhs = float(np.sum(u * jv))
     rhs = float(sum(np.sum(a * b) for a, b in zip(jtu, vs)))
     assert abs(lhs - rhs) <= 1e-10 * max(1.0, abs(lhs), abs(rhs)), (lhs, rhs)
+
+
+@settings(PROFILE)
+@given(programs(), st.integers(0, 2 ** 16))
+def test_random_compositions_nest_to_second_and_third_order_without_confusion(program, seed):
+    """The transformations composed on random programs: hessian (forward over reverse) against
+    reverse over forward, forward over forward and differences of the gradient; a third-order
+    directional derivative against differences of hvp."""
+    inputs, steps = program
+    note(f"program: {[s[0] for s in steps]} on shapes {[np.shape(x) for x in inputs]}")
+    f = _build(steps)
+    x = inputs[0]
+    if len(inputs) > 1:
+        rest = inputs[1:]
+
+        def energy(z):
+            return dnp.sum(dnp.sin(f(z, *rest)))
+    else:
+        def energy(z):
+            return dnp.sum(dnp.sin(f(z)))
+    H = np.asarray(duals.hessian(energy)(x))
+    size = int(np.size(x))
+    flat = H.reshape(size, size)
+    for other in (duals.jacrev(duals.jacfwd(energy)), duals.jacfwd(duals.jacfwd(energy))):
+        np.testing.assert_allclose(np.asarray(other(x)).reshape(size, size), flat, rtol=1e-9,
+                                   atol=1e-11 * max(1.0, float(np.max(np.abs(flat)))))
+    np.testing.assert_allclose(flat, flat.T, rtol=1e-9, atol=1e-11 * max(1.0, float(np.max(np.abs(flat)))))
+    gradient = duals.grad(energy)
+    h = 1e-5 * max(1.0, float(np.max(np.abs(x))))
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal(np.shape(x))
+    along = (np.asarray(gradient(x + h * v)) - np.asarray(gradient(x - h * v))) / (2 * h)
+    np.testing.assert_allclose(np.asarray(duals.hvp(energy, x, v)), along, rtol=1e-4,
+                               atol=1e-6 * max(1.0, float(np.max(np.abs(along)))))
+    third = duals.jvp(lambda z: duals.hvp(energy, z, v), (x,), (v,))[1]     # D³f[v, v, ·]
+    along3 = (np.asarray(duals.hvp(energy, x + h * v, v)) - np.asarray(duals.hvp(energy, x - h * v, v))) / (2 * h)
+    np.testing.assert_allclose(np.asarray(third), along3, rtol=1e-4, atol=1e-5 * max(1.0, float(np.max(np.abs(along3)))))
