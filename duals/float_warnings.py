@@ -103,15 +103,20 @@ def _report(error, flag):
     """NumPy's callback: the warning NumPy would give, at the user's line, naming the rule."""
     innermost = sys._getframe(1)
     where = _rule_of(innermost)
-    message = f"{error} encountered" + (f" in {where}" if where else "")
-    frame = _user_frame(innermost)
+    warn_at_user_line(f"{error} encountered" + (f" in {where}" if where else ""), innermost)
+
+
+def warn_at_user_line(message, frame=None, category=RuntimeWarning):
+    """warn_at_user_line(message, frame=None, category=RuntimeWarning): the warning at the first
+    frame outside duals and NumPy (from ``frame``, or the caller's, outwards)."""
+    frame = _user_frame(frame if frame is not None else sys._getframe(1))
     if frame is None:
-        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        warnings.warn(message, category, stacklevel=2)
         return
     namespace = frame.f_globals
     # as warnings.warn does, but without module_globals: asking the module's loader for its
     # source fails for code that has none on disk (python -c); the line is read from the file
-    warnings.warn_explicit(message, RuntimeWarning, frame.f_code.co_filename, frame.f_lineno,
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
                            module=namespace.get("__name__", "<string>"),
                            registry=namespace.setdefault("__warningregistry__", {}))
 

@@ -3,6 +3,8 @@ import numpy as np
 import pytest
 
 import duals
+import duals.numpy as dnp
+from finite_differences import central_differences
 
 
 def test_eigenvector_derivative_at_a_repeated_eigenvalue_raises_naming_the_gap():
@@ -112,7 +114,8 @@ def test_eigenvectors_keep_numpys_normalisation_to_first_order():
 
 
 def test_repeated_eigenvalues_and_equal_largest_entries_raise_naming_the_way_out():
-    with pytest.raises(np.linalg.LinAlgError, match="eigvals: a repeated eigenvalue.*np.trace"):
+    with pytest.raises(np.linalg.LinAlgError, match=r"eigvals: eigenvalues 0, 1 and 2 \(in NumPy's order\) "
+                                                    r"are repeated .*uses them.*np\.trace"):
         duals.grad(lambda A: np.sum(np.linalg.eigvals(A)))(np.eye(3))
     with pytest.raises(np.linalg.LinAlgError, match="eig: the eigenvectors have no derivative"):
         duals.jacfwd(lambda A: np.linalg.eig(A)[1])(np.diag([1.0, 1.0, 2.0]))
@@ -121,3 +124,70 @@ def test_repeated_eigenvalues_and_equal_largest_entries_raise_naming_the_way_out
         duals.jacrev(lambda A: np.real(np.linalg.eig(A)[1]))(rotation)
     np.testing.assert_allclose(duals.jacfwd(lambda A: np.linalg.eigvals(A).imag)(rotation)[0],
                                [[0.0, 0.5], [-0.5, 0.0]], atol=1e-15)   # the values stay differentiable
+
+
+def leslie(theta):
+    """A Leslie matrix of 5 age classes whose last two do not reproduce: 0 is a double eigenvalue
+    (a Jordan block: the matrix is defective), the Perron root simple."""
+    f1, f2, f3, s1, s2, s3, s4 = theta
+    A = np.diag(dnp.stack([s1, s2, s3, s4]), k=-1)
+    return A + np.outer(np.eye(5)[0], dnp.stack([f1, f2, f3, 0.0 * f1, 0.0 * f1]))
+
+
+def perron_sensitivity(A):
+    """∂λ/∂A = v wᵀ / (v · w), the left and right eigenvectors of the dominant eigenvalue."""
+    values, right = np.linalg.eig(A)
+    k = np.argmax(values.real)
+    left_values, left = np.linalg.eig(A.T)
+    v, w = left[:, np.argmin(np.abs(left_values - values[k]))].real, right[:, k].real
+    return np.outer(v, w) / (v @ w)
+
+
+def test_a_simple_eigenvalue_is_differentiated_however_the_others_coincide():
+    """Demography's dominant eigenvalue next to a repeated (even defective) zero: every mode
+    raised 'repeated eigenvalue' for the whole function (a user trial: Leslie matrices with
+    post-reproductive classes, low-rank integral projection kernels, R0 = ρ(F V⁻¹))."""
+    theta = np.array([0.5, 1.2, 0.8, 0.6, 0.7, 0.5, 0.4])
+    A = np.asarray(leslie(theta))
+    growth = lambda t: np.max(np.linalg.eigvals(leslie(t)).real)   # noqa: E731
+    expected = duals.jacfwd(leslie)(theta).reshape(25, 7).T @ perron_sensitivity(A).ravel()
+    np.testing.assert_allclose(expected, central_differences(growth, [theta], 0), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(duals.grad(growth)(theta), expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(duals.grad(lambda t: np.max(np.linalg.eig(leslie(t))[0].real))(theta),
+                               expected, rtol=1e-10, atol=1e-12)      # eig, its vectors unused
+    with pytest.warns(RuntimeWarning, match=r"eigvals: eigenvalues \d and \d \(in NumPy's order\) are "
+                                            r"repeated .*tangents are NaN.*dominant"):
+        np.testing.assert_allclose(duals.jacfwd(growth)(theta), expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(duals.grad(lambda a: np.max(np.linalg.eigvals(a).real))(A),
+                               perron_sensitivity(A), rtol=1e-10, atol=1e-12)
+    with pytest.warns(RuntimeWarning):   # all the eigenvalues: the repeated ones' rows are NaN
+        every = duals.jacfwd(lambda a: np.linalg.eigvals(a).real)(A)
+    values = np.linalg.eigvals(A)
+    repeated = np.abs(values) < 1e-8
+    assert np.isnan(every[repeated]).all() and np.isfinite(every[~repeated]).all()
+    with pytest.raises(np.linalg.LinAlgError, match="repeated .*and the function uses them"):
+        duals.jacrev(lambda a: np.linalg.eigvals(a).real)(A)
+
+
+def test_the_basic_reproduction_number_of_a_rank_one_next_generation_matrix():
+    """R0 = ρ(F V⁻¹) of an SEIIR model: F has one non-zero row, so F V⁻¹ has the eigenvalues
+    [R0, 0, 0]; R0's closed form checks every mode."""
+    def next_generation(p):
+        beta1, beta2, sigma, gamma1, gamma2, mu = p
+        F = np.outer(np.eye(3)[0], dnp.stack([0.0 * mu, beta1, beta2]))
+        V = np.diag(dnp.stack([sigma + mu, gamma1 + mu, gamma2 + mu]))
+        V = V - np.outer(np.eye(3)[1], dnp.stack([sigma, 0.0 * mu, 0.0 * mu]))
+        V = V - np.outer(np.eye(3)[2], dnp.stack([0.0 * mu, gamma1, 0.0 * mu]))
+        return F @ np.linalg.inv(V)
+
+    def closed(p):
+        beta1, beta2, sigma, gamma1, gamma2, mu = p
+        return sigma / (sigma + mu) * (beta1 + beta2 * gamma1 / (gamma2 + mu)) / (gamma1 + mu)
+
+    p = np.array([0.9, 0.4, 0.3, 0.25, 0.2, 0.02])
+    R0 = lambda q: np.max(np.abs(np.linalg.eigvals(next_generation(q))))   # noqa: E731
+    assert R0(p) == pytest.approx(closed(p), rel=1e-12)
+    expected = duals.grad(closed)(p)
+    np.testing.assert_allclose(duals.grad(R0)(p), expected, rtol=1e-10)
+    with pytest.warns(RuntimeWarning, match="repeated"):
+        np.testing.assert_allclose(duals.jacfwd(R0)(p), expected, rtol=1e-10)

@@ -15,13 +15,19 @@ eigenvalue of a real matrix real), complex otherwise. With ``E = V⁻¹ dA V``:
 * reverse mode is the transpose of those maps under the pairing ``Re Σ c t`` (docs/complex.md).
 
 ``eigvals`` takes its value from ``np.linalg.eigvals`` (NumPy's numbers, bit for bit) and its
-derivative ``diag(V⁻¹ dA V)`` from ``eig``'s vectors, matched to the eigenvalues one by one.
-Eigenvalues are holomorphic in the matrix; eigenvectors, normalised with a modulus, are not.
+derivative ``dλᵢ = ũᵢᵀ dA wᵢ`` from the right eigenvectors of ``eig(A)`` and the left ones of
+``eig(Aᵀ)`` (scaled so that ``ũᵢᵀ wᵢ = 1``), matched to the eigenvalues one by one: no inverse of
+the eigenvector matrix, which is singular when the matrix is defective. Eigenvalues are
+holomorphic in the matrix; eigenvectors, normalised with a modulus, are not.
 
 Policy: a repeated eigenvalue has no derivative (a defective matrix's eigenvalues move like
-``√ε``; a non-defective one's split in directions ``diag(E)`` does not give), so both functions
-raise ``np.linalg.LinAlgError`` naming the gap there; so does ``eig`` when an eigenvector's two
-largest entries have equal modulus (which of them LAPACK makes real is not stable).
+``√ε``; a non-defective one's split in directions ``diag(E)`` does not give), but the simple
+ones beside it have theirs (a Leslie matrix's dominant eigenvalue beside a defective zero): in
+``eigvals`` forward mode gives the repeated ones NaN tangents, with a warning, and reverse mode
+raises ``np.linalg.LinAlgError`` when a cotangent reaches one; ``eig``'s values do the same in
+reverse mode when its vectors are unused. ``eig``'s vectors raise at a repeated eigenvalue (and
+so does any second derivative, which needs them), and when an eigenvector's two largest entries
+have equal modulus (which of them LAPACK makes real is not stable).
 
 >>> import duals
 >>> duals.jacfwd(np.linalg.eigvals)(np.array([[2.0, 1.0], [0.0, 3.0]])).tolist()
@@ -30,6 +36,7 @@ largest entries have equal modulus (which of them LAPACK makes real is not stabl
 import numpy as np
 
 from ..core import Primitive
+from ..float_warnings import warn_at_user_line
 from ..index_sets import per_matrix_rule
 from . import export, innermost, is_complex, shape_of as shape
 from .complex_parts import conj, imag, real
@@ -99,6 +106,8 @@ def _eig_jvp(t, out, a):
 def _eig_vjp(g, out, a):
     w, V = split_packed(out)
     w_bar, V_bar = split_packed(g)
+    if not np.any(np.asarray(innermost(V_bar))):   # the eigenvectors unused (vals, vecs = eig(a))
+        return _eigvals_vjp(w_bar[..., 0, :], w[..., 0, :], a)
     n = shape(a)[-1]
     VT = swapaxes(V, -1, -2)
     E_bar = w_bar * np.eye(n) + inverse_gaps(w, "eig") * matmul(VT, _normalised_transpose(V_bar, V))
@@ -118,30 +127,72 @@ eigvals_p = Primitive("eigvals", _eigvals_impl)
 eigvals_p.def_sparsity(per_matrix_rule())
 
 
-def _matched_vectors(out, a):
-    """``eig``'s eigenvectors in the order of ``eigvals``' eigenvalues ``out`` (the two LAPACK
-    calls need not agree on order or last bits); raises at a repeated eigenvalue."""
-    w, V = split_packed(eig_p(a))
-    inverse_gaps(w, "eigvals")   # the policy at a repeated eigenvalue
-    values = np.asarray(innermost(out))
+def _repeated(values):
+    """A mask of the eigenvalues within rounding of another (``inverse_gaps``' tolerance)."""
+    n = values.shape[-1]
+    if n < 2:
+        return np.zeros(values.shape, dtype=bool)
+    gaps = np.abs(values[..., :, None] - values[..., None, :])
+    gaps[..., np.arange(n), np.arange(n)] = np.inf
+    scale = np.max(np.abs(values)) if values.size else 0.0
+    return np.min(gaps, axis=-1) <= n * np.finfo(values.dtype).eps * max(scale, 1e-300)
+
+
+def _matched(packed, values, repeated):
+    """The eigenvectors of ``eig``'s packed result in the order of ``values`` (the LAPACK calls
+    need not agree on order or last bits; only the eigenvalues that are not repeated are matched)."""
+    w, V = split_packed(packed)
     found = np.asarray(innermost(w))[..., 0, :]
     order = np.argmin(np.abs(values[..., :, None] - found[..., None, :]), axis=-1)
-    if np.any(np.sort(order, axis=-1) != np.arange(values.shape[-1])):
+    simple = np.where(repeated, -1 - np.arange(values.shape[-1]), order)
+    if np.any(np.diff(np.sort(simple, axis=-1), axis=-1) == 0):
         raise np.linalg.LinAlgError("eigvals: the eigenvalues of np.linalg.eigvals and np.linalg.eig "
                                     "differ beyond rounding; please report this matrix")
     return take_along_axis(V, order[..., None, :], axis=-1)
 
 
+def _eigenvector_pairs(out, a):
+    """(Ũ, W, repeated) for the eigenvalues ``out``: ``eig``'s right eigenvectors W and left ones
+    Ũ (of the transpose, scaled so that ũᵢᵀwᵢ = 1, zero for a repeated eigenvalue) in that order,
+    and which eigenvalues are repeated: ``dλᵢ = ũᵢᵀ dA wᵢ`` needs no inverse of W, so a simple
+    eigenvalue has its derivative however the others coincide (a defective W is singular)."""
+    values = np.asarray(innermost(out))
+    repeated = _repeated(values)
+    W = _matched(eig_p(a), values, repeated)
+    U = _matched(eig_p(swapaxes(a, -1, -2)), values, repeated)
+    alone = ~repeated[..., None, :]
+    U = where(alone, U / where(alone, _sum(U * W, axis=-2, keepdims=True), 1.0), 0.0)
+    return U, W, repeated
+
+
+def _no_derivative_of_repeated(repeated, who):
+    """The words for eigenvalues that have no derivative of their own."""
+    where = [tuple(int(i) for i in k) if k.size > 1 else int(k[0]) for k in np.argwhere(repeated)[:4]]
+    listed = ", ".join(map(str, where[:-1])) + f" and {where[-1]}" if len(where) > 1 else str(where[0])
+    return (f"{who}: eigenvalues {listed} (in NumPy's order) are repeated and have no derivative of "
+            f"their own (a defective one moves like the square root of a change)")
+
+
 def _eigvals_jvp(t, out, a):
-    V = _matched_vectors(out, a)
-    n = shape(a)[-1]
-    return _sum(solve(V, matmul(t, V)) * np.eye(n), axis=-2)
+    U, W, repeated = _eigenvector_pairs(out, a)
+    dw = _sum(U * matmul(t, W), axis=-2)
+    if not repeated.any():
+        return dw
+    warn_at_user_line(_no_derivative_of_repeated(repeated, "eigvals") + ": their tangents are NaN, "
+                      "and so is any derivative that uses them; the other eigenvalues' (a dominant "
+                      "one's) are exact. A function symmetric in the repeated ones has a derivative: "
+                      "write it through the matrix (np.trace(a) for their sum)")
+    return where(repeated, np.nan, dw)
 
 
 def _eigvals_vjp(g, out, a):
-    VT = swapaxes(_matched_vectors(out, a), -1, -2)
-    n = shape(a)[-1]
-    return solve(VT, matmul(g[..., None, :] * np.eye(n), VT))
+    U, W, repeated = _eigenvector_pairs(out, a)
+    if np.any(repeated & (np.asarray(innermost(g)) != 0)):
+        raise np.linalg.LinAlgError(
+            _no_derivative_of_repeated(repeated, "eigvals") + ", and the function uses them; "
+            "write a function symmetric in them through the matrix (np.trace(a) for their sum), "
+            "or use eigvalsh for a symmetric matrix")
+    return matmul(U * g[..., None, :], swapaxes(W, -1, -2))      # Σᵢ ḡᵢ ũᵢ wᵢᵀ
 
 
 eigvals_p.def_jvp(0, _eigvals_jvp)
