@@ -89,6 +89,15 @@ def _no_float(self):
     if inside is not None:
         raise TypeError(_undispatched(inside, "turns it into a Python number"))
     import sys
+    library, _, _ = _library_caller(sys._getframe(1), ("scipy",))
+    if library is not None and library.startswith("scipy.optimize"):
+        raise TypeError(
+            f"{library} calls your function on plain numbers and takes a Python number from it, "
+            f"which would drop the derivative of what it closes over: SciPy's solvers do not run on "
+            f"traced values. For a root inside a differentiated function write the iteration in "
+            f"Python (a Newton loop on the traced value) or use scipy.optimize.newton, which "
+            f"differentiate through the iterations; or find the root plainly and differentiate it "
+            f"by the implicit function theorem, dr/dp = -(dF/dp) / (dF/dr) at the root")
     raise TypeError(
         "converting a traced value to a Python number would drop its derivative. Keep it "
         f"as an array ({_instead_of_math(sys._getframe(1))}), or take duals.stop_gradient(x) "

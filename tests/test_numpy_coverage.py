@@ -699,6 +699,22 @@ def test_a_traced_value_made_plain_names_the_call_that_did_it(f, x, says):
             transform(f)(x)
 
 
+def test_a_scipy_root_finder_inside_a_differentiated_function_is_named_with_the_ways_out():
+    """brentq for the Euler-Lotka growth rate gave 'use np.* instead of math.*' (a user trial)."""
+    from scipy.optimize import brentq
+    ages = np.arange(60)
+
+    def growth_rate(p):
+        survival = np.exp(-p[0] / p[1] * (np.exp(p[1] * ages) - 1))
+        fecundity = p[2] / (1 + np.exp(-(ages - 15.0) / 2.0))
+        return brentq(lambda r: np.sum(np.exp(-r * ages) * survival * fecundity) - 1, -1, 1)
+
+    for transform in (duals.jacfwd, duals.grad):
+        with pytest.raises(TypeError, match=r"scipy\.optimize\.brentq calls your function on plain numbers.*"
+                                            r"scipy\.optimize\.newton.*implicit function theorem"):
+            transform(growth_rate)(np.array([0.01, 0.08, 0.3]))
+
+
 def test_the_rewrites_the_refusals_of_assembly_advise_differentiate():
     k = np.array([2.0])
     K = np.array([[2.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 2.0]])
