@@ -91,13 +91,7 @@ def _no_float(self):
     import sys
     library, _, _ = _library_caller(sys._getframe(1), ("scipy",))
     if library is not None and library.startswith("scipy.optimize"):
-        raise TypeError(
-            f"{library} calls your function on plain numbers and takes a Python number from it, "
-            f"which would drop the derivative of what it closes over: SciPy's solvers do not run on "
-            f"traced values. For a root inside a differentiated function write the iteration in "
-            f"Python (a Newton loop on the traced value) or use scipy.optimize.newton, which "
-            f"differentiate through the iterations; or find the root plainly and differentiate it "
-            f"by the implicit function theorem, dr/dp = -(dF/dp) / (dF/dr) at the root")
+        raise TypeError(_solver_refused(library))
     raise TypeError(
         "converting a traced value to a Python number would drop its derivative. Keep it "
         f"as an array ({_instead_of_math(sys._getframe(1))}), or take duals.stop_gradient(x) "
@@ -176,6 +170,17 @@ def _no_array(self, dtype=None, copy=None):
 
 
 _DECORATOR_FRAMES = ("wrapper", "wrapped", "inner", "decorated")   # not the function the user called
+
+
+def _solver_refused(library):
+    """The refusal of a SciPy solver (``scipy.optimize.brentq``) run inside a differentiated function."""
+    return (f"{library} calls your function on plain numbers and takes plain numbers from it, which "
+            f"would drop the derivative of what it closes over: SciPy's solvers do not run on traced "
+            f"values. For a root or a minimum inside a differentiated function write the iteration "
+            f"in Python (a Newton loop on the traced value) or use scipy.optimize.newton, which "
+            f"differentiate through the iterations; or find it plainly and differentiate it by the "
+            f"implicit function theorem: a root r of F(r, p) = 0 has dr/dp = -(dF/dp) / (dF/dr) "
+            f"there (a minimum is a root of the gradient)")
 
 
 def _library_caller(frame, libraries=("numpy", "scipy")):
@@ -263,6 +268,8 @@ def _conversion_cause():
         return ("np.vectorize calls its function on plain numbers, one at a time; call the "
                 "function on the array itself (arithmetic and np.* functions work element-wise "
                 "on traced arrays; write branches with np.where)")
+    if library is not None and library.startswith("scipy.optimize"):
+        return _solver_refused(library)
     if library is not None:
         library = re.sub(r"^numpy\.(?:numeric|fromnumeric|lib)\.", "numpy.", library)  # np.full's home
         if library.startswith("numpy.") and library[6:] in _WRITERS:
