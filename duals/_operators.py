@@ -330,6 +330,19 @@ _SPELLED_WITH = {
     "scipy.stats.norm.sf": "scipy.special.ndtr(-(x - loc) / scale)",
     "scipy.stats.norm.logcdf": "scipy.special.log_ndtr((x - loc) / scale)",
     "scipy.stats.norm.pdf": "np.exp(-0.5 * z ** 2) / (scale * np.sqrt(2 * np.pi)) with z = (x - loc) / scale",
+    "scipy.linalg.cholesky": "np.linalg.cholesky(a), the lower factor (SciPy's default is the upper "
+                             "one: np.linalg.cholesky(a).T)",
+    "scipy.linalg.cho_factor": "L = np.linalg.cholesky(a) (lower) and, for cho_solve, "
+                               "np.linalg.solve(L.T, np.linalg.solve(L, b))",
+    "scipy.linalg.cho_solve": "np.linalg.solve(L.T, np.linalg.solve(L, b)) with L = np.linalg.cholesky(a)",
+    "scipy.linalg.solve_triangular": "np.linalg.solve(L, b) (a dense solve of the triangular matrix: "
+                                     "the same numbers to rounding)",
+    "scipy.linalg.lu_factor": "np.linalg.solve(a, b) for the solves it serves",
+    "scipy.linalg.lu_solve": "np.linalg.solve(a, b)",
+    "scipy.spatial.distance.cdist": "the squared distances by broadcasting, d2 = np.sum((XA[:, None, :] - "
+                                    "XB[None, :, :]) ** 2, axis=-1), and the distances as np.where(d2 > 0, "
+                                    "np.sqrt(np.where(d2 > 0, d2, 1.0)), 0.0) (sqrt has no derivative "
+                                    "at a zero distance)",
 }
 
 
@@ -340,7 +353,8 @@ def _counterpart(name):
     import duals.numpy as dnp
     if name in _SPELLED_WITH:
         return _SPELLED_WITH[name]
-    for prefix, module, spelled in (("numpy.", dnp, "dnp."), ("scipy.special.", dnp.special, "dnp.special.")):
+    for prefix, module, spelled in (("numpy.", dnp, "dnp."), ("scipy.special.", dnp.special, "dnp.special."),
+                                    ("scipy.linalg.", dnp.linalg, "np.linalg.")):
         if name.startswith(prefix):
             leaf = name[len(prefix):]
             return spelled + leaf if "." not in leaf and callable(getattr(module, leaf, None)) else None

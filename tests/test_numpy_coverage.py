@@ -9,6 +9,8 @@ import warnings
 
 import numba
 import numpy as np
+import scipy.linalg
+import scipy.spatial.distance
 import pytest
 
 import duals
@@ -671,7 +673,14 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
     (vectorized, np.ones(2), r"np\.vectorize calls its function on plain numbers"),
     (padded, np.ones(2), r"np\.r_\[\.\.\.\] and np\.c_\[\.\.\.\] make plain arrays"),
     (triangular_misfit, np.array([0.2]), r"scipy\.linalg\.solve_triangular converts its argument.*"
-                                          r"duals\.numpy has no counterpart of it .* write it with np\.\* functions"),
+                                          r"Write np\.linalg\.solve\(L, b\)"),
+    # (they said that duals.numpy has no counterpart, and advised an interpolant's .derivative())
+    (lambda v: np.sum(scipy.linalg.cholesky(np.diag(v + 2.0))), np.array([0.2, 0.4]),
+     r"scipy\.linalg\.cholesky converts .* Write np\.linalg\.cholesky\(a\), the lower factor"),
+    (lambda v: np.sum(scipy.linalg.inv(np.diag(v + 2.0))), np.array([0.2, 0.4]),
+     r"scipy\.linalg\.inv converts .* Write np\.linalg\.inv instead"),
+    (lambda v: np.sum(scipy.spatial.distance.cdist(v[:, None], v[:, None])), np.array([0.2, 0.4]),
+     r"scipy\.spatial\.distance\.cdist converts .* squared distances by broadcasting"),
     (scipy_logsumexp, np.array([0.2, 0.4]),
      r"scipy\.special\.logsumexp converts .* Write dnp\.special\.logsumexp instead"),
     (normal_cdf_sum, np.array([0.2, 0.4]),
