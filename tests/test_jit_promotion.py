@@ -159,6 +159,28 @@ def test_unit_matrices_from_np_eye_and_identity_take_duals():
 
 
 @numba.njit(cache=True)
+def _kernel_likelihood(theta, X, y):
+    n = X.shape[0]
+    K = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            K[i, j] = math.exp(theta[1]) * math.exp(-0.5 * ((X[i] - X[j]) / math.exp(theta[0])) ** 2)
+    K = K + math.exp(theta[2]) * np.eye(n, dtype=theta.dtype) + 0.0 * np.identity(n, dtype=theta.dtype)
+    a = np.linalg.solve(np.linalg.cholesky(K), y)
+    return 0.5 * a @ a
+
+
+def test_unit_matrices_of_a_differentiated_arrays_dtype():
+    """np.eye(n, dtype=theta.dtype) of the differentiated theta: 'no implementation of
+    duals_eye(int64, dtype=dtype(Dual1...))' where np.identity worked (a user trial's GP noise)."""
+    X, y = np.array([0.0, 0.4, 1.1, 2.0]), np.array([0.3, -0.1, 0.5, 0.2])
+    theta = np.array([0.0, 0.0, -2.0])
+    expected = central_differences(_kernel_likelihood, (theta, X, y), 0)
+    np.testing.assert_allclose(duals.jacfwd(_kernel_likelihood)(theta, X, y), expected, rtol=1e-7)
+    np.testing.assert_allclose(duals.grad(_kernel_likelihood)(theta, X, y), expected, rtol=1e-7)
+
+
+@numba.njit(cache=True)
 def damped_oscillator_energy(theta, steps):
     """A state-space model whose transition matrix is a nested list literal: constant rows
     beside rows of the parameters (Numba alone cannot unify such rows)."""

@@ -447,11 +447,18 @@ class Promotion:
             return lambda a, fill_value, dtype=None: make(a.shape, fill_value)
         return typer
 
+    def _unit_element(self, dtype):
+        """The element of a unit matrix: a dual dtype as it is (``np.eye(n, dtype=x.dtype)`` of a
+        differentiated ``x``, which Numba's ``np.eye`` cannot fill with ones), a float promoted."""
+        if isinstance(dtype, types.DType) and isinstance(dtype.dtype, DualType):
+            return dtype.dtype
+        return self._element(dtype)
+
     def _eye_typers(self):
         """``np.eye(N, M, k)`` and ``np.identity(n)``: the unit matrix (``A = np.eye(n) * c``, then
         ``A[i, j] += x[i]`` builds a matrix from parameters)."""
         def eye(N, M=None, k=0, dtype=None):
-            element = self._element(dtype)
+            element = self._unit_element(dtype)
             if element is None:
                 return lambda N, M=None, k=0, dtype=None: np.eye(N, M, k, dtype)
             make = _unit_matrix(element)
@@ -460,7 +467,7 @@ class Promotion:
             return lambda N, M=None, k=0, dtype=None: make(N, M, k)
 
         def identity(n, dtype=None):
-            element = self._element(dtype)
+            element = self._unit_element(dtype)
             if element is None:
                 return lambda n, dtype=None: np.identity(n, dtype)
             make = _unit_matrix(element)
