@@ -367,3 +367,38 @@ def test_index_and_rank_queries_on_duals_are_plain_in_both_modes():
     reverse = duals.jacrev(binned_rank_weighted, argnums=(0, 1))(A, x, edges)
     for got, want in zip(reverse, python):
         np.testing.assert_array_equal(got, want)
+
+
+@numba.njit(cache=True)
+def _matern_log_likelihood(theta, X, guarded):
+    n = X.shape[0]
+    K = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            r2 = ((X[i] - X[j]) / math.exp(theta[0])) ** 2
+            r = (math.sqrt(r2) if r2 > 0.0 else 0.0) if guarded else math.sqrt(r2)
+            K[i, j] = (1.0 + math.sqrt(3.0) * r) * math.exp(-math.sqrt(3.0) * r)
+        K[i, i] += 0.1
+    L = np.linalg.cholesky(K)
+    alpha = np.linalg.solve(K, X)
+    return np.sum(np.log(np.diag(L))) + alpha @ X + np.log(np.linalg.det(K))
+
+
+def test_an_infinite_derivative_reaching_a_solve_gives_nan_as_every_other_mode_does():
+    """sqrt at a zero distance (a Matérn kernel's diagonal) sends inf into the tangent lanes that
+    cholesky and solve pass to LAPACK, whose check refused the whole call with 'Array must not
+    contain infs or NaNs' though the plain call works (a user trial); grad and the NumPy path
+    give NaN, and so does jacfwd now. The guarded kernel is exact; a value that is not finite
+    is still refused as the plain call refuses it."""
+    X, theta = np.array([0.0, 0.5, 1.3]), np.array([0.2])
+    assert np.isnan(duals.jacfwd(_matern_log_likelihood)(theta, X, False)).all()
+    assert np.isnan(duals.grad(_matern_log_likelihood)(theta, X, False)).all()
+    expected = central_differences(lambda t: _matern_log_likelihood(t, X, True), [theta], 0)
+    np.testing.assert_allclose(duals.jacfwd(_matern_log_likelihood)(theta, X, True), expected, rtol=1e-7)
+    solve = numba.njit(lambda A, b: np.linalg.solve(A, b))
+    b = np.array([1.0, np.inf])
+    with pytest.raises(np.linalg.LinAlgError, match="infs or NaNs"):
+        solve(np.eye(2), b)
+    for argnums in (0, 1):   # a differentiated matrix; a constant one (values and lanes solved at once)
+        with pytest.raises(np.linalg.LinAlgError, match="infs or NaNs"):
+            duals.jacfwd(solve, argnums=argnums)(np.eye(2), b)

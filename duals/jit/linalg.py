@@ -52,6 +52,32 @@ def _solve(a, b):
     return np.ascontiguousarray(np.linalg.solve(a, b))
 
 
+@register_jitable
+def _solve_lanes(a, b, values=0):
+    """:func:`_solve` of tangent lanes (after ``values`` columns of values): lanes holding inf or
+    NaN (an infinite derivative upstream: sqrt at 0) come back NaN, as the NumPy path's and reverse
+    mode's derivatives do, where Numba's check would refuse the whole call with 'Array must not
+    contain infs or NaNs' (a value column is refused as the plain call refuses it)."""
+    if np.all(np.isfinite(b)):
+        return _solve(a, b)
+    columns = b.reshape((b.shape[0], -1))
+    finite = columns.copy()
+    bad = np.zeros(columns.shape[1], np.bool_)
+    for j in range(columns.shape[1]):
+        for i in range(columns.shape[0]):
+            if not np.isfinite(columns[i, j]):
+                bad[j] = True
+        if bad[j]:
+            if j < values:
+                return _solve(a, b)
+            finite[:, j] = 0.0
+    x = _solve(a, finite)
+    for j in range(columns.shape[1]):
+        if bad[j]:
+            x[:, j] = np.nan
+    return x.reshape(b.shape)
+
+
 def _ours(name, *args):
     """The dual type of the call when it is ours (a dual array among ``args``), else None."""
     if not any(is_dual_array(a) for a in args):
@@ -153,7 +179,7 @@ def _solve_typer(a, b):
             columns = np.empty((n, k * (1 + lanes)), base)
             columns[:, :k] = br.reshape((n, k))
             columns[:, k:] = db.reshape((n, k * lanes))
-            y = _solve(a, columns)
+            y = _solve_lanes(a, columns, k)
             x = np.ascontiguousarray(y[:, :k])
             dx = np.ascontiguousarray(y[:, k:]).reshape((n, k, lanes))
             if vector:
@@ -170,7 +196,7 @@ def _solve_typer(a, b):
         lanes = da.shape[-1]
         k = x.shape[1]
         rhs = minus(_columns(db, n, k, lanes), lanes_left(da, x))
-        dx = _solve(ar, rhs.reshape((n, k * lanes))).reshape((n, k, lanes))
+        dx = _solve_lanes(ar, rhs.reshape((n, k * lanes))).reshape((n, k, lanes))
         if vector:
             return join(x.reshape(n), dx.reshape((n, lanes)), T)
         return join(x, dx, T)
@@ -209,7 +235,7 @@ def _trace_of_solve(ar, da):
 def _ov_trace_of_solve(ar, da):
     def impl(ar, da):
         n, _, lanes = da.shape
-        z = _solve(ar, da.reshape((n, n * lanes))).reshape((n, n, lanes))
+        z = _solve_lanes(ar, da.reshape((n, n * lanes))).reshape((n, n, lanes))
         tr = z[0, 0].copy()
         for i in range(1, n):
             tr += z[i, i]
@@ -372,8 +398,8 @@ def _cholesky_typer(a):
         for i in range(n):
             for j in range(n):
                 s[i, j] = da[i, j] if i >= j else da[j, i]
-        y = _solve(low, s.reshape((n, n * lanes))).reshape((n, n, lanes))
-        m = _solve(low, transposed_lanes(y).reshape((n, n * lanes))).reshape((n, n, lanes))
+        y = _solve_lanes(low, s.reshape((n, n * lanes))).reshape((n, n, lanes))
+        m = _solve_lanes(low, transposed_lanes(y).reshape((n, n * lanes))).reshape((n, n, lanes))
         for i in range(n):  # Φ: the lower triangle, the diagonal halved
             for lane in range(lanes):
                 m[i, i, lane] *= 0.5
