@@ -570,7 +570,22 @@ def test_float32_duals_fill_arrays_of_either_float_type_as_plain_numba_does():
                 np.testing.assert_array_equal(forward, duals.jacrev(f)(x))
     # reverse mode does not narrow a recorded float64 value into a float32 buffer: it says so
     with pytest.raises(TypeError, match=r"could not compile tip_into_a_single_buffer .*float64 stored "
-                                        r"into a float32 buffer .*np\.empty\(n, x\.dtype\)"):
+                                        r"into a float32 buffer .*make the buffer float64 \(np\.empty\(n\)\)"):
         duals.jacrev(tip_into_a_single_buffer)(q)
+    # float32 inputs and a buffer of their dtype, a float64 accumulator: advised what applies (a
+    # user trial was told to make the buffer of the inputs' dtype, which it was)
+    with pytest.raises(TypeError, match=r"float32 buffer .*accumulator r2 = 0\.0.*np\.float32\(0\.0\)"):
+        duals.grad(_float32_kernel_sum)(np.array([0.1, 0.4, 1.1], dtype=np.float32))
+
+
+@numba.njit(cache=True)
+def _float32_kernel_sum(x):
+    K = np.empty((x.size, x.size), dtype=x.dtype)
+    for i in range(x.size):
+        for j in range(x.size):
+            r2 = 0.0
+            r2 += (x[i] - x[j]) ** 2
+            K[i, j] = math.exp(-0.5 * r2)
+    return np.sum(K)
     assert tip_from_a_list(q.astype(np.float32)).dtype == np.float32
     assert duals.jacfwd(tip_from_a_list)(q.astype(np.float32)).dtype == np.float32

@@ -213,9 +213,12 @@ def _stored_or_drawn(text, first, hint):
     if (first.startswith("no implementation of setitem(array(Adjoint") and "float32" in first
             and "float64" in first):
         return ("a value recorded in float64 stored into a float32 buffer (compiled reverse mode)",
-                "Compiled reverse mode cannot narrow a recorded value into a float32 buffer: make "
-                "the buffer of the inputs' dtype (np.empty(n, x.dtype)) or float64, or "
-                "differentiate with duals.jacfwd, whose duals convert on store as floats do")
+                "Compiled reverse mode cannot narrow a recorded value into a float32 buffer. The "
+                "value is float64 where an input is, and where the code computes in float64 from "
+                "float32 inputs (a float literal such as an accumulator r2 = 0.0, a float64 array "
+                "or constant it reads): make the buffer float64 (np.empty(n)), or the whole "
+                "computation float32 (float32 inputs, r2 = np.float32(0.0)), or differentiate "
+                "with duals.jacfwd, whose duals convert on store as floats do")
     ufunc = re.match(r"no implementation of (\w+)\(array\(", first)
     if ufunc is not None and first.count("array(") >= 2 and getattr(getattr(np, ufunc.group(1), None), "nin", 0) == 1:
         name = ufunc.group(1)
