@@ -575,16 +575,16 @@ def test_float32_duals_fill_arrays_of_either_float_type_as_plain_numba_does():
     # float32 inputs and a buffer of their dtype, a float64 accumulator: advised what applies (a
     # user trial was told to make the buffer of the inputs' dtype, which it was)
     with pytest.raises(TypeError, match=r"float32 buffer .*accumulator r2 = 0\.0.*np\.float32\(0\.0\)"):
-        duals.grad(_float32_kernel_sum)(np.array([0.1, 0.4, 1.1], dtype=np.float32))
+        duals.grad(_float32_kernel_sum)(np.array([0.5], dtype=np.float32), np.array([0.1, 0.4, 1.1], dtype=np.float32))
 
 
 @numba.njit(cache=True)
-def _float32_kernel_sum(x):
-    K = np.empty((x.size, x.size), dtype=x.dtype)
-    for i in range(x.size):
-        for j in range(x.size):
+def _float32_kernel_sum(theta, X):
+    K = np.empty((X.size, X.size), dtype=X.dtype)
+    for i in range(X.size):
+        for j in range(X.size):
             r2 = 0.0
-            r2 += (x[i] - x[j]) ** 2
+            r2 += ((X[i] - X[j]) / theta[0]) ** 2
             K[i, j] = math.exp(-0.5 * r2)
     return np.sum(K)
     assert tip_from_a_list(q.astype(np.float32)).dtype == np.float32
