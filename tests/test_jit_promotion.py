@@ -568,14 +568,26 @@ def test_float32_duals_fill_arrays_of_either_float_type_as_plain_numba_does():
             np.testing.assert_allclose(duals.jit.compiled_hessian(f)(x), hessians, rtol=tol, atol=tol)
             if f is not tip_into_a_single_buffer:   # (see below)
                 np.testing.assert_array_equal(forward, duals.jacrev(f)(x))
-    # reverse mode does not narrow a recorded float64 value into a float32 buffer: it says so
-    with pytest.raises(TypeError, match=r"could not compile tip_into_a_single_buffer .*float64 stored "
-                                        r"into a float32 buffer .*make the buffer float64 \(np\.empty\(n\)\)"):
-        duals.jacrev(tip_into_a_single_buffer)(q)
-    # float32 inputs and a buffer of their dtype, a float64 accumulator: advised what applies (a
-    # user trial was told to make the buffer of the inputs' dtype, which it was)
-    with pytest.raises(TypeError, match=r"float32 buffer .*accumulator r2 = 0\.0.*np\.float32\(0\.0\)"):
-        duals.grad(_float32_kernel_sum)(np.array([0.5], dtype=np.float32), np.array([0.1, 0.4, 1.1], dtype=np.float32))
+    # compiled reverse mode computes in float64, so a float32 buffer holds its float64 adjoints,
+    # as one of the inputs' dtype does (they were refused as a float64 value narrowed into a
+    # float32 buffer, also where every input was float32: user trials' wavefields, kernel matrices)
+    np.testing.assert_allclose(duals.jacrev(tip_into_a_single_buffer)(q), jacobian, rtol=1e-14, atol=1e-14)
+    theta, X = np.array([0.5], dtype=np.float32), np.array([0.1, 0.4, 1.1], dtype=np.float32)
+    gradient = duals.grad(_float32_kernel_sum)(theta, X)
+    assert gradient.dtype == np.float32
+    np.testing.assert_allclose(gradient, duals.jacfwd(_float32_kernel_sum)(theta, X), rtol=1e-5)
+    x32 = np.array([1.5, 2.0], dtype=np.float32)
+    np.testing.assert_array_equal(duals.grad(_explicit_float32_buffer)(x32), [12.0, 9.0])
+    X64 = X.astype(np.float64)   # (float32 differences would be noise at any useful step)
+    np.testing.assert_allclose(gradient, central_differences(_float32_kernel_sum, (theta.astype(float), X64), 0),
+                               rtol=1e-5)
+
+
+@numba.njit(cache=True)
+def _explicit_float32_buffer(x):
+    buf = np.zeros(2, dtype=np.float32)      # as float32 seismic codes allocate their wavefields
+    buf[0] = x[0] * x[1]
+    return np.sum(buf * buf)
 
 
 @numba.njit(cache=True)

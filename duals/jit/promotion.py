@@ -134,7 +134,12 @@ def _float_of(dtype):
 
 
 def _over(dual, float_type):
-    """``dual`` with its innermost float replaced by ``float_type``."""
+    """``dual`` with its innermost float replaced by ``float_type``; an adjoint as it is for a
+    float (compiled reverse mode computes in float64, so a float32 buffer, ``np.zeros(n,
+    np.float32)``, holds the same adjoints as one of the inputs' dtype)."""
+    from .adjoint import AdjointType
+    if isinstance(dual, AdjointType) and isinstance(float_type, types.Float):
+        return dual
     if isinstance(float_type, types.Complex):
         _check_complex_kind(dual)
     inner = _over(dual.base, float_type) if isinstance(dual.base, DualType) else float_type
