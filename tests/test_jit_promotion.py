@@ -551,6 +551,24 @@ def tip_into_a_single_buffer(q):
     return out
 
 
+@numba.njit(cache=True)
+def _explicit_float32_buffer(x):
+    buf = np.zeros(2, dtype=np.float32)      # as float32 seismic codes allocate their wavefields
+    buf[0] = x[0] * x[1]
+    return np.sum(buf * buf)
+
+
+@numba.njit(cache=True)
+def _float32_kernel_sum(theta, X):
+    K = np.empty((X.size, X.size), dtype=X.dtype)
+    for i in range(X.size):
+        for j in range(X.size):
+            r2 = 0.0
+            r2 += ((X[i] - X[j]) / theta[0]) ** 2
+            K[i, j] = math.exp(-0.5 * r2)
+    return np.sum(K)
+
+
 def test_float32_duals_fill_arrays_of_either_float_type_as_plain_numba_does():
     # (float32 angles: np.array([...]) and a store into a float64 buffer did not compile in
     # forward mode; a user trial. A dual over float32 converts to one over float64, and back
@@ -581,23 +599,5 @@ def test_float32_duals_fill_arrays_of_either_float_type_as_plain_numba_does():
     X64 = X.astype(np.float64)   # (float32 differences would be noise at any useful step)
     np.testing.assert_allclose(gradient, central_differences(_float32_kernel_sum, (theta.astype(float), X64), 0),
                                rtol=1e-5)
-
-
-@numba.njit(cache=True)
-def _explicit_float32_buffer(x):
-    buf = np.zeros(2, dtype=np.float32)      # as float32 seismic codes allocate their wavefields
-    buf[0] = x[0] * x[1]
-    return np.sum(buf * buf)
-
-
-@numba.njit(cache=True)
-def _float32_kernel_sum(theta, X):
-    K = np.empty((X.size, X.size), dtype=X.dtype)
-    for i in range(X.size):
-        for j in range(X.size):
-            r2 = 0.0
-            r2 += ((X[i] - X[j]) / theta[0]) ** 2
-            K[i, j] = math.exp(-0.5 * r2)
-    return np.sum(K)
     assert tip_from_a_list(q.astype(np.float32)).dtype == np.float32
     assert duals.jacfwd(tip_from_a_list)(q.astype(np.float32)).dtype == np.float32
