@@ -141,3 +141,41 @@ def test_checkpoints_give_scipys_dense_output_bit_for_bit(method):
     checkpoints = _Checkpoints(sol.sol)
     for t in np.concatenate([np.linspace(10.0, 0.0, 301), sol.t]):   # backwards, and at the steps
         np.testing.assert_array_equal(checkpoints(t), sol.sol(t))
+
+
+def test_a_loss_and_an_integrand_that_read_the_parameters_take_them_and_are_differentiated():
+    """A terminal-voltage misfit V = U(y) - I Rc depends on Rc directly: a loss(t, y, p) raised
+    Python's 'missing 1 required positional argument', and one reading p from a closure gave
+    dJ/dRc = 0 (a user trial); now the third argument is differentiated, a closure is refused."""
+    current = 2.0
+    fun = lambda t, y, p: -p["k"] * current * y   # noqa: E731
+    p = {"k": 0.1, "Rc": 0.05}
+    times = np.array([1.0, 2.0, 3.0])
+
+    def misfit(t, y, q):
+        return (3.0 + y[0] - current * q["Rc"] - 3.5) ** 2
+
+    res = adjoint_gradient(fun, (0.0, 3.0), [1.0], p, misfit, t_eval=times, rtol=1e-10, atol=1e-12)
+    y = np.exp(-p["k"] * current * times)
+    voltage = 3.0 + y - current * p["Rc"]
+    assert res.value == pytest.approx(np.sum((voltage - 3.5) ** 2), rel=1e-9)
+    assert res.grad_p["Rc"] == pytest.approx(np.sum(2 * (voltage - 3.5) * -current), rel=1e-8)
+    assert res.grad_p["k"] == pytest.approx(np.sum(2 * (voltage - 3.5) * -current * times * y), rel=1e-8)
+
+    heat = adjoint_gradient(fun, (0.0, 3.0), [1.0], p, integrand=lambda t, y, q: q["Rc"] * y[0] ** 2,
+                            rtol=1e-10, atol=1e-12)
+    assert heat.grad_p["Rc"] == pytest.approx((1 - np.exp(-2 * p["k"] * current * 3.0)) / (2 * p["k"] * current),
+                                              rel=1e-8)
+
+    @numba.njit
+    def compiled_misfit(t, y, q):
+        return (y[0] - q[1]) ** 2
+
+    array_p = np.array([0.1, 0.3])
+    res = adjoint_gradient(lambda t, y, q: -q[0] * y, (0.0, 1.0), [1.0], array_p, compiled_misfit,
+                           rtol=1e-10, atol=1e-12)
+    y1 = np.exp(-0.1)
+    np.testing.assert_allclose(res.gradient, [2 * (y1 - 0.3) * -y1, -2 * (y1 - 0.3)], rtol=1e-8)
+
+    with pytest.raises(TypeError, match=r"loss\(t, y\) reads p from a closure or a global.*loss\(t, y, p\)"):
+        adjoint_gradient(fun, (0.0, 3.0), [1.0], p, lambda t, y: (y[0] - p["Rc"]) ** 2, t_eval=times)

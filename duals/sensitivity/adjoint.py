@@ -4,6 +4,9 @@ For ``y' = f(t, y, p)``, ``y(t0) = y0`` and
 
     J = Σ_k loss(t_k, y(t_k)) + ∫_{t0}^{t1} integrand(t, y(t)) dt,
 
+(``loss(t, y, p)`` and ``integrand(t, y, p)`` where they read the parameters directly, as a
+terminal voltage ``V = U(y) - I Rc`` does: their own ``p``-derivatives add to ``dJ/dp``)
+
 the adjoint ``λ`` solves ``λ' = -J_y^T λ - ∂integrand/∂y`` backwards from ``λ(t1) = 0``,
 jumping by ``∂loss/∂y`` at each observation time ``t_k``; then ``dJ/dp = ∫ J_p^T λ dt`` and
 ``dJ/dy0 = λ(t0)``. The forward solve keeps SciPy's dense output (the checkpoints from which
@@ -116,12 +119,63 @@ def _runge_kutta_interpolant(step, t):
     return step.h * (step.Q @ powers) + step.y_old
 
 
+class _Term:
+    """A term of the functional, ``loss`` or ``integrand``, taking ``(t, y)`` or ``(t, y, p)``:
+    ``(value, ∂/∂y, ∂/∂p flattened or None)`` at a point."""
+
+    def __init__(self, f, params, call):
+        self.params = params
+        self.with_p = _takes_parameters(f, call, params)
+        checked = returning_a_number(f, WHO, call + (", p)" if self.with_p else ")"))
+        self.value_and_grad = value_and_grad(checked, argnums=(1, 2) if self.with_p else 1)
+
+    def __call__(self, t, y):
+        if not self.with_p:
+            value, gy = self.value_and_grad(t, y)
+            return value, gy, None
+        value, (gy, gp) = self.value_and_grad(t, y, self.params.value)
+        return value, gy, np.asarray(self.params.columns(gp, 1), dtype=np.float64).reshape(-1)
+
+
+def _takes_parameters(f, call, params):
+    """Whether ``f`` (``loss`` or ``integrand``) takes ``(t, y, p)``; a two-argument one that
+    reads the very ``p`` given from a closure or a global is refused: its direct dependence on the
+    parameters would be missing from the gradient."""
+    import inspect
+    try:
+        parameters = inspect.signature(getattr(f, "py_func", f)).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [q for q in parameters if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)
+                  and q.default is q.empty]
+    if len(positional) >= 3:
+        return True
+    code = getattr(getattr(f, "py_func", f), "__code__", None)
+    if code is not None:
+        py = getattr(f, "py_func", f)
+        seen = [c.cell_contents for c in (py.__closure__ or ()) if _filled(c)]
+        seen += [py.__globals__[name] for name in code.co_names if name in py.__globals__]
+        if any(v is params.given for v in seen):
+            raise TypeError(f"{WHO}: {call}) reads p from a closure or a global, so its direct "
+                            f"dependence on the parameters would be missing from the gradient; "
+                            f"take p as the third argument, {call}, p), and it is differentiated too")
+    return False
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
 class _Adjoint:
     """The adjoint system ``a = [λ, ∫ J_p^T λ, ∫ integrand]`` read along the forward solution."""
 
     def __init__(self, rhs, solution, integrand):
         self.rhs, self.solution, self.n, self.m = rhs, solution, rhs.n, rhs.m
-        self.integrand = None if integrand is None else value_and_grad(integrand, argnums=1)
+        self.integrand = integrand   # a _Term or None
         self.size = self.n + self.m + (1 if integrand is not None else 0)
 
     def __call__(self, t, a):
@@ -132,8 +186,10 @@ class _Adjoint:
         out[:n] = -gy
         out[n:n + m] = -gp
         if self.integrand is not None:
-            q, qy = self.integrand(t, y)
+            q, qy, qp = self.integrand(t, y)
             out[:n] -= np.asarray(qy, dtype=np.float64).reshape(n)
+            if qp is not None:
+                out[n:n + m] -= qp
             out[-1] = -float(q)
         return out
 
@@ -157,10 +213,14 @@ def adjoint_gradient(fun, t_span, y0, p, loss=None, *, t_eval=None, integrand=No
     Args:
         fun, t_span, y0, p, names: as in :func:`duals.sensitivity.solve_ivp`.
         loss: ``loss(t, y)`` returning a float, summed over the observation times; Python code
-            or ``@numba.njit``.
+            or ``@numba.njit``. A loss that reads the parameters directly (a misfit of a terminal
+            voltage ``U(y) - I * p["Rc"]``) takes them as a third argument, ``loss(t, y, p)``,
+            and their direct part is differentiated too; one that reads ``p`` from a closure or
+            a global is refused (that part would be missing).
         t_eval: the observation times of ``loss``, sorted in the direction of integration
             (default: the final time only).
-        integrand: ``integrand(t, y)`` returning a float, integrated over ``t_span``.
+        integrand: ``integrand(t, y)`` (or ``integrand(t, y, p)``) returning a float,
+            integrated over ``t_span``.
         method, rtol, atol: SciPy's, for both solves; the implicit methods (``BDF``,
             ``Radau``, ``LSODA``) get the exact Jacobians of both systems.
         options: further keywords of SciPy's solver, for both solves.
@@ -209,12 +269,12 @@ def adjoint_gradient(fun, t_span, y0, p, loss=None, *, t_eval=None, integrand=No
     if forward.status == -1:
         raise SolveFailedError(WHO + " (forward solve)", forward.status, forward.message,
                                reached(forward, t0), method)
-    system = _Adjoint(rhs, _Checkpoints(forward.sol), integrand)
+    system = _Adjoint(rhs, _Checkpoints(forward.sol),
+                      None if integrand is None else _Term(integrand, params, "integrand(t, y"))
     rhs.expect_pulls(t1, np.zeros(rhs.n), forward.nfev)   # the backward solve makes about as many
     backward_jac = {"jac": system.jacobian} if implicit else {}
     tolerance = float(np.min(atol)) if adjoint_atol is None else np.asarray(adjoint_atol, dtype=float)
-    loss_and_grad = None if loss is None else value_and_grad(
-        returning_a_number(loss, WHO, "loss(t, y)"), argnums=1)
+    loss_and_grad = None if loss is None else _Term(loss, params, "loss(t, y")
     a, value, now, nfev, segments = np.zeros(system.size), 0.0, t1, 0, 0
 
     def back_to(target, a):
@@ -238,9 +298,11 @@ def adjoint_gradient(fun, t_span, y0, p, loss=None, *, t_eval=None, integrand=No
         if times[k] != now:
             a = back_to(times[k], a)
             now = times[k]
-        g, g_y = loss_and_grad(float(times[k]), forward.y[:, k].copy())
+        g, g_y, g_p = loss_and_grad(float(times[k]), forward.y[:, k].copy())
         value += float(g)
         a[:n] += np.asarray(g_y, dtype=np.float64).reshape(n)
+        if g_p is not None:   # (the parameters' part accumulates; nothing flows back from it)
+            a[n:n + params.size] += g_p
     if now != t0:
         a = back_to(t0, a)
     if integrand is not None:

@@ -40,6 +40,7 @@ class Parameters:
     """
 
     def __init__(self, p, who, names=None, default="p"):
+        self.given = p   # (the caller's object: a function reading it from a closure is told apart)
         self.is_dict = isinstance(p, dict)
         self.who = who
         if self.is_dict:
