@@ -89,9 +89,11 @@ def _no_float(self):
     if inside is not None:
         raise TypeError(_undispatched(inside, "turns it into a Python number"))
     import sys
-    library, _, _ = _library_caller(sys._getframe(1), ("scipy",))
+    library, frame, _ = _library_caller(sys._getframe(1), ("scipy",))
     if library is not None and library.startswith("scipy.optimize"):
         raise TypeError(_solver_refused(library))
+    if library is None and _stores_an_item(_source_line(frame)):   # (a complex buffer asks for a number)
+        raise TypeError(STORED_INTO_PLAIN)
     raise TypeError(
         "converting a traced value to a Python number would drop its derivative. Keep it "
         f"as an array ({_instead_of_math(sys._getframe(1))}), or take duals.stop_gradient(x) "
@@ -299,13 +301,17 @@ def _conversion_cause():
     if cast is not None:
         return (f"np.{cast.group(1)}(x) of a traced value makes a plain number; leave the cast "
                 f"out (a traced value is a float already) or write x.astype(np.{cast.group(1)})")
-    if re.search(r"\]\s*=(?!=)", line):   # a[...] = value, not a comparison
-        return ("storing a traced value into a plain NumPy array (a[i] = value) would drop it; "
-                "build the array with dnp.stack / dnp.where / dnp.concatenate, or write the loop "
-                "in a @numba.njit function (compiled mode allows assignment); " + SCATTER_ADD)
+    if _stores_an_item(line):
+        return STORED_INTO_PLAIN
     return ("this usually means a NumPy function without a duals rule was called, or a traced "
             "value was stored into a float array; build arrays with dnp.stack / dnp.array or "
             "dnp.where instead (and dnp.r_[...] / dnp.c_[...] for np.r_ / np.c_)")
+
+
+def _stores_an_item(line):
+    """Whether a line of source assigns to an item (``a[i] = value``, ``a[i] += v``), not compares."""
+    import re
+    return re.search(r"\]\s*[-+*/]?=(?!=)", line) is not None
 
 
 # what adding into entries of a plain array (stamping, assembly) is written as on traced values
@@ -315,6 +321,9 @@ RANDOM_PARAMETERS = ("np.random's parameters must be plain numbers (a Generator'
 SCATTER_ADD = ("to add into entries (G[i, j] += g, as stamping and assembly do) collect the "
                "indices and the values and sum them with np.bincount(np.ravel_multi_index((rows, "
                "cols), G.shape), weights=dnp.stack(values), minlength=G.size).reshape(G.shape)")
+STORED_INTO_PLAIN = ("storing a traced value into a plain NumPy array (a[i] = value) would drop it; "
+                     "build the array with dnp.stack / dnp.where / dnp.concatenate, or write the loop "
+                     "in a @numba.njit function (compiled mode allows assignment); " + SCATTER_ADD)
 
 
 # functions without a counterpart of their own name, and what computes them as written

@@ -656,6 +656,13 @@ def rotated_sum(v):   # a static method: named by its class (not scipy.spatial.t
     return np.sum(Rotation.from_rotvec(v).as_matrix())
 
 
+def complex_assembly(k):   # a Helmholtz matrix filled entry by entry
+    A = np.zeros((2, 2), dtype=complex)
+    A[0, 0] = k[0] ** 2
+    A[1, 1] = 1.0
+    return np.abs(np.linalg.solve(A, np.ones(2))[0]) ** 2
+
+
 def spline_through(y):   # a traced argument of a constructor: named by its class
     from scipy.interpolate import CubicSpline
     return CubicSpline(np.arange(3.0), y)(0.5)
@@ -674,6 +681,8 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
     (padded, np.ones(2), r"np\.r_\[\.\.\.\] and np\.c_\[\.\.\.\] make plain arrays"),
     (triangular_misfit, np.array([0.2]), r"scipy\.linalg\.solve_triangular converts its argument.*"
                                           r"Write np\.linalg\.solve\(L, b\)"),
+    # (a complex buffer asks the value for a number: 'use np.* instead of math.*' was the answer)
+    (complex_assembly, np.array([3.0]), r"storing a traced value into a plain NumPy array \(a\[i\] = value\)"),
     # (they said that duals.numpy has no counterpart, and advised an interpolant's .derivative())
     (lambda v: np.sum(scipy.linalg.cholesky(np.diag(v + 2.0))), np.array([0.2, 0.4]),
      r"scipy\.linalg\.cholesky converts .* Write np\.linalg\.cholesky\(a\), the lower factor"),
