@@ -346,6 +346,12 @@ _SPELLED_WITH = {
     "scipy.linalg.cho_solve": "np.linalg.solve(L.T, np.linalg.solve(L, b)) with L = np.linalg.cholesky(a)",
     "scipy.linalg.solve_triangular": "np.linalg.solve(L, b) (a dense solve of the triangular matrix: "
                                      "the same numbers to rounding)",
+    "scipy.linalg.eigh": "np.linalg.eigh(a) for a standard problem; for a generalised one, K v = λ M v, "
+                         "reduce it by M's Cholesky factor: L = np.linalg.cholesky(M), Li = np.linalg.inv(L), "
+                         "w, u = np.linalg.eigh(Li @ K @ Li.T), v = Li.T @ u",
+    "scipy.linalg.eigvalsh": "np.linalg.eigvalsh(a) for a standard problem; for a generalised one, "
+                             "K v = λ M v, np.linalg.eigvalsh(Li @ K @ Li.T) with Li = "
+                             "np.linalg.inv(np.linalg.cholesky(M))",
     "scipy.linalg.lu_factor": "np.linalg.solve(a, b) for the solves it serves",
     "scipy.linalg.lu_solve": "np.linalg.solve(a, b)",
     "scipy.spatial.distance.cdist": "the squared distances by broadcasting, d2 = np.sum((XA[:, None, :] - "

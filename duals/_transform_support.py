@@ -42,7 +42,10 @@ def _compiled(entry, holomorphic, who):
     import inspect
     if "holomorphic" not in inspect.signature(entry).parameters:
         raise NotImplementedError(f"{who}(holomorphic=True) of a Numba-compiled function is not "
-                                  f"supported; differentiate the Python function instead")
+                                  f"supported (compiled reverse mode records real numbers); "
+                                  f"duals.jacfwd(f, holomorphic=True) of the dispatcher gives the "
+                                  f"complex derivative df/dz in compiled forward mode, or "
+                                  f"differentiate the Python function")
     return {"holomorphic": True}
 
 

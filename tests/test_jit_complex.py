@@ -561,3 +561,14 @@ def test_a_matrix_product_of_complex_duals_is_refused_by_name_for_at_as_for_dot(
         with pytest.raises(TypeError, match=rf"^jacfwd: {name} of complex dual numbers is not supported "
                                             rf"in compiled code.*NumPy path"):
             duals.jacfwd(f)(np.array([0.0, -0.1]), admittance)
+
+
+def test_grad_holomorphic_of_a_dispatcher_points_to_compiled_jacfwd_holomorphic():
+    """It advised differentiating the Python function, where jacfwd(holomorphic=True) of the very
+    dispatcher works (a user trial's Helmholtz response)."""
+    response = numba.njit(lambda k: cmath.exp(1j * k * 0.7) / (k * k + 1.0))
+    k = 12.0 + 0.3j
+    exact = cmath.exp(1j * k * 0.7) * (0.7j / (k * k + 1) - 2 * k / (k * k + 1) ** 2)
+    assert abs(duals.jacfwd(response, holomorphic=True)(k) - exact) < 1e-12 * abs(exact)
+    with pytest.raises(NotImplementedError, match=r"duals\.jacfwd\(f, holomorphic=True\) of the dispatcher"):
+        duals.grad(response, holomorphic=True)(k)
