@@ -150,24 +150,15 @@ def _takes_parameters(f, call, params):
                   and q.default is q.empty]
     if len(positional) >= 3:
         return True
-    code = getattr(getattr(f, "py_func", f), "__code__", None)
-    if code is not None:
-        py = getattr(f, "py_func", f)
-        seen = [c.cell_contents for c in (py.__closure__ or ()) if _filled(c)]
-        seen += [py.__globals__[name] for name in code.co_names if name in py.__globals__]
-        if any(v is params.given for v in seen):
-            raise TypeError(f"{WHO}: {call}) reads p from a closure or a global, so its direct "
-                            f"dependence on the parameters would be missing from the gradient; "
-                            f"take p as the third argument, {call}, p), and it is differentiated too")
-    return False
-
-
-def _filled(cell):
     try:
-        cell.cell_contents
-    except ValueError:
+        seen = inspect.getclosurevars(getattr(f, "py_func", f))
+    except TypeError:   # (not Python code: nothing to look into)
         return False
-    return True
+    if any(v is params.given for v in (*seen.nonlocals.values(), *seen.globals.values())):
+        raise TypeError(f"{WHO}: {call}) reads p from a closure or a global, so its direct "
+                        f"dependence on the parameters would be missing from the gradient; "
+                        f"take p as the third argument, {call}, p), and it is differentiated too")
+    return False
 
 
 class _Adjoint:
