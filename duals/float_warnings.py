@@ -60,7 +60,7 @@ def call_at_user_line(f, /, *args, **kwargs):
     except ValueError as exc:
         if str(exc) != _NUMPY_SEQUENCE:
             raise
-        from ._operators import SCATTER_ADD
+        from ._refusals import SCATTER_ADD
         raise ValueError(f"{exc} {_STORE_HINT}; {SCATTER_ADD}") from exc
     finally:
         _REPORTING.reset(token)

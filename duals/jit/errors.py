@@ -26,7 +26,7 @@ from numba.core import errors, types
 from numba.extending import intrinsic
 
 from .._overloads import overload, overload_attribute, overload_method
-from .._operators import RANDOM_PARAMETERS
+from .._refusals import RANDOM_PARAMETERS
 from ..kernels import cache_dir
 from ..ops.elementwise import stop_gradient
 from . import extras, gamma
