@@ -19,9 +19,12 @@ def test_a_basis_independent_function_of_eigenvectors_at_a_tie_is_refused_saying
     def rebuilt(S):
         w, V = np.linalg.eigh(S)
         return V @ np.diag(2.0 * w) @ V.T
-    with pytest.raises(np.linalg.LinAlgError, match=r"^eigh: .*any use of them raises here, even in a "
-                                                    r"function that does not depend on the basis"):
-        duals.jacfwd(rebuilt)(np.zeros((3, 3)))
+    with pytest.raises(np.linalg.LinAlgError, match=r"^eigh: .*a use of the repeated ones' vectors raises "
+                                                    r"here .*even in a function that does not depend on the basis"):
+        duals.jacrev(rebuilt)(np.zeros((3, 3)))
+    with pytest.warns(RuntimeWarning, match=r"eigh: eigenvalues 0, 1 and 2 .*tangents are NaN.*does not "
+                                            r"depend on the basis"):
+        assert np.isnan(duals.jacfwd(rebuilt)(np.zeros((3, 3)))).all()   # (forward mode cannot know)
     lower = lambda S: 2.0 * (np.tril(S) + np.tril(S, -1).T)   # noqa: E731 (eigh reads the lower triangle)
     S = np.diag([1.0, 2.0, 4.0])
     np.testing.assert_allclose(duals.jacfwd(rebuilt)(S), duals.jacfwd(lower)(S), atol=1e-12)
@@ -191,3 +194,29 @@ def test_the_basic_reproduction_number_of_a_rank_one_next_generation_matrix():
     np.testing.assert_allclose(duals.grad(R0)(p), expected, rtol=1e-10)
     with pytest.warns(RuntimeWarning, match="repeated"):
         np.testing.assert_allclose(duals.jacfwd(R0)(p), expected, rtol=1e-10)
+
+
+def test_a_simple_eigenvalue_and_its_vector_keep_their_derivatives_beside_a_repeated_pair():
+    """w, V = eigh(A) with a repeated pair elsewhere: w[k] and V[:, k] of a simple eigenvalue
+    raised in every mode, though only the repeated ones' vectors have no derivative (a user
+    trial: symmetric designs in topology optimisation repeat higher eigenvalues)."""
+    A = np.diag([1.0, 1.0, 2.0, 3.0])
+    A[2, 3] = A[3, 2] = 0.1
+    c = np.array([0.3, -0.2, 0.5, 0.7])
+
+    def value(a):
+        return np.linalg.eigh(a)[0][2]
+
+    def vector(a):
+        w, V = np.linalg.eigh(a)
+        return (V[:, 2] * np.sign(V[2, 2])) @ c
+
+    expected = duals.grad(lambda a: np.linalg.eigvalsh(a)[2])(A)
+    np.testing.assert_allclose(duals.grad(value)(A), expected, rtol=1e-12, atol=1e-14)
+    differences = central_differences(vector, [A], 0)
+    np.testing.assert_allclose(duals.grad(vector)(A), differences, rtol=1e-6, atol=1e-8)
+    with pytest.warns(RuntimeWarning, match="eigenvalues 0 and 1 .*are repeated"):
+        np.testing.assert_allclose(duals.jacfwd(value)(A), expected, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(duals.jacfwd(vector)(A), differences, rtol=1e-6, atol=1e-8)
+    with pytest.raises(np.linalg.LinAlgError, match="repeated ones' vectors"):
+        duals.grad(lambda a: np.linalg.eigh(a)[1][0, 0] ** 2)(A)

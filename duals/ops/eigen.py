@@ -103,17 +103,20 @@ def _eig_jvp(t, out, a):
     return concatenate([dw, _normalised(matmul(V, inverse_gaps(w, "eig") * E), V)], axis=-2)
 
 
-def _eig_vjp(g, out, a):
+def _eig_vjp(g, out, a, unreached=None):
     w, V = split_packed(out)
     w_bar, V_bar = split_packed(g)
-    if not np.any(np.asarray(innermost(V_bar))):   # the eigenvectors unused (vals, vecs = eig(a))
-        return _eigvals_vjp(w_bar[..., 0, :], w[..., 0, :], a)
+    marks = None if unreached is None else np.asarray(unreached)
+    if marks is not None and np.all(marks[..., 1:, :] if marks.ndim >= 2 else marks):   # vectors unused
+        return _eigvals_vjp(w_bar[..., 0, :], w[..., 0, :], a)   # (vals, vecs = eig(a); vals only)
     n = shape(a)[-1]
     VT = swapaxes(V, -1, -2)
     E_bar = w_bar * np.eye(n) + inverse_gaps(w, "eig") * matmul(VT, _normalised_transpose(V_bar, V))
     return solve(VT, matmul(E_bar, VT))     # V⁻ᵀ Ē Vᵀ
 
 
+_eig_vjp.takes_unreached = True
+eig_p.unreached = lambda i, mask, out, a, **params: None   # (takes the marks; passes none on)
 eig_p.def_jvp(0, _eig_jvp)
 eig_p.def_vjp(0, _eig_vjp)
 eig_p.holomorphic = False   # the eigenvectors are normalised with a modulus

@@ -17,8 +17,12 @@ its derivative is the one with ``Im(vᵢᴴ dvᵢ) = 0``, so only functions that
 phases (``|V|²``, ``V f(Λ) Vᴴ``) have derivatives that agree with differences of NumPy's results.
 
 Policy at repeated eigenvalues: eigenvectors have no derivative there (any rotation inside the
-eigenspace is as good), so a derivative of ``eigh``'s eigenvectors at eigenvalues closer than
-``n · eps · max|λ|`` raises ``np.linalg.LinAlgError`` naming the gap. Eigenvalues alone
+eigenspace is as good), so the vectors of eigenvalues closer than ``n · eps · max|λ|`` have none:
+reverse mode raises ``np.linalg.LinAlgError`` naming the gap when their cotangent is not zero by
+structure (a vector the function uses, even through a zero eigenvalue), and forward mode, which
+cannot know what is used, gives them NaN tangents with a warning. Every eigenvalue and the
+vectors of the simple ones keep their derivatives (a structure's lowest mode beside a repeated
+higher pair). Eigenvalues alone
 (``eigvalsh``) are differentiated everywhere with ``diag(Vᵀ dS V)`` in NumPy's basis: exact for
 every function symmetric in the repeated eigenvalues (their sum, ``trace``, norms, ``logdet``).
 An individual repeated eigenvalue has no derivative there (its one-sided derivatives are the
@@ -32,6 +36,7 @@ import re
 import numpy as np
 
 from ..core import Primitive
+from ..float_warnings import warn_at_user_line
 from ..index_sets import per_matrix_rule
 from . import export, innermost, is_complex, shape_of as shape
 from .complex_parts import conj, imag, real
@@ -43,7 +48,7 @@ from .shape import concatenate, getitem, swapaxes, tril, triu
 EighResult = type(np.linalg.eigh(np.eye(1)))   # NumPy's own namedtuple: one structure for results
 
 
-def _eigh_impl(a, *, lower):
+def _eigh_impl(a, *, lower, strict=False):   # (strict: a repeated eigenvalue raises in every mode)
     w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")
     return np.concatenate([w[..., None, :], v], axis=-2)
 
@@ -89,7 +94,8 @@ def _fold(s_bar, lower):
 
 _AT_REPEATED = {
     "eigh": "the eigenvectors have no derivative at a repeated eigenvalue{gap}, and duals "
-            "differentiates the vectors themselves, so any use of them raises here, even in a "
+            "differentiates the vectors themselves, so a use of the repeated ones' vectors raises "
+            "here (the other eigenvectors and every eigenvalue keep theirs), even in a "
             "function that does not depend on the basis chosen inside the repeated eigenspace "
             "(V diag(f(w)) Vᵀ); differentiate the eigenvalues (np.linalg.eigvalsh), write the "
             "function of the matrix without eigenvectors (np.trace, np.linalg.det, powers of the "
@@ -111,39 +117,87 @@ _AT_REPEATED = {
 }
 
 
+def tied_gaps(w_row):
+    """(F, tied): ``F_ij = 1 / (λ_j − λ_i)`` between eigenvalues apart, 0 on the diagonal and
+    between tied ones (closer than ``n · eps · max|λ|``), and the mask of the tied pairs."""
+    n = shape(w_row)[-1]
+    plain = np.asarray(innermost(w_row))
+    gaps = np.abs(plain - np.swapaxes(plain, -1, -2))
+    off = ~np.eye(n, dtype=bool)
+    scale = np.max(np.abs(plain)) if plain.size else 0.0
+    tied = off & (gaps <= n * np.finfo(plain.dtype).eps * max(scale, 1e-300))
+    apart = off & ~tied
+    difference = w_row - swapaxes(w_row, -1, -2)
+    return where(apart, 1.0 / where(apart, difference, 1.0), 0.0), tied
+
+
+def _repeated(who, w_row, tied):
+    """The LinAlgError for a derivative that needs the gaps between tied eigenvalues."""
+    plain = np.asarray(innermost(w_row))
+    gaps = np.abs(plain - np.swapaxes(plain, -1, -2))[tied]
+    return np.linalg.LinAlgError(f"{who}: " + _AT_REPEATED[who].format(
+        gap=f" (the smallest gap is {np.min(gaps):.3g})"))
+
+
 def inverse_gaps(w_row, who="eigh"):
     """``F_ij = 1 / (λ_j − λ_i)`` off the diagonal, 0 on it; raises at a repeated eigenvalue
     (``who`` names the function and the way out)."""
-    n = shape(w_row)[-1]
-    plain = np.asarray(innermost(w_row))
-    gaps = plain - np.swapaxes(plain, -1, -2)
-    off = ~np.eye(n, dtype=bool)
-    scale = np.max(np.abs(plain)) if plain.size else 0.0
-    if n > 1 and np.min(np.abs(gaps[..., off])) <= n * np.finfo(plain.dtype).eps * max(scale, 1e-300):
-        gap = f" (the smallest gap is {np.min(np.abs(gaps[..., off])):.3g})"
-        raise np.linalg.LinAlgError(f"{who}: " + _AT_REPEATED[who].format(gap=gap))
-    difference = w_row - swapaxes(w_row, -1, -2)
-    return where(off, 1.0 / where(off, difference, 1.0), 0.0)
+    F, tied = tied_gaps(w_row)
+    if tied.any():
+        raise _repeated(who, w_row, tied)
+    return F
 
 
-def _eigh_jvp(t, out, a, *, lower):
+def _eigh_jvp(t, out, a, *, lower, strict=False):
     w, V = split_packed(out)
     n = shape(a)[-1]
     C = matmul(_H(V), matmul(_symmetric_tangent(t, lower), V))
     dw = real(_sum(C * np.eye(n), axis=-2, keepdims=True))
-    dV = matmul(V, inverse_gaps(real(w)) * C)
+    F, tied = tied_gaps(real(w))
+    dV = matmul(V, F * C)
+    if tied.any():   # the repeated eigenvalues' vectors have no derivative; the others have theirs
+        if strict:
+            raise _repeated("eigh", real(w), tied)
+        columns = tied.any(axis=-2, keepdims=True)
+        warn_at_user_line(f"eigh: eigenvalues {_listed(columns)} (in NumPy's order) are repeated, and "
+                          f"their eigenvectors have no derivative (any rotation inside the eigenspace "
+                          f"is as good): their tangents are NaN, and so is any derivative that uses "
+                          f"them, even of a function that does not depend on the basis (V diag(f(w)) "
+                          f"Vᵀ); every eigenvalue's and the other eigenvectors' are exact")
+        dV = where(columns, np.nan, dV)
     return concatenate([dw, dV], axis=-2)
 
 
-def _eigh_vjp(g, out, a, *, lower):
+def _listed(columns):
+    found = [int(k[-1]) for k in np.argwhere(columns)[:6]]
+    return ", ".join(map(str, found[:-1])) + f" and {found[-1]}" if len(found) > 1 else str(found[0])
+
+
+def _eigh_vjp(g, out, a, *, lower, strict=False, unreached=None):
     # the transpose of the JVP: with M = diag(Re w̄) + F ∘ (Vᵀ V̄), S̄ = conj(V) M Vᵀ (V M Vᵀ if real)
     w, V = split_packed(out)
     w_bar, V_bar = split_packed(g)
     n = shape(a)[-1]
-    inner = real(w_bar) * np.eye(n) + inverse_gaps(real(w)) * matmul(swapaxes(V, -1, -2), V_bar)
+    F, tied = tied_gaps(real(w))
+    if tied.any() and (strict or not _unused(tied.any(axis=-2, keepdims=True), unreached)):
+        raise _repeated("eigh", real(w), tied)   # (a repeated eigenvalue's vector is used)
+    inner = real(w_bar) * np.eye(n) + F * matmul(swapaxes(V, -1, -2), V_bar)
     return _fold(matmul(conj(V), matmul(inner, swapaxes(V, -1, -2))), lower)
 
 
+def _unused(columns, unreached):
+    """Whether the eigenvectors in ``columns`` (a ``(..., 1, n)`` mask) are unused: their cotangent
+    zero by structure (``unreached``, the walk's marks over the packed output), not merely zero in
+    value, which a vector multiplied by a zero eigenvalue also gets while its derivative is
+    undefined (``V diag(w) Vᵀ`` at ``S = 0``)."""
+    if unreached is None:
+        return False
+    marks = np.asarray(unreached)
+    return bool(np.all((marks[..., 1:, :] if marks.ndim >= 2 else marks) | ~columns))
+
+
+_eigh_vjp.takes_unreached = True
+eigh_p.unreached = lambda i, mask, out, a, **params: None   # (takes the marks; passes none on: S̄ is dense)
 eigh_p.def_jvp(0, _eigh_jvp)
 eigh_p.def_vjp(0, _eigh_vjp)
 
@@ -160,7 +214,7 @@ def _vectors(a, lower):
     """The eigenvectors the rules of ``eigvalsh`` read; differentiated (second order), they
     raise at a repeated eigenvalue in eigvalsh's name."""
     try:
-        return split_packed(eigh_p(a, lower=lower))[1]
+        return split_packed(eigh_p(a, lower=lower, strict=True))[1]
     except np.linalg.LinAlgError as error:
         gap = re.search(r" \(the smallest gap is [^)]*\)", str(error))
         raise np.linalg.LinAlgError("eigvalsh: " + _AT_REPEATED["eigvalsh"].format(
