@@ -140,17 +140,37 @@ def _announced(f):
     return call
 
 
-def _check_grads(f, args, order, modes, atol, rtol, eps, who):
+def _leaf_names(args):
+    """The name of each leaf of ``args`` in ``tree.flatten``'s order: ``argument 1['zn']`` for an
+    entry of a dict given as argument 1, ``argument 0`` for an array."""
+    names = []
+
+    def walk(x, name):
+        if isinstance(x, (tuple, list)):
+            for k, item in enumerate(x):
+                walk(item, f"{name}[{k}]")
+        elif isinstance(x, dict):
+            for key in (list(x) if isinstance(x, tree.OrderedDict) else sorted(x)):
+                walk(x[key], f"{name}[{key!r}]")
+        else:
+            names.append(name)
+    for i, a in enumerate(args):
+        walk(a, f"argument {i}")
+    return names
+
+
+def _check_grads(f, args, order, modes, atol, rtol, eps, who, names=None):
     if any(isinstance(a, (tuple, list, dict)) for a in args):   # containers: leaf by leaf
         leaves, treedef = tree.flatten(list(args))
         return _check_grads(lambda *flat: f(*tree.unflatten(treedef, list(flat))), tuple(leaves),
-                            order, modes, atol, rtol, eps, who)
+                            order, modes, atol, rtol, eps, who, _leaf_names(args))
+    names = names or [f"argument {i}" for i in range(len(args))]
     if _any_complex(f, args):
         f, args = as_real_map(f, args)
     for m in modes:
         if m not in _MODES:
             raise ValueError(f"{who}: unknown mode {m!r}; use 'fwd' and/or 'rev'")
-    args = tuple(_checked_input(a, i, who) for i, a in enumerate(args))
+    args = tuple(_checked_input(a, names[i], who) for i, a in enumerate(args))
     fd_dtype = np.result_type(*args)
     low = max((np.dtype(a.dtype) for a in args), key=lambda d: np.finfo(d).eps)
     d_atol, d_rtol = _FD_TOL.get(low, (1e-6, 1e-5))
@@ -170,18 +190,19 @@ def _check_grads(f, args, order, modes, atol, rtol, eps, who):
         fk = f if single else (lambda *a, k=k: tree.flatten(f(*a))[0][k])
 
         for i in range(len(args)):
-            where = f"d f/d(argument {i})" if single else f"d(output {k})/d(argument {i})"
+            where = f"d f/d({names[i]})" if single else f"d(output {k})/d({names[i]})"
             _first_order(fk, args, i, where, modes, eps, first_atol, first_rtol, ad_tol,
                          fd_dtype, who)
             if order > 1 and is_compiled(f):
-                _compiled_second_order(f, args, i, order, single and np.ndim(y) == 0, atol, rtol, eps, who)
+                _compiled_second_order(f, args, i, order, single and np.ndim(y) == 0, atol, rtol, eps, who,
+                                       names[i])
                 continue
             for m in modes if order > 1 else ():
-                _check(_MODES[m](fk, argnums=i), args, i, order - 1, modes, (m,), atol, rtol, eps)
+                _check(_MODES[m](fk, argnums=i), args, i, order - 1, modes, (m,), atol, rtol, eps, names[i])
     return True
 
 
-def _compiled_second_order(f, args, i, order, scalar, atol, rtol, eps, who):
+def _compiled_second_order(f, args, i, order, scalar, atol, rtol, eps, who, name):
     """A Numba dispatcher's second order: duals.hessian (compiled, forward over reverse) against
     differences of its compiled gradient; compiled transformations do not nest further."""
     if order > 2:
@@ -192,7 +213,7 @@ def _compiled_second_order(f, args, i, order, scalar, atol, rtol, eps, who):
         raise TypeError(f"{who}: order=2 of a Numba dispatcher checks duals.hessian, which takes a "
                         f"function with one scalar output; check order=1 here")
     expected = numerical_jacobian(transforms.jacrev(f, argnums=i), args, i, eps)
-    what = f"{who}: hessian (compiled, forward over reverse) w.r.t. argument {i}"
+    what = f"{who}: hessian (compiled, forward over reverse) w.r.t. {name}"
     assert_close(second_order.hessian(f, argnums=i)(*args), expected, *_order_tolerances(2, atol, rtol), what)
 
 
@@ -204,20 +225,20 @@ def _order_tolerances(level, atol, rtol):
             rtol if rtol is not None else 10.0 ** (-5 + 1.5 * (level - 1)))
 
 
-def _checked_input(a, i, who):
+def _checked_input(a, name, who):
     if hasattr(a, "_trace"):
-        raise TypeError(f"{who}: argument {i} is a traced value; call {who} on plain "
+        raise TypeError(f"{who}: {name} is a traced value; call {who} on plain "
                         f"floats or arrays (outside jvp/grad)")
     arr = np.asarray(a)
     kind = arr.dtype.kind
     if kind in "iub":
         raise TypeError(
-            f"{who}: argument {i} has dtype {arr.dtype}; derivatives and finite "
+            f"{who}: {name} has dtype {arr.dtype}; derivatives and finite "
             f"differences need float inputs. Pass a float (2.0, not 2) or "
             f"np.asarray(x, dtype=float); to hold an integer fixed, close over it: "
             f"{who}(lambda x: f(x, n), x)")
     if kind != "f":
-        raise TypeError(f"{who}: argument {i} has dtype {arr.dtype}; pass float or complex "
+        raise TypeError(f"{who}: {name} has dtype {arr.dtype}; pass float or complex "
                         f"arrays")
     return arr[()] if arr.ndim == 0 else arr
 
@@ -327,16 +348,16 @@ def _first_order(f, args, i, where, modes, eps, atol, rtol, ad_tol, fd_dtype, wh
                          f"{tolerance}; {count}. {hint}")
 
 
-def _check(f, args, argnum, order, modes, path, atol, rtol, eps):
+def _check(f, args, argnum, order, modes, path, atol, rtol, eps, name):
     if order == 0:
         return
     tol_a, tol_r = _order_tolerances(len(path) + 1, atol, rtol)
     expected = numerical_jacobian(f, args, argnum, eps)
     for m in modes:
         jac = _MODES[m](f, argnums=argnum)
-        what = f"check_grads: {' over '.join(reversed(path + (m,)))} derivative w.r.t. argument {argnum}"
+        what = f"check_grads: {' over '.join(reversed(path + (m,)))} derivative w.r.t. {name}"
         assert_close(jac(*args), expected, tol_a, tol_r, what)
-        _check(jac, args, argnum, order - 1, modes, path + (m,), atol, rtol, eps)
+        _check(jac, args, argnum, order - 1, modes, path + (m,), atol, rtol, eps, name)
 
 
 def _v(x):

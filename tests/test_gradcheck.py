@@ -153,3 +153,16 @@ def test_a_function_that_draws_noise_is_checked_for_one_realisation():
     assert check_grads(noisy_energy, (x,), order=2)
     assert duals.gradcheck(_noisy_energy_compiled, x)
     assert check_grads(_noisy_energy_compiled, (x,), order=2)
+
+
+def test_an_entry_of_a_container_argument_is_named_by_its_argument_and_key():
+    """An integer inside a dict given as argument 1 was 'argument 3' (its place among the
+    flattened leaves, an argument the function does not have; a user trial)."""
+    def f(x, params):
+        return np.sum(x ** params["p"]) * params["scale"]
+
+    with pytest.raises(TypeError, match=r"gradcheck: argument 1\['zn'\] has dtype int64"):
+        duals.gradcheck(f, np.array([0.3, 0.7]), {"p": 3.0, "scale": 2.0, "zn": 30})
+    with pytest.raises(GradcheckError, match=r"d f/d\(argument 1\[1\]\)"):
+        duals.gradcheck(lambda x, pair: np.sum(x * duals.stop_gradient(pair[1])) + pair[0],
+                        np.array([0.3]), (1.0, np.array([2.0])))
