@@ -137,8 +137,8 @@ def _setitem(self, index, value):
     raise TypeError(
         "item assignment into a traced array is not supported: traced values are immutable. "
         "Use dnp.where(mask, new, x) to replace entries, dnp.concatenate of slices to rebuild "
-        "the array, or write the loop in a @numba.njit function (compiled forward mode "
-        "allows assignment)")
+        "the array, or write the loop in a @numba.njit function (compiled code allows "
+        "assignment, in forward and reverse mode)")
 
 
 def _reshape(self, *shape, order="C"):

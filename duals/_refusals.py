@@ -167,8 +167,9 @@ def _conversion_cause():
         counterpart = _counterpart(library)
         if counterpart is None:
             use = ("duals.numpy has no counterpart of it (docs/supported.md lists what works): write "
-                   "it with np.* functions, which keep derivatives, give it a derivative with "
-                   "duals.extend (docs/custom_rules.md: an interpolant's is its .derivative())")
+                   "it with np.* functions, which keep derivatives, or give it a derivative with "
+                   "duals.extend (docs/custom_rules.md" + (": an interpolant's is its .derivative())"
+                                                           if library.startswith("scipy.interpolate") else ")"))
         else:
             use = f"Write {counterpart} instead" + (" (import duals.numpy as dnp)"
                                                     if counterpart.startswith("dnp.") else "")

@@ -690,6 +690,8 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
      r"scipy\.linalg\.inv converts .* Write np\.linalg\.inv instead"),
     (lambda v: np.sum(scipy.linalg.eigh(np.diag(v + 2.0), np.eye(2))[0]), np.array([0.2, 0.4]),
      r"scipy\.linalg\.eigh converts .* for a generalised one, K v = λ M v, reduce it by M's Cholesky"),
+    (lambda v: np.sum(__import__("scipy.ndimage").ndimage.convolve(v, np.ones(3) / 3)), np.array([0.2, 0.4]),
+     r"scipy\.ndimage\.convolve converts .*duals\.extend \(docs/custom_rules\.md\), or pass"),   # (no interpolant)
     (lambda v: np.sum(scipy.spatial.distance.cdist(v[:, None], v[:, None])), np.array([0.2, 0.4]),
      r"scipy\.spatial\.distance\.cdist converts .* squared distances by broadcasting"),
     (scipy_logsumexp, np.array([0.2, 0.4]),
