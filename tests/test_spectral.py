@@ -121,7 +121,10 @@ def test_repeated_eigenvalues_and_equal_largest_entries_raise_naming_the_way_out
                                                     r"are repeated .*uses them.*np\.trace"):
         duals.grad(lambda A: np.sum(np.linalg.eigvals(A)))(np.eye(3))
     with pytest.raises(np.linalg.LinAlgError, match="eig: the eigenvectors have no derivative"):
-        duals.jacfwd(lambda A: np.linalg.eig(A)[1])(np.diag([1.0, 1.0, 2.0]))
+        duals.jacrev(lambda A: np.linalg.eig(A)[1])(np.diag([1.0, 1.0, 2.0]))
+    with pytest.warns(RuntimeWarning, match=r"eig: eigenvalues 0 and 1 .*repeated.*tangents are NaN"):
+        vectors = duals.jacfwd(lambda A: np.linalg.eig(A)[1])(np.diag([1.0, 1.0, 2.0]))
+    assert np.isnan(vectors[:, :2]).all() and np.isfinite(vectors[:, 2]).all()   # the simple one's is exact
     rotation = np.array([[0.0, 1.0], [-1.0, 0.0]])   # eigenvectors (1, ±i)/√2: equal moduli
     with pytest.raises(np.linalg.LinAlgError, match="two entries of equal largest modulus.*eigvals"):
         duals.jacrev(lambda A: np.real(np.linalg.eig(A)[1]))(rotation)
@@ -220,3 +223,30 @@ def test_a_simple_eigenvalue_and_its_vector_keep_their_derivatives_beside_a_repe
         np.testing.assert_allclose(duals.jacfwd(vector)(A), differences, rtol=1e-6, atol=1e-8)
     with pytest.raises(np.linalg.LinAlgError, match="repeated ones' vectors"):
         duals.grad(lambda a: np.linalg.eigh(a)[1][0, 0] ** 2)(A)
+
+
+def test_the_dominant_eigenvector_of_a_matrix_with_repeated_zero_eigenvalues():
+    """k-effective and the power shape of M⁻¹F, whose zero eigenvalues repeat (F vanishes outside
+    the fuel): eig's dominant vector raised in every mode, and a second derivative of the dominant
+    eigenvalue too (a user trial, a criticality search differentiated again)."""
+    def operator(p):
+        return np.outer(dnp.stack([p[0], 1.0 + 0.0 * p[0], 0.5 * p[1]]), np.array([1.0, 0.0, 0.0]) + 0.0 * p[1]) \
+            + np.diag(dnp.stack([0.0 * p[0], 0.0 * p[0], 0.0 * p[0]]))
+
+    def shape(p):
+        w, V = np.linalg.eig(operator(p))
+        v = V[:, np.argmax(w.real)].real
+        return v / v[0]
+
+    def dominant(p):
+        return np.max(np.linalg.eigvals(operator(p)).real)
+
+    p = np.array([2.0, 0.7])
+    differences = central_differences(shape, [p], 0)
+    np.testing.assert_allclose(duals.jacrev(shape)(p), differences, rtol=1e-7, atol=1e-9)
+    with pytest.warns(RuntimeWarning, match="repeated"):
+        np.testing.assert_allclose(duals.jacfwd(shape)(p), differences, rtol=1e-7, atol=1e-9)
+    gradient = duals.grad(dominant)
+    with pytest.warns(RuntimeWarning, match="repeated"):
+        np.testing.assert_allclose(duals.hessian(dominant)(p), central_differences(gradient, [p], 0),
+                                   rtol=1e-6, atol=1e-8)

@@ -25,9 +25,10 @@ Policy: a repeated eigenvalue has no derivative (a defective matrix's eigenvalue
 ones beside it have theirs (a Leslie matrix's dominant eigenvalue beside a defective zero): in
 ``eigvals`` forward mode gives the repeated ones NaN tangents, with a warning, and reverse mode
 raises ``np.linalg.LinAlgError`` when a cotangent reaches one; ``eig``'s values do the same in
-reverse mode when its vectors are unused. ``eig``'s vectors raise at a repeated eigenvalue (and
-so does any second derivative, which needs them), and when an eigenvector's two largest entries
-have equal modulus (which of them LAPACK makes real is not stable).
+reverse mode when its vectors are unused. ``eig``'s vectors of repeated eigenvalues get NaN
+tangents in forward mode and raise in reverse mode when used, the simple eigenvalues' vectors
+keeping theirs (so a simple eigenvalue has its second derivative); a vector whose two largest
+entries have equal modulus raises (which of them LAPACK makes real is not stable).
 
 >>> import duals
 >>> duals.jacfwd(np.linalg.eigvals)(np.array([[2.0, 1.0], [0.0, 3.0]])).tolist()
@@ -45,12 +46,12 @@ from .linalg import _check_square as _check, matmul, solve
 from .reductions import sum as _sum
 from .assembly import take_along_axis
 from .shape import concatenate, swapaxes
-from .spectral import inverse_gaps, split_packed
+from .spectral import listed, repeated_error, split_packed, tied_gaps, unused
 
 EigResult = type(np.linalg.eig(np.eye(1)))   # NumPy's own namedtuple
 
 
-def _eig_impl(a):
+def _eig_impl(a, *, quiet=False):   # (quiet: eigvals' own use, which warns itself)
     w, v = np.linalg.eig(a)
     return np.concatenate([w[..., None, :], v], axis=-2)
 
@@ -59,13 +60,14 @@ eig_p = Primitive("eig", _eig_impl)
 eig_p.def_sparsity(per_matrix_rule())
 
 
-def _largest_entries(V):
+def _largest_entries(V, skip=False):
     """A mask of each column's entry of largest modulus (the one LAPACK made real); raises when
-    two entries of a column are within rounding of it."""
+    two entries of a column (other than those ``skip`` masks) are within rounding of it."""
     mags = np.abs(np.asarray(innermost(V)))
     n = mags.shape[-2]
     top = np.sort(mags, axis=-2)
-    if n > 1 and np.any(top[..., -2, :] >= top[..., -1, :] * (1.0 - 64 * np.finfo(mags.dtype).eps)):
+    ambiguous = top[..., -2:-1, :] >= top[..., -1:, :] * (1.0 - 64 * np.finfo(mags.dtype).eps)
+    if n > 1 and np.any(ambiguous & ~np.asarray(skip)):
         raise np.linalg.LinAlgError(
             "eig: an eigenvector has two entries of equal largest modulus; LAPACK makes one of them "
             "real and which one is not stable, so the eigenvectors' phases have no derivative "
@@ -74,44 +76,59 @@ def _largest_entries(V):
     return np.arange(n)[:, None] == np.argmax(mags, axis=-2)[..., None, :]
 
 
-def _normalised(W, V):
+def _normalised(W, V, skip=False):
     """``dV`` from ``W``: each ``w_j + (a_j + i b_j) v_j`` keeping NumPy's normalisation."""
     if not is_complex(V):
         return W - V * _sum(V * W, axis=-2, keepdims=True)
-    mask = _largest_entries(V)
+    mask = _largest_entries(V, skip)
     a = -real(_sum(conj(V) * W, axis=-2, keepdims=True))
     b = -_sum(where(mask, imag(W), 0.0), axis=-2, keepdims=True) / _sum(
         where(mask, real(V), 0.0), axis=-2, keepdims=True)
     return W + V * (a + 1j * b)
 
 
-def _normalised_transpose(V_bar, V):
+def _normalised_transpose(V_bar, V, skip=False):
     """``W̄`` from ``V̄``: the transpose of :func:`_normalised` under ``Re Σ c t``."""
     s = _sum(V_bar * V, axis=-2, keepdims=True)
     if not is_complex(V):
         return V_bar - V * s
-    mask = _largest_entries(V)
+    mask = _largest_entries(V, skip)
     r = _sum(where(mask, real(V), 0.0), axis=-2, keepdims=True)
     return V_bar - real(s) * conj(V) + where(mask, -1j * imag(s) / r, 0.0)
 
 
-def _eig_jvp(t, out, a):
+def _eig_jvp(t, out, a, *, quiet=False):
     w, V = split_packed(out)
     n = shape(a)[-1]
     E = solve(V, matmul(t, V))
     dw = _sum(E * np.eye(n), axis=-2, keepdims=True)
-    return concatenate([dw, _normalised(matmul(V, inverse_gaps(w, "eig") * E), V)], axis=-2)
+    F, tied = tied_gaps(w)
+    if not tied.any():
+        return concatenate([dw, _normalised(matmul(V, F * E), V)], axis=-2)
+    # the repeated eigenvalues and their vectors have no derivative; the simple ones keep theirs
+    columns = tied.any(axis=-2, keepdims=True)
+    if not quiet:
+        warn_at_user_line(f"eig: eigenvalues {listed(columns)} (in NumPy's order) are repeated: they "
+                          f"and their eigenvectors have no derivative, their tangents are NaN and so is "
+                          f"any derivative that uses them; the simple eigenvalues' and their vectors' "
+                          f"are exact")
+    dV = _normalised(matmul(V, F * E), V, skip=columns)
+    return concatenate([where(columns, np.nan, dw), where(columns, np.nan, dV)], axis=-2)
 
 
-def _eig_vjp(g, out, a, unreached=None):
+def _eig_vjp(g, out, a, *, quiet=False, unreached=None):
     w, V = split_packed(out)
     w_bar, V_bar = split_packed(g)
     marks = None if unreached is None else np.asarray(unreached)
     if marks is not None and np.all(marks[..., 1:, :] if marks.ndim >= 2 else marks):   # vectors unused
         return _eigvals_vjp(w_bar[..., 0, :], w[..., 0, :], a)   # (vals, vecs = eig(a); vals only)
     n = shape(a)[-1]
+    F, tied = tied_gaps(w)
+    columns = tied.any(axis=-2, keepdims=True)
+    if tied.any() and (not unused(columns, unreached) or np.any(columns & (np.asarray(innermost(w_bar)) != 0))):
+        raise repeated_error("eig", w, tied)   # (a repeated eigenvalue, or its vector, is used)
     VT = swapaxes(V, -1, -2)
-    E_bar = w_bar * np.eye(n) + inverse_gaps(w, "eig") * matmul(VT, _normalised_transpose(V_bar, V))
+    E_bar = w_bar * np.eye(n) + F * matmul(VT, _normalised_transpose(V_bar, V, skip=columns))
     return solve(VT, matmul(E_bar, VT))     # V⁻ᵀ Ē Vᵀ
 
 
@@ -161,18 +178,16 @@ def _eigenvector_pairs(out, a):
     eigenvalue has its derivative however the others coincide (a defective W is singular)."""
     values = np.asarray(innermost(out))
     repeated = _repeated(values)
-    W = _matched(eig_p(a), values, repeated)
-    U = _matched(eig_p(swapaxes(a, -1, -2)), values, repeated)
-    alone = ~repeated[..., None, :]
+    W = _matched(eig_p(a, quiet=True), values, repeated)
+    U = _matched(eig_p(swapaxes(a, -1, -2), quiet=True), values, repeated)
+    alone = ~repeated[..., None, :]   # (a repeated one's vectors, NaN at second order, are left out)
     U = where(alone, U / where(alone, _sum(U * W, axis=-2, keepdims=True), 1.0), 0.0)
-    return U, W, repeated
+    return U, where(alone, W, 0.0), repeated
 
 
 def _no_derivative_of_repeated(repeated, who):
     """The words for eigenvalues that have no derivative of their own."""
-    where = [tuple(int(i) for i in k) if k.size > 1 else int(k[0]) for k in np.argwhere(repeated)[:4]]
-    listed = ", ".join(map(str, where[:-1])) + f" and {where[-1]}" if len(where) > 1 else str(where[0])
-    return (f"{who}: eigenvalues {listed} (in NumPy's order) are repeated and have no derivative of "
+    return (f"{who}: eigenvalues {listed(repeated[..., None, :])} (in NumPy's order) are repeated and have no derivative of "
             f"their own (a defective one moves like the square root of a change)")
 
 

@@ -131,7 +131,7 @@ def tied_gaps(w_row):
     return where(apart, 1.0 / where(apart, difference, 1.0), 0.0), tied
 
 
-def _repeated(who, w_row, tied):
+def repeated_error(who, w_row, tied):
     """The LinAlgError for a derivative that needs the gaps between tied eigenvalues."""
     plain = np.asarray(innermost(w_row))
     gaps = np.abs(plain - np.swapaxes(plain, -1, -2))[tied]
@@ -144,7 +144,7 @@ def inverse_gaps(w_row, who="eigh"):
     (``who`` names the function and the way out)."""
     F, tied = tied_gaps(w_row)
     if tied.any():
-        raise _repeated(who, w_row, tied)
+        raise repeated_error(who, w_row, tied)
     return F
 
 
@@ -157,9 +157,9 @@ def _eigh_jvp(t, out, a, *, lower, strict=False):
     dV = matmul(V, F * C)
     if tied.any():   # the repeated eigenvalues' vectors have no derivative; the others have theirs
         if strict:
-            raise _repeated("eigh", real(w), tied)
+            raise repeated_error("eigh", real(w), tied)
         columns = tied.any(axis=-2, keepdims=True)
-        warn_at_user_line(f"eigh: eigenvalues {_listed(columns)} (in NumPy's order) are repeated, and "
+        warn_at_user_line(f"eigh: eigenvalues {listed(columns)} (in NumPy's order) are repeated, and "
                           f"their eigenvectors have no derivative (any rotation inside the eigenspace "
                           f"is as good): their tangents are NaN, and so is any derivative that uses "
                           f"them, even of a function that does not depend on the basis (V diag(f(w)) "
@@ -168,8 +168,12 @@ def _eigh_jvp(t, out, a, *, lower, strict=False):
     return concatenate([dw, dV], axis=-2)
 
 
-def _listed(columns):
-    found = [int(k[-1]) for k in np.argwhere(columns)[:6]]
+def listed(columns):
+    """``"0, 1 and 2"`` (or ``"4, 5, 6, 7, 8, 9, ... (20 of them)"``) for a mask of eigenvalues
+    ``(..., 1, n)``, by their place in NumPy's order."""
+    found = [int(k[-1]) for k in np.argwhere(columns)]
+    if len(found) > 6:
+        return ", ".join(map(str, found[:6])) + f", ... ({len(found)} of them)"
     return ", ".join(map(str, found[:-1])) + f" and {found[-1]}" if len(found) > 1 else str(found[0])
 
 
@@ -179,13 +183,13 @@ def _eigh_vjp(g, out, a, *, lower, strict=False, unreached=None):
     w_bar, V_bar = split_packed(g)
     n = shape(a)[-1]
     F, tied = tied_gaps(real(w))
-    if tied.any() and (strict or not _unused(tied.any(axis=-2, keepdims=True), unreached)):
-        raise _repeated("eigh", real(w), tied)   # (a repeated eigenvalue's vector is used)
+    if tied.any() and (strict or not unused(tied.any(axis=-2, keepdims=True), unreached)):
+        raise repeated_error("eigh", real(w), tied)   # (a repeated eigenvalue's vector is used)
     inner = real(w_bar) * np.eye(n) + F * matmul(swapaxes(V, -1, -2), V_bar)
     return _fold(matmul(conj(V), matmul(inner, swapaxes(V, -1, -2))), lower)
 
 
-def _unused(columns, unreached):
+def unused(columns, unreached):
     """Whether the eigenvectors in ``columns`` (a ``(..., 1, n)`` mask) are unused: their cotangent
     zero by structure (``unreached``, the walk's marks over the packed output), not merely zero in
     value, which a vector multiplied by a zero eigenvalue also gets while its derivative is
