@@ -14,6 +14,8 @@ function: derivative 0) return plain results, ``f"{x:.3f}"``
 formats the value, ``x.real``, ``x.imag`` and ``x.conj()`` are ``np.real(x)``, ... (docs/complex.md) and ``x.sort()``, which would
 sort in place, raises: write ``x = np.sort(x)``.
 """
+import sys
+
 import numpy as np
 
 from .core import Tracer, changed_in_place
@@ -370,6 +372,8 @@ def _array_function(self, func, types, args, kwargs):
             raise TypeError(_copyto_refused(_numpy_caller()))
         if getattr(np, func.__name__, None) is func and func.__name__ in _WRITERS:
             raise TypeError(_writer_refused(func.__name__))
+        if _library_caller(sys._getframe(1), ("scipy",))[0] is not None:   # (inside SciPy's code:
+            raise TypeError(_conversion_cause())                              # name SciPy's function)
         raise TypeError(_unsupported(_public_name(func)))
     out = impl(*args, **kwargs)
     return out if func.__name__ in VIEWS else _new_array(out, args)

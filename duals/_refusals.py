@@ -220,6 +220,9 @@ STORED_INTO_PLAIN = ("storing a traced value into a plain NumPy array (a[i] = va
 
 
 # functions without a counterpart of their own name, and what computes them as written
+_DENSE_BANDS = ("a dense matrix from its bands, np.diag(main) + np.diag(upper, 1) + np.diag(lower, -1) "
+                "(scipy.sparse's matrices cannot hold traced values; a dense one is differentiated in "
+                "every entry), solved with np.linalg.solve")
 _SPELLED_WITH = {
     "scipy.integrate.solve_ivp": "duals.sensitivity.solve_ivp (its sensitivities are the derivatives "
                                  "of the solution, docs/sensitivity.md)",
@@ -247,6 +250,9 @@ _SPELLED_WITH = {
                              "np.linalg.inv(np.linalg.cholesky(M))",
     "scipy.linalg.lu_factor": "np.linalg.solve(a, b) for the solves it serves",
     "scipy.linalg.lu_solve": "np.linalg.solve(a, b)",
+    "scipy.sparse.diags": _DENSE_BANDS,
+    "scipy.sparse.diags_array": _DENSE_BANDS,
+    "scipy.sparse.spdiags": _DENSE_BANDS,
     "scipy.spatial.distance.cdist": "the squared distances by broadcasting, d2 = np.sum((XA[:, None, :] - "
                                     "XB[None, :, :]) ** 2, axis=-1), and the distances as np.where(d2 > 0, "
                                     "np.sqrt(np.where(d2 > 0, d2, 1.0)), 0.0) (sqrt has no derivative "

@@ -692,6 +692,9 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
      r"scipy\.linalg\.eigh converts .* for a generalised one, K v = λ M v, reduce it by M's Cholesky"),
     (lambda v: np.sum(__import__("scipy.ndimage").ndimage.convolve(v, np.ones(3) / 3)), np.array([0.2, 0.4]),
      r"scipy\.ndimage\.convolve converts .*duals\.extend \(docs/custom_rules\.md\), or pass"),   # (no interpolant)
+    # (it named numpy.common_type, which scipy.sparse.diags calls: a user trial's diffusion operator)
+    (lambda v: __import__("scipy.sparse").sparse.diags([v, -v[:1]], [0, 1]).diagonal().sum(), np.array([0.2, 0.4]),
+     r"scipy\.sparse\.diags converts .*np\.diag\(main\) \+ np\.diag\(upper, 1\)"),
     (lambda v: np.sum(scipy.spatial.distance.cdist(v[:, None], v[:, None])), np.array([0.2, 0.4]),
      r"scipy\.spatial\.distance\.cdist converts .* squared distances by broadcasting"),
     (scipy_logsumexp, np.array([0.2, 0.4]),
