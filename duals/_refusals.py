@@ -181,6 +181,13 @@ def _conversion_cause():
                       r"standard_gamma|multivariate_normal)\(", line)
     if drawn is not None:
         return f".{drawn.group(1)}(...) is a random draw: {RANDOM_PARAMETERS}"
+    listed = re.search(r"\b(?:np|numpy)\.(\w+)\((?:.*[(,]\s*)?\[", line)
+    if listed is not None and "array(" not in line:   # np.concatenate([[x[0]], y]): a list holds it
+        name = listed.group(1)
+        return (f"a traced value inside a Python list given to np.{name} is not seen by NumPy's "
+                f"dispatch, which makes the list a plain array first: pass arrays (x[:1] rather "
+                f"than [x[0]], dnp.stack([a, b]) for a list of traced numbers; import duals.numpy "
+                f"as dnp)")
     if "array(" in line:
         return ("np.array / np.asarray of traced values makes a plain NumPy array (NumPy lets "
                 "nothing intercept it); write dnp.asarray(x, dtype=...) to convert or cast, "

@@ -1113,3 +1113,17 @@ def test_polymul_drops_plain_leading_zeros_as_numpy_and_refuses_a_traced_one():
     assert duals.jacfwd(f)(3.0).tolist() == [1.0, -1.0, 0.0]
     with pytest.raises(TypeError, match=r"np\.polymul of traced coefficients whose leading one is 0"):
         duals.jacrev(lambda p: np.polymul(p, np.array([1.0, 2.0])))(np.array([0.0, 1.0, 3.0]))
+
+
+def test_a_traced_value_in_a_list_given_to_a_numpy_function_is_told_what_to_pass():
+    """np.concatenate([[b[0]], np.zeros(n), [b[-1]]]) said 'a NumPy function without a duals rule
+    was called', though concatenate has one: the inner list hides the value (a user trial)."""
+    def padded(b):
+        return np.concatenate([[b[0]], np.zeros(2), [b[-1]]]) * b[0]
+
+    with pytest.raises(TypeError, match=r"inside a Python list given to np\.concatenate .*x\[:1\] rather "
+                                        r"than \[x\[0\]\], dnp\.stack"):
+        duals.grad(lambda b: np.sum(padded(b)))(np.array([0.2, 0.5]))
+    b = np.array([0.2, 0.5])
+    advised = duals.grad(lambda b: np.sum(np.concatenate([b[:1], np.zeros(2), b[-1:]]) * b[0]))(b)
+    np.testing.assert_allclose(advised, [2 * b[0] + b[1], b[0]])
