@@ -36,11 +36,13 @@ from .parts import (add_into, join, lanes_left, lanes_right, minus, negated, plu
                     transposed_lanes)
 
 _REPEATED_EIGENVALUE = ("duals.jit: np.linalg.eigh: the eigenvectors have no derivative at a repeated "
-                        "eigenvalue, and duals differentiates the vectors themselves, so any use of "
-                        "them raises here, even in a function that does not depend on the basis chosen "
-                        "inside the repeated eigenspace (V diag(f(w)) Vᵀ); differentiate the "
-                        "eigenvalues (np.linalg.eigvalsh), or write the function of the matrix without "
-                        "eigenvectors (np.trace, np.linalg.det, powers of the matrix)")
+                        "eigenvalue, and compiled reverse mode records every eigenvector's, so eigh "
+                        "raises here even where the function uses only the eigenvalues or the simple "
+                        "eigenvalues' vectors (compiled forward mode, duals.jacfwd, gives the repeated "
+                        "ones' vectors NaN tangents and the rest exactly); for the eigenvalues alone "
+                        "call np.linalg.eigvalsh, and write a function of the matrix that does not "
+                        "depend on the basis (V diag(f(w)) Vᵀ) without eigenvectors (np.trace, "
+                        "np.linalg.det, powers of the matrix)")
 _RANK_DEFICIENT = ("duals.jit: np.linalg.svd: the matrix is rank deficient (a singular value is zero to "
                    "working precision): the singular vectors of a zero singular value are not unique, so "
                    "the decomposition has no derivative there; regularize the matrix")
@@ -142,10 +144,11 @@ def _mirrored_lower(da):
 
 
 @register_jitable
-def _inverse_gaps(w, eps):
-    """``F_ij = 1 / (λ_j − λ_i)`` off the diagonal, 0 on it; raises at a repeated eigenvalue.
-    The eigenvalues ``w`` may be duals (compiled reverse mode's forward over reverse): the gaps
-    are compared on their real parts."""
+def _inverse_gaps(w, eps, tied_nan=False):
+    """``F_ij = 1 / (λ_j − λ_i)`` off the diagonal, 0 on it; raises at a repeated eigenvalue, or
+    with ``tied_nan`` is NaN between tied ones (forward mode: the repeated eigenvalues' vectors get
+    NaN tangents, the others keep theirs). The eigenvalues ``w`` may be duals (compiled reverse
+    mode's forward over reverse): the gaps are compared on their real parts."""
     n = w.shape[0]
     scale = 1e-300
     for i in range(n):
@@ -156,8 +159,11 @@ def _inverse_gaps(w, eps):
         for j in range(n):
             if i != j:
                 if abs(_real(w[j]) - _real(w[i])) <= tol:
-                    raise np.linalg.LinAlgError(_REPEATED_EIGENVALUE)
-                F[i, j] = 1.0 / (w[j] - w[i])
+                    if not tied_nan:
+                        raise np.linalg.LinAlgError(_REPEATED_EIGENVALUE)
+                    F[i, j] = np.nan
+                else:
+                    F[i, j] = 1.0 / (w[j] - w[i])
     return F
 
 
@@ -172,7 +178,7 @@ def _eigh_typer(a):
         w, v = np.linalg.eigh(ar)
         V = np.ascontiguousarray(v)
         C = _between(V.T, _mirrored_lower(da), V)
-        dV = lanes_right(V, _weighted(_inverse_gaps(w, eps), C))
+        dV = lanes_right(V, _weighted(_inverse_gaps(w, eps, True), C))
         return join(w, _diagonal(C), T), join(V, dV, T)
     return impl
 
