@@ -18,11 +18,20 @@ from .reductions import max as _max, min as _min, sum as _sum
 _abs = PRIMITIVES["abs"]
 
 
+def _peek(x):
+    """The plain value of ``x`` without telling a sparsity detection that a value was read: the
+    zero test below changes the pattern only where it finds a zero, and says so then."""
+    while hasattr(x, "_trace"):
+        x = x._val if hasattr(x, "_val") else (x.primal if hasattr(x, "primal") else x._value)
+    return x
+
+
 def _safe_root(s, p):
     """``s ** (1/p)`` with derivative 0 where ``s == 0`` (the norm's policy at the zero vector)."""
-    zero = _plain(s) == 0
-    if not zero.any():
+    zero = _peek(s) == 0
+    if not zero.any():   # (the structural pattern: no value decided it)
         return sqrt(s) if p == 2 else power(s, 1.0 / p)
+    _plain(s)   # (a detection's pattern is this point's: the zero drops a dependency)
     safe = select(zero, np.ones((), dtype=_float_dtype(s)), s)
     root = sqrt(safe) if p == 2 else power(safe, 1.0 / p)
     return select(zero, np.zeros((), dtype=_float_dtype(s)), root)
@@ -42,9 +51,10 @@ def _vector_norm(x, ord, axis, keepdims):
     if ord == 1:
         return _sum(_abs(x), axis=axis, keepdims=keepdims)
     p = float(ord)
-    zero = np.all(np.asarray(_plain(x)) == 0, axis=axis, keepdims=True)
+    zero = np.all(np.asarray(_peek(x)) == 0, axis=axis, keepdims=True)
     if not zero.any():
         return _safe_root(_sum(power(_abs(x), p), axis=axis, keepdims=keepdims), p)
+    _plain(x)   # (a detection's pattern is this point's)
     # at a zero vector |x|^p has infinite partials for p < 1, which the root's zero derivative
     # would meet as 0 * inf in reverse mode: those vectors are replaced by ones, their norm by 0
     safe = select(np.broadcast_to(zero, shape(x)), np.ones((), dtype=_float_dtype(x)), x)
