@@ -250,3 +250,27 @@ def test_the_dominant_eigenvector_of_a_matrix_with_repeated_zero_eigenvalues():
     with pytest.warns(RuntimeWarning, match="repeated"):
         np.testing.assert_allclose(duals.hessian(dominant)(p), central_differences(gradient, [p], 0),
                                    rtol=1e-6, atol=1e-8)
+
+
+def test_a_defective_repeated_eigenvalue_reached_by_a_zero_cotangent_is_refused_not_dropped():
+    """Σ λ² of a matrix with a defective double eigenvalue 0: its cotangent 2λ is zero in value, but
+    λ moves like √ε and λ·dλ has a finite limit; taking the zero for 'unused' dropped that part:
+    grad gave [[0,0,0],[0,0,0],[0,0,4]] against 2Aᵀ (a user trial). Only a structurally zero
+    cotangent counts as unused now."""
+    A = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 2.0]])
+    for decomposition in (np.linalg.eigvals, lambda a: np.linalg.eig(a)[0]):
+        with pytest.raises(np.linalg.LinAlgError, match="repeated .*uses them"):
+            duals.grad(lambda a: np.real(np.sum(decomposition(a) ** 2)))(A)
+    np.testing.assert_allclose(duals.grad(lambda a: np.trace(a @ a))(A), 2 * A.T)   # the way it advises
+
+
+def test_a_simple_eigenvalue_of_eigh_has_its_second_derivative_beside_a_repeated_pair():
+    """Its Hessian was NaN: the repeated pair's vectors (NaN tangents at second order) entered the
+    first-order rule multiplied by their zero cotangents (a user trial)."""
+    def largest(p):
+        S = np.diag([1.0, 1.0, 3.0]) + p[0] * (np.outer([1.0, 0, 0], [0, 0, 1.0]) + np.outer([0, 0, 1.0], [1.0, 0, 0])) \
+            + p[1] * (np.outer([0, 1.0, 0], [0, 0, 1.0]) + np.outer([0, 0, 1.0], [0, 1.0, 0]))
+        return np.linalg.eigh(S)[0][2]        # 2 + sqrt(1 + p0² + p1²): Hessian I at 0
+
+    with pytest.warns(RuntimeWarning, match="repeated"):
+        np.testing.assert_allclose(duals.hessian(largest)(np.zeros(2)), np.eye(2), atol=1e-12)

@@ -121,11 +121,13 @@ def _eig_vjp(g, out, a, *, quiet=False, unreached=None):
     w_bar, V_bar = split_packed(g)
     marks = None if unreached is None else np.asarray(unreached)
     if marks is not None and np.all(marks[..., 1:, :] if marks.ndim >= 2 else marks):   # vectors unused
-        return _eigvals_vjp(w_bar[..., 0, :], w[..., 0, :], a)   # (vals, vecs = eig(a); vals only)
+        return _eigvals_vjp(w_bar[..., 0, :], w[..., 0, :], a,   # (vals, vecs = eig(a); vals only)
+                            unreached=marks[..., 0, :] if marks.ndim >= 2 else marks)
     n = shape(a)[-1]
     F, tied = tied_gaps(w)
     columns = tied.any(axis=-2, keepdims=True)
-    if tied.any() and (not unused(columns, unreached) or np.any(columns & (np.asarray(innermost(w_bar)) != 0))):
+    values_unused = marks is not None and np.all((marks[..., :1, :] if marks.ndim >= 2 else marks) | ~columns)
+    if tied.any() and not (unused(columns, unreached) and values_unused):
         raise repeated_error("eig", w, tied)   # (a repeated eigenvalue, or its vector, is used)
     VT = swapaxes(V, -1, -2)
     E_bar = w_bar * np.eye(n) + F * matmul(VT, _normalised_transpose(V_bar, V, skip=columns))
@@ -203,9 +205,12 @@ def _eigvals_jvp(t, out, a):
     return where(repeated, np.nan, dw)
 
 
-def _eigvals_vjp(g, out, a):
+def _eigvals_vjp(g, out, a, unreached=None):
     U, W, repeated = _eigenvector_pairs(out, a)
-    if np.any(repeated & (np.asarray(innermost(g)) != 0)):
+    # structural zeros only: a defective eigenvalue moves like √ε, so a cotangent zero in value
+    # (2λ of Σλ² at λ = 0) still meets an infinite derivative with a finite product
+    marks = None if unreached is None else np.broadcast_to(np.asarray(unreached), repeated.shape)
+    if repeated.any() and (marks is None or not np.all(marks | ~repeated)):
         raise np.linalg.LinAlgError(
             _no_derivative_of_repeated(repeated, "eigvals") + ", and the function uses them; "
             "write a function symmetric in them through the matrix (np.trace(a) for their sum), "
@@ -213,6 +218,8 @@ def _eigvals_vjp(g, out, a):
     return matmul(U * g[..., None, :], swapaxes(W, -1, -2))      # Σᵢ ḡᵢ ũᵢ wᵢᵀ
 
 
+_eigvals_vjp.takes_unreached = True
+eigvals_p.unreached = lambda i, mask, out, a, **params: None   # (takes the marks; passes none on)
 eigvals_p.def_jvp(0, _eigvals_jvp)
 eigvals_p.def_vjp(0, _eigvals_vjp)
 

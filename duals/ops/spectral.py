@@ -183,8 +183,16 @@ def _eigh_vjp(g, out, a, *, lower, strict=False, unreached=None):
     w_bar, V_bar = split_packed(g)
     n = shape(a)[-1]
     F, tied = tied_gaps(real(w))
-    if tied.any() and (strict or not unused(tied.any(axis=-2, keepdims=True), unreached)):
-        raise repeated_error("eigh", real(w), tied)   # (a repeated eigenvalue's vector is used)
+    if tied.any():
+        columns = tied.any(axis=-2, keepdims=True)
+        if strict or not unused(columns, unreached):
+            raise repeated_error("eigh", real(w), tied)   # (a repeated eigenvalue's vector is used)
+        marks = np.asarray(unreached)
+        if marks.ndim >= 2 and np.all(marks[..., 1:, :]) and np.all(marks[..., :1, :] | ~columns):
+            # no vector used, nor a repeated eigenvalue: S̄ = Σ w̄ₖ vₖ vₖᵀ over the simple ones; the
+            # repeated ones' vectors (NaN tangents at second order) are left out of it, so that a
+            # simple eigenvalue's second derivative is not poisoned by 0 · NaN
+            V = where(columns, 0.0, V)
     inner = real(w_bar) * np.eye(n) + F * matmul(swapaxes(V, -1, -2), V_bar)
     return _fold(matmul(conj(V), matmul(inner, swapaxes(V, -1, -2))), lower)
 
