@@ -46,7 +46,7 @@ from .linalg import _check_square as _check, matmul, solve
 from .reductions import sum as _sum
 from .assembly import take_along_axis
 from .shape import concatenate, swapaxes
-from .spectral import listed, repeated_error, split_packed, tied_gaps, unused
+from .spectral import listed, packed_marks, repeated_error, split_packed, tied_gaps, unused
 
 EigResult = type(np.linalg.eig(np.eye(1)))   # NumPy's own namedtuple
 
@@ -119,15 +119,13 @@ def _eig_jvp(t, out, a, *, quiet=False):
 def _eig_vjp(g, out, a, *, quiet=False, unreached=None):
     w, V = split_packed(out)
     w_bar, V_bar = split_packed(g)
-    marks = None if unreached is None else np.asarray(unreached)
-    if marks is not None and np.all(marks[..., 1:, :] if marks.ndim >= 2 else marks):   # vectors unused
-        return _eigvals_vjp(w_bar[..., 0, :], w[..., 0, :], a,   # (vals, vecs = eig(a); vals only)
-                            unreached=marks[..., 0, :] if marks.ndim >= 2 else marks)
+    values, vectors = packed_marks(unreached)
+    if unused(True, vectors):   # (vals, vecs = eig(a), the values alone used)
+        return _eigvals_vjp(w_bar[..., 0, :], w[..., 0, :], a, unreached=values)
     n = shape(a)[-1]
     F, tied = tied_gaps(w)
     columns = tied.any(axis=-2, keepdims=True)
-    values_unused = marks is not None and np.all((marks[..., :1, :] if marks.ndim >= 2 else marks) | ~columns)
-    if tied.any() and not (unused(columns, unreached) and values_unused):
+    if tied.any() and not (unused(columns, vectors) and unused(columns[..., 0, :], values)):
         raise repeated_error("eig", w, tied)   # (a repeated eigenvalue, or its vector, is used)
     VT = swapaxes(V, -1, -2)
     E_bar = w_bar * np.eye(n) + F * matmul(VT, _normalised_transpose(V_bar, V, skip=columns))
@@ -209,8 +207,7 @@ def _eigvals_vjp(g, out, a, unreached=None):
     U, W, repeated = _eigenvector_pairs(out, a)
     # structural zeros only: a defective eigenvalue moves like √ε, so a cotangent zero in value
     # (2λ of Σλ² at λ = 0) still meets an infinite derivative with a finite product
-    marks = None if unreached is None else np.broadcast_to(np.asarray(unreached), repeated.shape)
-    if repeated.any() and (marks is None or not np.all(marks | ~repeated)):
+    if repeated.any() and not unused(repeated, unreached):
         raise np.linalg.LinAlgError(
             _no_derivative_of_repeated(repeated, "eigvals") + ", and the function uses them; "
             "write a function symmetric in them through the matrix (np.trace(a) for their sum), "

@@ -185,10 +185,10 @@ def _eigh_vjp(g, out, a, *, lower, strict=False, unreached=None):
     F, tied = tied_gaps(real(w))
     if tied.any():
         columns = tied.any(axis=-2, keepdims=True)
-        if strict or not unused(columns, unreached):
+        values, vectors = packed_marks(unreached)
+        if strict or not unused(columns, vectors):
             raise repeated_error("eigh", real(w), tied)   # (a repeated eigenvalue's vector is used)
-        marks = np.asarray(unreached)
-        if marks.ndim >= 2 and np.all(marks[..., 1:, :]) and np.all(marks[..., :1, :] | ~columns):
+        if unused(True, vectors) and unused(columns[..., 0, :], values):
             # no vector used, nor a repeated eigenvalue: S̄ = Σ w̄ₖ vₖ vₖᵀ over the simple ones; the
             # repeated ones' vectors (NaN tangents at second order) are left out of it, so that a
             # simple eigenvalue's second derivative is not poisoned by 0 · NaN
@@ -197,15 +197,23 @@ def _eigh_vjp(g, out, a, *, lower, strict=False, unreached=None):
     return _fold(matmul(conj(V), matmul(inner, swapaxes(V, -1, -2))), lower)
 
 
-def unused(columns, unreached):
-    """Whether the eigenvectors in ``columns`` (a ``(..., 1, n)`` mask) are unused: their cotangent
-    zero by structure (``unreached``, the walk's marks over the packed output), not merely zero in
-    value, which a vector multiplied by a zero eigenvalue also gets while its derivative is
-    undefined (``V diag(w) Vᵀ`` at ``S = 0``)."""
+def packed_marks(unreached):
+    """(marks of the eigenvalues ``(..., n)``, marks of the eigenvectors ``(..., n, n)``) from the
+    walk's marks over a packed decomposition: the entries whose cotangent is zero by structure
+    (None where there are none; a 0-d mark stands for every entry)."""
     if unreached is None:
-        return False
+        return None, None
     marks = np.asarray(unreached)
-    return bool(np.all((marks[..., 1:, :] if marks.ndim >= 2 else marks) | ~columns))
+    if marks.ndim < 2:
+        return marks, marks
+    return marks[..., 0, :], marks[..., 1:, :]
+
+
+def unused(selected, marks):
+    """Whether every entry ``selected`` picks (a mask; True for all) is zero by structure in
+    ``marks``, not merely zero in value, which a vector multiplied by a zero eigenvalue also gets
+    while its derivative is undefined (``V diag(w) Vᵀ`` at ``S = 0``)."""
+    return marks is not None and bool(np.all(marks | ~np.asarray(selected)))
 
 
 _eigh_vjp.takes_unreached = True
