@@ -8,6 +8,7 @@ every mode (as ``abs'(0) = 0``), and orders built on ``max``/``min`` split ties 
 """
 import numpy as np
 
+from ..core import _plain_under
 from . import export, ndim_of as ndim, normalize_axis, shape_of as shape
 from .complex_parts import conj, squared_modulus
 from .elementwise import PRIMITIVES, maximum, power, select, sqrt, stop_gradient
@@ -18,17 +19,9 @@ from .reductions import max as _max, min as _min, sum as _sum
 _abs = PRIMITIVES["abs"]
 
 
-def _peek(x):
-    """The plain value of ``x`` without telling a sparsity detection that a value was read: the
-    zero test below changes the pattern only where it finds a zero, and says so then."""
-    while hasattr(x, "_trace"):
-        x = x._val if hasattr(x, "_val") else (x.primal if hasattr(x, "primal") else x._value)
-    return x
-
-
 def _safe_root(s, p):
     """``s ** (1/p)`` with derivative 0 where ``s == 0`` (the norm's policy at the zero vector)."""
-    zero = _peek(s) == 0
+    zero = _plain_under(s) == 0   # (read without telling a sparsity detection: only a zero decides)
     if not zero.any():   # (the structural pattern: no value decided it)
         return sqrt(s) if p == 2 else power(s, 1.0 / p)
     _plain(s)   # (a detection's pattern is this point's: the zero drops a dependency)
@@ -51,7 +44,7 @@ def _vector_norm(x, ord, axis, keepdims):
     if ord == 1:
         return _sum(_abs(x), axis=axis, keepdims=keepdims)
     p = float(ord)
-    zero = np.all(np.asarray(_peek(x)) == 0, axis=axis, keepdims=True)
+    zero = np.all(np.asarray(_plain_under(x)) == 0, axis=axis, keepdims=True)
     if not zero.any():
         return _safe_root(_sum(power(_abs(x), p), axis=axis, keepdims=keepdims), p)
     _plain(x)   # (a detection's pattern is this point's)
