@@ -143,20 +143,7 @@ def _announced(f):
 def _leaf_names(args):
     """The name of each leaf of ``args`` in ``tree.flatten``'s order: ``argument 1['zn']`` for an
     entry of a dict given as argument 1, ``argument 0`` for an array."""
-    names = []
-
-    def walk(x, name):
-        if isinstance(x, (tuple, list)):
-            for k, item in enumerate(x):
-                walk(item, f"{name}[{k}]")
-        elif isinstance(x, dict):
-            for key in (list(x) if isinstance(x, tree.OrderedDict) else sorted(x)):
-                walk(x[key], f"{name}[{key!r}]")
-        else:
-            names.append(name)
-    for i, a in enumerate(args):
-        walk(a, f"argument {i}")
-    return names
+    return [path for i, a in enumerate(args) for path in tree.leaf_paths(a, f"argument {i}")]
 
 
 def _check_grads(f, args, order, modes, atol, rtol, eps, who, names=None):

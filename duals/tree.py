@@ -16,14 +16,32 @@ def flatten(x):
     return leaves, _flatten(x, leaves)
 
 
-def _flatten(x, leaves):
+def leaf_paths(x, name=""):
+    """leaf_paths(x, name="") -> the path of each leaf of ``flatten(x)``, in its order.
+
+    >>> leaf_paths((1.0, {"b": 2.0, "a": [3.0]}), "args")
+    ['args[0]', "args[1]['a'][0]", "args[1]['b']"]
+    """
+    paths = []
+    _flatten(x, [], paths, name)
+    return paths
+
+
+def _flatten(x, leaves, paths=None, name=""):
+    # (paths: the leaves' names too, for messages; the names are only formatted when asked for)
     if isinstance(x, (tuple, list)):
-        return (type(x), tuple(_flatten(e, leaves) for e in x))
+        if paths is None:
+            return (type(x), tuple(_flatten(e, leaves) for e in x))
+        return (type(x), tuple(_flatten(e, leaves, paths, f"{name}[{k}]") for k, e in enumerate(x)))
     if isinstance(x, dict):
         ordered = isinstance(x, OrderedDict)
         keys = list(x) if ordered else sorted(x)
-        return (OrderedDict if ordered else dict, tuple(keys), tuple(_flatten(x[k], leaves) for k in keys))
+        return (OrderedDict if ordered else dict, tuple(keys),
+                tuple(_flatten(x[k], leaves, paths, name if paths is None else f"{name}[{k!r}]")
+                      for k in keys))
     leaves.append(x)
+    if paths is not None:
+        paths.append(name)
     return None
 
 
