@@ -100,7 +100,7 @@ def _jit_modules():
 def _compiled(name, target, jit):
     from duals.jit.array_functions import THROUGH_NUMBA
     modules = jit.get(id(target), set()) if target is not None else set()
-    if modules - {"duals.jit.errors", "duals.jit.adjoint_arrays"}:  # the column is forward mode
+    if modules - {"duals.jit.errors", "duals.jit.adjoint_arrays", "duals.jit.adjoint_solves"}:  # the column is forward mode
         return "✓"
     if name in THROUGH_NUMBA:
         return "✓ Numba's"

@@ -34,6 +34,7 @@ from . import linalg as _linalg  # noqa: E402,F401  (products and np.linalg on d
 from . import array_functions as _array_functions  # noqa: E402,F401  (np.cumsum, np.where ...)
 from . import composed_arrays as _composed_arrays  # noqa: E402,F401  (np.vdot, np.vander, np.nan_to_num, np.unwrap)
 from . import adjoint_arrays as _adjoint_arrays  # noqa: E402,F401  (the same on adjoints, by loops)
+from . import adjoint_solves as _adjoint_solves  # noqa: E402,F401  (solve, inv, det on adjoints)
 from . import singular_values as _singular_values  # noqa: E402,F401  (np.linalg.svd(a, compute_uv=False))
 from . import adjoint_decompositions as _adjoint_decompositions  # noqa: E402,F401  (eigh, svd, qr ... on adjoints)
 

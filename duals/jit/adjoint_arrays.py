@@ -1,19 +1,20 @@
 """Whole-array functions on adjoint arrays (compiled reverse mode) that forward mode runs on lanes.
 
 Compiled forward mode computes ``np.where``, products (``@``, ``np.dot``, ``np.matmul``) and
-``np.linalg.solve``/``inv``/``det``/``slogdet``/``cholesky``/``norm`` of dual arrays by BLAS and LAPACK calls on the
-real parts with the tangent lanes as extra columns (:mod:`duals.jit.linalg`). Adjoints have no
-lanes: here the same functions are written with loops and scalar operations, which the tape
-records (a product of ``m × k`` by ``k × n`` records ``2 m k n`` operations; ``solve`` is
-Gaussian elimination with partial pivoting on the values, ``O(n³)`` operations). Exact, and
-meant for the small matrices of simulation code; for large dense linear algebra use forward
-mode (``duals.jacfwd``). The decompositions (``eigh``, ``eigvalsh``, ``svd``, ``qr``, ``pinv``,
-``lstsq``) of adjoints are in :mod:`.adjoint_decompositions`.
+``np.linalg.cholesky``/``norm`` of dual arrays by BLAS and LAPACK calls on the real parts with
+the tangent lanes as extra columns (:mod:`duals.jit.linalg`). Adjoints have no lanes: here the
+same functions are written with loops and scalar operations, which the tape records (a product
+of ``m × k`` by ``k × n`` records ``2 m k n`` operations; ``cholesky`` is the column-by-column
+factorisation on adjoints, ``n³ / 3`` operations, reading the lower triangle as LAPACK does). Exact, and meant for the small matrices of
+simulation code; for large dense linear algebra use forward mode (``duals.jacfwd``).
+``solve``, ``inv``, ``det`` and ``slogdet`` of adjoints are in :mod:`.adjoint_solves`, the
+decompositions (``eigh``, ``eigvalsh``, ``svd``, ``qr``, ``pinv``, ``lstsq``) in
+:mod:`.adjoint_decompositions`.
 
 >>> import numba, numpy as np, duals
->>> A = np.array([[2.0, 1.0], [1.0, 3.0]])
->>> duals.grad(numba.njit(lambda b: np.sum(np.linalg.solve(A, b))))(np.ones(2)).round(12).tolist()
-[0.4, 0.2]
+>>> f = numba.njit(lambda a: np.sum(np.linalg.cholesky(a)))
+>>> duals.grad(f)(np.diag([4.0, 9.0])).round(12).tolist()
+[[0.25, 0.0], [0.5, 0.166666666667]]
 """
 import operator
 
@@ -170,159 +171,22 @@ for _function in (np.dot, np.matmul, operator.matmul):
 
 # ---------------------------------------------------------------- np.linalg
 
-_SINGULAR = "Matrix is singular to machine precision."
-_SINGULAR_DET = ("Matrix is singular (compiled reverse mode eliminates on the values: the derivative "
-                 "of det at a singular matrix, the adjugate, comes from duals.jacfwd, and its second "
-                 "derivative is not computed)")
-
-
-@register_jitable
-def _eliminate(M, R):
-    """Gaussian elimination with partial pivoting (on the values) of ``M X = R`` in place;
-    returns the sign of the row permutation, 0.0 for a singular ``M`` (the caller raises).
-    ``M`` is square, ``R`` has the same rows."""
-    n = M.shape[0]
-    sign = 1.0
-    for k in range(n):
-        p = k
-        for r in range(k + 1, n):
-            if abs(_real(M[r, k])) > abs(_real(M[p, k])):
-                p = r
-        if _real(M[p, k]) == 0.0:
-            return 0.0
-        if p != k:
-            sign = -sign
-            for c in range(n):
-                M[k, c], M[p, c] = M[p, c], M[k, c]
-            for c in range(R.shape[1]):
-                R[k, c], R[p, c] = R[p, c], R[k, c]
-        for r in range(k + 1, n):
-            factor = M[r, k] / M[k, k]
-            for c in range(k, n):
-                M[r, c] = M[r, c] - factor * M[k, c]
-            for c in range(R.shape[1]):
-                R[r, c] = R[r, c] - factor * R[k, c]
-    return sign
-
-
-@register_jitable
-def _back_substitute(M, R):
-    n = M.shape[0]
-    for c in range(R.shape[1]):
-        for k in range(n - 1, -1, -1):
-            total = R[k, c]
-            for j in range(k + 1, n):
-                total = total - M[k, j] * R[j, c]
-            R[k, c] = total / M[k, k]
-
-
 def _square_copy(A, T):
-    """A copy of square ``A`` as an array of adjoints ``T``."""
+    """A copy of square ``A`` as a new array of adjoints ``T``, of any layout."""
 
 
 @overload(_square_copy)
 def _ov_square_copy(A, T):
+    element = T.instance_type
+
     def impl(A, T):
         if A.ndim != 2 or A.shape[0] != A.shape[1]:
             raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
-        return _columns_copy(A, T)
-    return impl
-
-
-@overload(np.linalg.solve, target="cpu")
-def _ov_solve(A, B):
-    T = _level(A, B)
-    if T is None or not isinstance(A, types.Array) or A.ndim != 2:
-        return None
-    vector = isinstance(B, types.Array) and B.ndim == 1
-
-    def impl(A, B):
-        M = _square_copy(A, T)
-        R = _columns_copy(B, T)
-        if _eliminate(M, R) == 0.0:
-            raise np.linalg.LinAlgError(_SINGULAR)
-        _back_substitute(M, R)
-        return R[:, 0].copy() if vector else R
-    return impl
-
-
-def _columns_copy(B, T):
-    """A matrix, or a right-hand side (1-d: one column), as a new 2-d array of adjoints, of any layout."""
-
-
-@overload(_columns_copy)
-def _ov_columns_copy(B, T):
-    element = T.instance_type
-    if B.ndim == 1:
-        def vector(B, T):
-            R = np.empty((B.shape[0], 1), element)
-            for i in range(B.shape[0]):
-                R[i, 0] = B[i]
-            return R
-        return vector
-
-    def matrix(B, T):
-        R = np.empty(B.shape, element)
-        for i in range(B.shape[0]):
-            for j in range(B.shape[1]):
-                R[i, j] = B[i, j]
-        return R
-    return matrix
-
-
-@overload(np.linalg.inv, target="cpu")
-def _ov_inv(A):
-    T = _level(A)
-    if T is None:
-        return None
-
-    def impl(A):
-        M = _square_copy(A, T)
-        R = np.zeros(A.shape, T)
+        M = np.empty(A.shape, element)
         for i in range(A.shape[0]):
-            R[i, i] = 1.0
-        if _eliminate(M, R) == 0.0:
-            raise np.linalg.LinAlgError(_SINGULAR)
-        _back_substitute(M, R)
-        return R
-    return impl
-
-
-@overload(np.linalg.det, target="cpu")
-def _ov_det(A):
-    T = _level(A)
-    if T is None:
-        return None
-
-    def impl(A):
-        M = _square_copy(A, T)
-        sign = _eliminate(M, np.empty((A.shape[0], 0), T))
-        if sign == 0.0:
-            raise np.linalg.LinAlgError(_SINGULAR_DET)
-        total = M[0, 0] * sign
-        for k in range(1, A.shape[0]):
-            total = total * M[k, k]
-        return total
-    return impl
-
-
-@overload(np.linalg.slogdet, target="cpu")
-def _ov_slogdet(A):
-    T = _level(A)
-    if T is None:
-        return None
-
-    def impl(A):
-        M = _square_copy(A, T)
-        sign = _eliminate(M, np.empty((A.shape[0], 0), T))
-        if sign == 0.0:
-            raise np.linalg.LinAlgError(_SINGULAR)
-        logabs = 0.0
-        for k in range(A.shape[0]):
-            if _real(M[k, k]) < 0.0:
-                sign = -sign
-            logabs = logabs + np.log(np.abs(M[k, k]))
-        return sign, logabs
+            for j in range(A.shape[1]):
+                M[i, j] = A[i, j]
+        return M
     return impl
 
 

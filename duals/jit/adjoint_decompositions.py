@@ -42,8 +42,8 @@ from ._types import DualType
 from .adjoint_arrays import _level
 from .decompositions import (_DEPENDENT_COLUMNS, _EXTRA_COLUMNS, _RANK_DEFICIENT, _RANK_DEFICIENT_PINV,
                              _REPEATED_SINGULAR, _eps, _inverse_gaps)
-from .differentials import (_attach, _contiguous, _diagonal, _identity_minus, _left, _minus, _negated,
-                            _pair, _right, _scaled, _step, _values, _zeros)
+from .differentials import (_any_adjoint, _attach, _contiguous, _copy_rhs, _diagonal, _identity_minus, _left,
+                            _minus, _negated, _pair, _right, _scaled, _step, _values, _zeros)
 from .errors import MARK
 from .extras import _real
 from .linalg import truncated_pinv
@@ -459,38 +459,6 @@ def _lstsq_typer(a, b, rcond=-1.0):
         values = _lstsq_singular_values(a, sv, ar, eps)
         return _attach(x, dx.reshape(x.shape)), _attach(res, dres), rank, values
     return impl
-
-
-def _any_adjoint(a, b):
-    """Whichever of ``a``, ``b`` is an adjoint array (its type gives the differentials')."""
-
-
-@overload(_any_adjoint)
-def _ov_any_adjoint(a, b):
-    if _level(a) is not None:
-        return lambda a, b: a
-    return lambda a, b: b
-
-
-def _copy_rhs(b, rhs):
-    """Copy the differentials of a right-hand side (1-d or 2-d) into ``rhs`` (none for floats)."""
-
-
-@overload(_copy_rhs)
-def _ov_copy_rhs(b, rhs):
-    if _level(b) is None:
-        return lambda b, rhs: None
-    if b.ndim == 1:
-        def vector(b, rhs):
-            for i in range(b.shape[0]):
-                rhs[i, 0] = b[i]
-        return vector
-
-    def matrix(b, rhs):
-        for i in range(b.shape[0]):
-            for c in range(b.shape[1]):
-                rhs[i, c] = b[i, c]
-    return matrix
 
 
 def _lstsq_singular_values(a, sv, ar, eps):

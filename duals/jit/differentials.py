@@ -143,3 +143,35 @@ def _minus(B, M):
         for j in range(M.shape[1]):
             out[i, j] = B[i, j] - M[i, j]
     return out
+
+
+def _any_adjoint(a, b):
+    """Whichever of ``a``, ``b`` is an adjoint array (its type gives the differentials')."""
+
+
+@overload(_any_adjoint)
+def _ov_any_adjoint(a, b):
+    if _level(a) is not None:
+        return lambda a, b: a
+    return lambda a, b: b
+
+
+def _copy_rhs(b, rhs):
+    """Copy the differentials of a right-hand side (1-d or 2-d) into ``rhs`` (none for floats)."""
+
+
+@overload(_copy_rhs)
+def _ov_copy_rhs(b, rhs):
+    if _level(b) is None:
+        return lambda b, rhs: None
+    if b.ndim == 1:
+        def vector(b, rhs):
+            for i in range(b.shape[0]):
+                rhs[i, 0] = b[i]
+        return vector
+
+    def matrix(b, rhs):
+        for i in range(b.shape[0]):
+            for c in range(b.shape[1]):
+                rhs[i, c] = b[i, c]
+    return matrix

@@ -606,7 +606,7 @@ def compiled_hessian_auto(f, argnums=0, chunk_size=None, workers=None, has_aux=F
     Forward over reverse is taken at every size: nested duals compile every operation over a
     dual base, 2-4x longer than one recording over duals for array and linear-algebra code, and
     run slower too, even at 3 inputs (``benchmarks/hessian_modes.py``), except for factorisations
-    of larger matrices (Cholesky, solves of n beyond a few dozen), whose every scalar operation the
+    of larger matrices (a Cholesky of n beyond a few dozen), whose every scalar operation the
     tape records (docs/compiled.md): ``duals.jit.compiled_hessian`` there.
 
     >>> import numba, numpy as np
