@@ -4,15 +4,17 @@ Each takes its value from Numba's own LAPACK call on the real parts (the plain c
 for bit) and records its derivative as a linear map of the input's tape nodes
 (:mod:`.differentials`), with the inverse of the matrix as the constant coefficients:
 
-* ``solve(A, B)``: ``dX = A⁻¹ (dB − dA X)``: ``2 n² k`` nodes for ``k`` right-hand sides (fewer
-  where ``A`` or ``B`` is constant or sparse), where Gaussian elimination on adjoints recorded
-  ``n³ / 3`` more: a linear system of a few thousand unknowns fits on the tape;
+* ``solve(A, B)``: ``dX = A⁻¹ (dB − dA X)``, the solve by LAPACK's ``dgesv`` (the plain call's)
+  and ``A⁻¹`` applied as its substitutions with the LU factors it leaves: at most ``2 n² k``
+  nodes for ``k`` right-hand sides, one per nonzero entry of ``A`` and of its factors (a banded
+  matrix records a band), where Gaussian elimination on adjoints recorded ``n³ / 3`` more;
 * ``inv(A)``: ``dP = −P dA P``, ``2 n³`` nodes (every entry of ``P`` moves with every entry of ``A``);
 * ``det(A)``: ``d det = det · tr(A⁻¹ dA)`` (``tr(adj(A) dA)`` at a singular matrix) and ``slogdet``'s ``d log|det| = tr(A⁻¹ dA)``: ``n²`` nodes.
 
 The sweep costs as much as the recording. Under forward over reverse (``duals.hessian``, ``hvp``
 of a dispatcher) the real parts are dual arrays: the value and the inverse come from forward
-mode's rules and the coefficients carry their own derivatives.
+mode's rules (``solve`` applies ``A⁻¹`` as a dense product there) and the coefficients carry
+their own derivatives.
 
 >>> import numba, numpy as np, duals
 >>> A = np.array([[2.0, 1.0], [1.0, 3.0]])
@@ -27,7 +29,9 @@ from numba.core import errors, types
 from .._overloads import overload, register_jitable
 from ._types import DualType, make
 from .adjoint_arrays import _level
-from .differentials import _any_adjoint, _attach, _contiguous, _copy_rhs, _left, _negated, _right, _step, _values, _zeros
+from .compat import lapack_gesv
+from .differentials import (_any_adjoint, _attach, _contiguous, _copy_rhs, _left, _negated, _right, _scaled,
+                            _step, _values, _zeros)
 from .errors import MARK
 from .extras import _real
 from .linalg import _adjugate
@@ -96,8 +100,31 @@ def _solve_typer(A, B):
         return None
     vector = B.ndim == 1
     a_moves = _level(A) is not None
+    if not isinstance(T.base, DualType):
+        gesv, pivot_dtype = lapack_gesv()
+        kind = ord("d")
 
-    def impl(A, B):
+        def impl(A, B):   # LAPACK's LU (the plain call's solve), its substitutions recorded
+            ar = _real_parts(A)
+            br = _real_parts(B)
+            _square(ar)
+            n = ar.shape[0]
+            k = 1 if vector else br.shape[1]
+            lu = _fortran_copy(ar, n, n)
+            x = _fortran_copy(br, n, k)
+            pivots = np.empty(n, pivot_dtype)
+            if n > 0 and gesv(kind, n, k, lu.ctypes, n, pivots.ctypes, x.ctypes, n) != 0:
+                raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+            like = _any_adjoint(A, B)
+            rhs = _zeros(n, k, like)       # dB − dA X
+            _copy_rhs(B, rhs)
+            if a_moves:
+                _right(A, _negated(np.ascontiguousarray(x)), rhs)
+            _substitute(lu, pivots, rhs)
+            return _attach(x[:, 0], rhs[:, 0]) if vector else _attach(x, rhs)
+        return impl
+
+    def nested(A, B):     # forward over reverse: the coefficients are duals, from forward mode
         ar = _real_parts(A)
         br = _real_parts(B)
         _square(ar)
@@ -105,13 +132,56 @@ def _solve_typer(A, B):
         n = ar.shape[0]
         k = 1 if vector else br.shape[1]
         like = _any_adjoint(A, B)
-        rhs = _zeros(n, k, like)       # dB − dA X
+        rhs = _zeros(n, k, like)
         _copy_rhs(B, rhs)
         if a_moves:
             _right(A, _negated(x.reshape((n, k))), rhs)
         dx = _left(_contiguous(np.linalg.inv(ar)), rhs, _zeros(n, k, like))
         return _attach(x, dx.reshape(x.shape))
-    return impl
+    return nested
+
+
+@register_jitable
+def _fortran_copy(a, rows, columns):
+    """A Fortran-ordered float64 copy of ``a`` (1-d: one column) of shape ``(rows, columns)``,
+    what LAPACK overwrites; checks what Numba's own solve checks."""
+    if a.shape[0] != rows:
+        raise np.linalg.LinAlgError("Incompatible array sizes, system is not dimensionally valid.")
+    out = np.empty((columns, rows)).T
+    flat = a.reshape((rows, columns)) if a.ndim == 1 else a
+    for i in range(rows):
+        for j in range(columns):
+            v = flat[i, j]
+            if not np.isfinite(v):
+                raise np.linalg.LinAlgError("Array must not contain infs or NaNs.")
+            out[i, j] = v
+    return out
+
+
+@register_jitable
+def _substitute(lu, pivots, d):
+    """Solve ``A dX = d`` in place on differentials ``d`` (``n × k``) with ``dgetrf``'s factors
+    ``P A = L U`` in ``lu``: the row interchanges, then a node per nonzero factor entry (a
+    banded matrix's factors are banded, and so is the recording)."""
+    n = lu.shape[0]
+    for i in range(n):
+        p = pivots[i] - 1
+        if p != i:
+            for c in range(d.shape[1]):
+                d[i, c], d[p, c] = d[p, c], d[i, c]
+    for c in range(d.shape[1]):
+        for i in range(n):                  # L y = P d, unit diagonal
+            t = d[i, c]
+            for j in range(i):
+                if lu[i, j] != 0.0:
+                    t = _step(t, -lu[i, j], d[j, c])
+            d[i, c] = t
+        for i in range(n - 1, -1, -1):      # U x = y
+            t = d[i, c]
+            for j in range(i + 1, n):
+                if lu[i, j] != 0.0:
+                    t = _step(t, -lu[i, j], d[j, c])
+            d[i, c] = _scaled(1.0 / lu[i, i], t)
 
 
 def _inv_typer(A):

@@ -4,7 +4,8 @@ Compiled mode extends Numba through its extension API (``@overload``, ``StructMo
 ``@intrinsic``, typing templates), and beyond it in the few places gathered here: the typing
 of dual arrays (:func:`install_dtype_hooks`), the array-expression rewrite
 (:func:`keep_out_of_fused_loops`), the NaN test of Numba's ``nan*`` functions
-(:func:`nan_aware`), Numba's array methods (:func:`array_methods`), compiling
+(:func:`nan_aware`), Numba's array methods (:func:`array_methods`), its LAPACK ``gesv``
+(:func:`lapack_gesv`), compiling
 a subroutine under NumPy's error model (:func:`compile_numpy_subroutine`) and the data pointer
 of NumPy's ``np.void`` (:func:`void_data_offset`), and the pipeline of promoting
 specialisations (:func:`rewriting_compiler`). :func:`check` runs before any of it is
@@ -32,6 +33,8 @@ INTERNALS = (
     ("numba.np.arraymath", "get_isnan"),
     ("numba.core.targetconfig", "ConfigStack"),
     ("numba.core.compiler", "DefaultPassBuilder"),
+    ("numba.np.linalg", "_LAPACK"),
+    ("numba.np.linalg", "F_INT_nptype"),
 )
 
 
@@ -162,6 +165,16 @@ def array_method(internal_name):
     ``numba.np.arraymath`` (``"npy_max"`` for ``x.max()``, ``"array_var"``...), None if absent."""
     from numba.np import arraymath
     return getattr(arraymath, internal_name, None)
+
+
+def lapack_gesv():
+    """lapack_gesv() -> (gesv, integer dtype of its pivots): the LAPACK ``dgesv`` wrapper behind
+    Numba's ``np.linalg.solve``, callable from @njit code as
+    ``gesv(ord("d"), n, nrhs, a.ctypes, n, pivots.ctypes, b.ctypes, n)`` on Fortran-ordered copies:
+    the very solution the plain call computes, with the LU factors and pivots left in ``a``."""
+    from numba.core import types
+    from numba.np import linalg
+    return linalg._LAPACK().numba_xgesv(types.float64), linalg.F_INT_nptype
 
 
 def compile_numpy_subroutine(context, builder, impl, sig, args):
