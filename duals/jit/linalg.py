@@ -115,7 +115,8 @@ def _matmul_typer(name):
             return matrices
         row, column = a.ndim == 1, b.ndim == 1
         if row and column:
-            def inner(a, b):
+            def inner(a, b):   # (a strided view too: a column f[:, j])
+                a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
                 a2, b2 = a.reshape((1, a.shape[0])), b.reshape((b.shape[0], 1))
                 if small and is_small(a2, b2):
                     return small_inner(a, b)
