@@ -105,8 +105,11 @@ class LockedFunctionCache(FunctionCache):
 def use_locked_cache(dispatcher):
     """use_locked_cache(dispatcher) -> dispatcher: cache its compilations on disk, under a lock.
 
-    Raises ``RuntimeError`` as ``enable_caching`` does when the function has no source file.
+    Raises ``RuntimeError`` as ``enable_caching`` does when the function has no source file;
+    under ``NUMBA_DISABLE_JIT=1`` (``numba.njit`` gives the Python function back) does nothing.
     """
+    if not hasattr(dispatcher, "py_func"):
+        return dispatcher
     dispatcher._cache = LockedFunctionCache(dispatcher.py_func)
     return dispatcher
 
@@ -152,6 +155,8 @@ def by_contiguity(dispatcher):
     >>> float(total(x.T, x[:, ::2])), float(total(x[::2], x.T)), len(total.signatures)
     (18.0, 20.0, 1)
     """
+    if not hasattr(dispatcher, "_compile_for_args"):   # NUMBA_DISABLE_JIT=1: a Python function
+        return dispatcher
     compile_exact = dispatcher._compile_for_args
 
     def compile_for_args(*args, **kws):

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -214,3 +215,37 @@ def test_a_cache_folder_that_cannot_be_written_falls_back_to_a_temporary_one():
     done = subprocess.run([sys.executable, "-c", _UNWRITABLE], env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.stdout.split() == ["True", "True"], done.stderr[-2000:]
+
+
+_WITHOUT_JIT = """
+import numpy as np, numba, duals
+x = np.linspace(0.0, 1.0, 5000)      # large enough for duals' compiled kernels
+def energy(t):
+    return np.sum(np.exp(-0.5 * x / (t[0] * t[0])))
+@numba.njit                      # under NUMBA_DISABLE_JIT=1: the Python function itself
+def loop(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += np.sin(x[i]) * x[i]
+    return s
+t = np.array([0.7])
+print(float(duals.hessian(energy)(t)[0, 0]), float(duals.hessian(energy.__call__)(t)[0, 0]))
+y = x[:5]
+print(np.allclose(duals.grad(loop)(y), np.sin(y) + y * np.cos(y)))
+"""
+
+
+def test_the_python_path_works_under_numba_disable_jit(tmp_path):
+    # the usual way to debug @njit code: duals' own kernels decorated by numba.njit are then
+    # Python functions, and their caching and specialising raised AttributeError
+    env = dict(_env(str(tmp_path)), NUMBA_DISABLE_JIT="1")
+    done = subprocess.run([sys.executable, "-c", _WITHOUT_JIT], env=env, capture_output=True, text=True,
+                          timeout=300)
+    lines = done.stdout.split("\n")
+    assert len(lines) >= 2, done.stderr[-2000:]
+    first, second = (float(v) for v in lines[0].split())
+    assert "compiled mode is unavailable" not in done.stderr
+    t, x = 0.7, np.linspace(0.0, 1.0, 5000)
+    exact = np.sum(np.exp(-0.5 * x / t ** 2) * (x ** 2 / t ** 6 - 3.0 * x / t ** 4))  # d²/dt² by hand
+    assert first == pytest.approx(exact, rel=1e-12) and second == first
+    assert lines[1] == "True"
