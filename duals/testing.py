@@ -157,7 +157,7 @@ def _check_grads(f, args, order, modes, atol, rtol, eps, who, names=None):
     for m in modes:
         if m not in _MODES:
             raise ValueError(f"{who}: unknown mode {m!r}; use 'fwd' and/or 'rev'")
-    args = tuple(_checked_input(a, names[i], who) for i, a in enumerate(args))
+    args = tuple(_checked_input(a, names[i], who, f) for i, a in enumerate(args))
     fd_dtype = np.result_type(*args)
     low = max((np.dtype(a.dtype) for a in args), key=lambda d: np.finfo(d).eps)
     d_atol, d_rtol = _FD_TOL.get(low, (1e-6, 1e-5))
@@ -212,18 +212,20 @@ def _order_tolerances(level, atol, rtol):
             rtol if rtol is not None else 10.0 ** (-5 + 1.5 * (level - 1)))
 
 
-def _checked_input(a, name, who):
+def _checked_input(a, name, who, f=None):
     if hasattr(a, "_trace"):
         raise TypeError(f"{who}: {name} is a traced value; call {who} on plain "
                         f"floats or arrays (outside jvp/grad)")
     arr = np.asarray(a)
     kind = arr.dtype.kind
     if kind in "iub":
+        fixed = (f"{who}(numba.njit(lambda x: f(x, n)), x) (a compiled function takes no "
+                 f"values traced in Python)" if hasattr(f, "py_func") else f"{who}(lambda x: f(x, n), x)")
         raise TypeError(
-            f"{who}: {name} has dtype {arr.dtype}; derivatives and finite "
-            f"differences need float inputs. Pass a float (2.0, not 2) or "
-            f"np.asarray(x, dtype=float); to hold an integer fixed, close over it: "
-            f"{who}(lambda x: f(x, n), x)")
+            f"{who}: {name} has dtype {arr.dtype}; {who} differentiates every argument, and "
+            f"derivatives and finite differences need float inputs. An integer that counts or "
+            f"indexes (steps, n) is held fixed by closing over it: {fixed}; a real number is "
+            f"passed as a float (2.0, not 2, or np.asarray(x, dtype=float))")
     if kind != "f":
         raise TypeError(f"{who}: {name} has dtype {arr.dtype}; pass float or complex "
                         f"arrays")

@@ -81,8 +81,12 @@ def test_infinite_derivative_is_reported_as_not_differentiable():
 
 
 def test_integer_input_is_refused_with_a_fix():
-    with pytest.raises(TypeError, match=r"argument 1 has dtype int.*close over it"):
+    with pytest.raises(TypeError, match=r"argument 1 has dtype int.*closing over it: gradcheck\(lambda"):
         duals.gradcheck(lambda x, n: x ** n, 2.0, 3)
+    relax = numba.njit(lambda x, steps: np.sum(x ** steps))
+    with pytest.raises(TypeError, match=r"closing over it: gradcheck\(numba.njit\(lambda x: f\(x, n\)\), x\)"):
+        duals.gradcheck(relax, np.array([0.5, 1.5]), 3)
+    assert duals.gradcheck(numba.njit(lambda x: relax(x, 3)), np.array([0.5, 1.5]))   # the advice works
 
 
 def test_boolean_input_is_refused():
