@@ -8,7 +8,8 @@ for bit) and records its derivative as a linear map of the input's tape nodes
   and ``A⁻¹`` applied as its substitutions with the LU factors it leaves: at most ``2 n² k``
   nodes for ``k`` right-hand sides, one per nonzero entry of ``A`` and of its factors (a banded
   matrix records a band), where Gaussian elimination on adjoints recorded ``n³ / 3`` more;
-* ``inv(A)``: ``dP = −P dA P``, ``2 n³`` nodes (every entry of ``P`` moves with every entry of ``A``);
+* ``inv(A)``: ``dP = −A⁻¹ dA P``, the product then the substitutions: ``2 n³`` nodes for a dense
+  ``A`` (every entry of ``P`` moves with every entry of ``A``), ``O(b n²)`` for a band of ``b``;
 * ``det(A)``: ``d det = det · tr(A⁻¹ dA)`` (``tr(adj(A) dA)`` at a singular matrix) and ``slogdet``'s ``d log|det| = tr(A⁻¹ dA)``: ``n²`` nodes.
 
 The sweep costs as much as the recording. Under forward over reverse (``duals.hessian``, ``hvp``
@@ -23,6 +24,8 @@ their own derivatives.
 >>> duals.grad(numba.njit(lambda a: np.linalg.det(a)))(A).round(12).tolist()
 [[3.0, -1.0], [-1.0, 2.0]]
 """
+import functools
+
 import numpy as np
 from numba.core import errors, types
 
@@ -101,22 +104,18 @@ def _solve_typer(A, B):
     vector = B.ndim == 1
     a_moves = _level(A) is not None
     if not isinstance(T.base, DualType):
-        gesv, pivot_dtype = lapack_gesv()
-        kind = ord("d")
+        factor_and_solve = _factoring()
 
         def impl(A, B):   # LAPACK's LU (the plain call's solve), its substitutions recorded
             ar = _real_parts(A)
             br = _real_parts(B)
             _square(ar)
             n = ar.shape[0]
-            k = 1 if vector else br.shape[1]
             lu = _fortran_copy(ar, n, n)
-            x = _fortran_copy(br, n, k)
-            pivots = np.empty(n, pivot_dtype)
-            if n > 0 and gesv(kind, n, k, lu.ctypes, n, pivots.ctypes, x.ctypes, n) != 0:
-                raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+            x = _fortran_copy(br, n, 1 if vector else br.shape[1])
+            pivots = factor_and_solve(lu, x)
             like = _any_adjoint(A, B)
-            rhs = _zeros(n, k, like)       # dB − dA X
+            rhs = _zeros(n, x.shape[1], like)       # dB − dA X
             _copy_rhs(B, rhs)
             if a_moves:
                 _right(A, _negated(np.ascontiguousarray(x)), rhs)
@@ -139,6 +138,24 @@ def _solve_typer(A, B):
         dx = _left(_contiguous(np.linalg.inv(ar)), rhs, _zeros(n, k, like))
         return _attach(x, dx.reshape(x.shape))
     return nested
+
+
+@functools.lru_cache(maxsize=None)
+def _factoring():
+    """The @njit function ``factor_and_solve(lu, x) -> pivots``: LAPACK's ``dgesv`` on
+    Fortran-ordered ``lu`` (n × n) and ``x`` (n × k, k ≥ 1), left holding the factors
+    ``P A = L U`` and the solution; made at first use (it needs SciPy's LAPACK)."""
+    gesv, pivot_dtype = lapack_gesv()
+    kind = ord("d")
+
+    @register_jitable
+    def factor_and_solve(lu, x):
+        n = lu.shape[0]
+        pivots = np.empty(n, pivot_dtype)
+        if n > 0 and gesv(kind, n, x.shape[1], lu.ctypes, n, pivots.ctypes, x.ctypes, n) != 0:
+            raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+        return pivots
+    return factor_and_solve
 
 
 @register_jitable
@@ -185,17 +202,32 @@ def _substitute(lu, pivots, d):
 
 
 def _inv_typer(A):
-    if _operands("np.linalg.inv", A) is None:
+    T = _operands("np.linalg.inv", A)
+    if T is None:
         return None
+    if not isinstance(T.base, DualType):
+        factor_and_solve = _factoring()
 
-    def impl(A):
+        def impl(A):       # −A⁻¹ dA P by the substitutions of A's LU factors
+            ar = _real_parts(A)
+            _square(ar)
+            n = ar.shape[0]
+            p = _contiguous(np.linalg.inv(ar))
+            lu = _fortran_copy(ar, n, n)
+            pivots = factor_and_solve(lu, np.zeros((1, n)).T)   # (no right-hand side: no factors)
+            dp = _right(A, _negated(p), _zeros(n, n, A))
+            _substitute(lu, pivots, dp)
+            return _attach(p, dp)
+        return impl
+
+    def nested(A):
         ar = _real_parts(A)
         _square(ar)
         n = ar.shape[0]
         p = _contiguous(np.linalg.inv(ar))
         dp = _left(_negated(p), _right(A, p, _zeros(n, n, A)), _zeros(n, n, A))   # −P dA P
         return _attach(p, dp)
-    return impl
+    return nested
 
 
 def _det_typer(A):
