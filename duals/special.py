@@ -1,7 +1,8 @@
 """duals.special: SciPy's special functions with SciPy's names and conventions.
 
 ``erf``, ``erfc``, ``expit``, ``logsumexp``, ``ndtr``, ``log_ndtr``, ``logit``, ``xlogy``,
-``xlog1py``, ``gammaln``, ``digamma`` (``psi``) and ``polygamma``. SciPy's own ufuncs of these
+``xlog1py``, ``gammaln``, ``digamma`` (``psi``), ``polygamma`` and the inverses ``ndtri``, ``erfinv``,
+``erfcinv``. SciPy's own ufuncs of these
 names (``scipy.special.erf(x)``) work on traced values too.
 
 >>> import duals.special
@@ -11,5 +12,5 @@ names (``scipy.special.erf(x)``) work on traced values too.
 from .numpy import special as _special
 
 __all__ = ["erf", "erfc", "expit", "logsumexp", "ndtr", "log_ndtr", "logit", "xlogy", "xlog1py",
-           "gammaln", "digamma", "psi", "polygamma"]
+           "gammaln", "digamma", "psi", "polygamma", "ndtri", "erfinv", "erfcinv"]
 globals().update({name: getattr(_special, name) for name in __all__})

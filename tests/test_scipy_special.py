@@ -32,7 +32,8 @@ def test_black_scholes_greeks_through_scipy_ndtr_match_the_closed_forms():
                                      (sp.expit, [-3.0, 0.5]), (sp.ndtr, [-2.0, 1.0]),
                                      (sp.logit, [0.2, 0.7]), (sp.gammaln, [0.7, 3.5]),
                                      (sp.psi, [0.7, 3.5]), (sp.log_ndtr, [-5.0, 1.0]),
-                                     (sp.log_expit, [-3.0, 35.0])],
+                                     (sp.log_expit, [-3.0, 35.0]), (sp.ndtri, [0.01, 0.7]),
+                                     (sp.erfinv, [-0.9, 0.3]), (sp.erfcinv, [0.1, 1.6])],
                          ids=lambda p: getattr(p, "__name__", ""))
 def test_scipy_ufuncs_are_recognised_by_identity_in_every_mode(ufunc, x):
     x = np.array(x)
@@ -40,6 +41,26 @@ def test_scipy_ufuncs_are_recognised_by_identity_in_every_mode(ufunc, x):
     assert duals.gradcheck(ufunc, x)
     assert duals.testing.check_grads(lambda z: np.sum(ufunc(z)), (x,), order=2)
     np.testing.assert_allclose(duals.jvp(ufunc, (x,), (np.ones(2),))[0], ufunc(x))
+
+
+def test_the_inverses_of_ndtr_erf_and_erfc_have_the_inverse_function_derivatives():
+    # a Nataf / Rosenblatt transform's X → U step: u = ndtri(F(x)), du/dx = f(x) / φ(u)
+    p = np.array([1e-6, 0.05, 0.5, 0.975])
+    u = sp.ndtri(p)
+    np.testing.assert_allclose(duals.jacfwd(sp.ndtri)(p), np.diag(1.0 / stats.norm.pdf(u)), rtol=1e-13)
+    second = duals.grad(duals.grad(lambda q: sp.ndtri(q)))
+    for q in (1e-6, 0.3, 0.975):   # d²u/dp² = u / φ(u)²
+        assert second(q) == pytest.approx(sp.ndtri(q) / stats.norm.pdf(sp.ndtri(q)) ** 2, rel=1e-12)
+    y = np.array([-0.99, 0.0, 0.5])
+    np.testing.assert_allclose(duals.grad(lambda y: np.sum(sp.erfinv(y)))(y),
+                               np.sqrt(np.pi) / 2 * np.exp(sp.erfinv(y) ** 2), rtol=1e-13)
+    np.testing.assert_allclose(duals.grad(lambda y: np.sum(sp.erfcinv(y)))(1.0 - y),
+                               -np.sqrt(np.pi) / 2 * np.exp(sp.erfinv(y) ** 2), rtol=1e-12)
+    gumbel_to_normal = lambda x: sp.ndtri(np.exp(-np.exp(-x)))   # noqa: E731  (a Gumbel variable)
+    x = np.array([-1.0, 0.5, 3.0])
+    F, f = np.exp(-np.exp(-x)), np.exp(-x - np.exp(-x))
+    np.testing.assert_allclose(duals.jacrev(gumbel_to_normal)(x), np.diag(f / stats.norm.pdf(sp.ndtri(F))),
+                               rtol=1e-12)
 
 
 def _mills_slope(x):

@@ -1,7 +1,7 @@
 """Special functions with SciPy's names. ``erf``, ``erfc`` and ``expit`` come from the
 derivative table (they are kernels too); ``logsumexp``, ``ndtr``, ``logit``, ``log_expit``, ``xlogy``
-and ``xlog1py`` are composed; ``gammaln``, ``digamma``/``polygamma`` and ``log_ndtr`` take their values
-from SciPy. SciPy's own ufuncs (``scipy.special.erf(x)`` on a traced ``x``) reach these by
+and ``xlog1py`` are composed; ``gammaln``, ``digamma``/``polygamma``, ``log_ndtr`` and the inverses
+``ndtri``, ``erfinv``, ``erfcinv`` take their values from SciPy. SciPy's own ufuncs (``scipy.special.erf(x)`` on a traced ``x``) reach these by
 identity (:func:`scipy_ufuncs`)."""
 import numpy as np
 
@@ -162,7 +162,8 @@ def _scipy_special():
     try:
         import scipy.special
     except ImportError:
-        raise ImportError("duals.numpy.special.gammaln, digamma, polygamma and log_ndtr compute "
+        raise ImportError("duals.numpy.special.gammaln, digamma, polygamma, log_ndtr, ndtri, erfinv and "
+                          "erfcinv compute "
                           "their values with SciPy: pip install scipy") from None
     return scipy.special
 
@@ -226,6 +227,15 @@ log_ndtr_bend_p = _unary("log_ndtr_bend", lambda x: _slope_gap_bend(x)[2],   # q
                          lambda x, out: log_ndtr_slope_p(x) * (log_ndtr_gap_p(x) ** 2 - out))
 log_ndtr_p = _unary("log_ndtr", _from_scipy("log_ndtr"), lambda x, out: log_ndtr_slope_p(x))
 
+# the inverses of ndtr, erf and erfc: the derivative is one over the function's at the value,
+# written in the value so that it differentiates again (inf at the ends of the domain, as the limit)
+_SQRT_2PI = 2.5066282746310002
+_SQRT_PI_OVER_2 = 0.886226925452758
+ndtri_p = _unary("ndtri", _from_scipy("ndtri"), lambda x, out: _SQRT_2PI * PRIMITIVES["exp"](0.5 * out * out))
+erfinv_p = _unary("erfinv", _from_scipy("erfinv"), lambda x, out: _SQRT_PI_OVER_2 * PRIMITIVES["exp"](out * out))
+erfcinv_p = _unary("erfcinv", _from_scipy("erfcinv"),
+                   lambda x, out: -_SQRT_PI_OVER_2 * PRIMITIVES["exp"](out * out))
+
 
 @export("special.gammaln")
 def gammaln(x):
@@ -275,6 +285,39 @@ def log_ndtr(x):
     return log_ndtr_p(x)
 
 
+@export("special.ndtri")
+def ndtri(p):
+    """ndtri(p): the inverse of ``ndtr``, the standard normal quantile (SciPy's value);
+    its derivative is ``sqrt(2π) exp(ndtri(p)² / 2)``.
+
+    >>> round(float(ndtri(0.975)), 6)
+    1.959964
+    """
+    return ndtri_p(p)
+
+
+@export("special.erfinv")
+def erfinv(y):
+    """erfinv(y): the inverse of ``erf`` on (-1, 1) (SciPy's value); its derivative is
+    ``(sqrt(π) / 2) exp(erfinv(y)²)``.
+
+    >>> float(erfinv(0.0))
+    0.0
+    """
+    return erfinv_p(y)
+
+
+@export("special.erfcinv")
+def erfcinv(y):
+    """erfcinv(y): the inverse of ``erfc`` on (0, 2) (SciPy's value); its derivative is
+    ``-(sqrt(π) / 2) exp(erfcinv(y)²)``.
+
+    >>> round(float(erfcinv(0.5)), 6)
+    0.476936
+    """
+    return erfcinv_p(y)
+
+
 def scipy_ufuncs():
     """scipy_ufuncs() -> {scipy ufunc: duals function}, when SciPy is already imported (else {})."""
     import sys
@@ -283,5 +326,6 @@ def scipy_ufuncs():
         return {}
     names = {"erf": PRIMITIVES["erf"], "erfc": PRIMITIVES["erfc"], "expit": PRIMITIVES["expit"],
              "ndtr": ndtr, "logit": logit, "log_expit": log_expit, "xlogy": xlogy, "xlog1py": xlog1py,
-             "gammaln": gammaln, "psi": digamma, "log_ndtr": log_ndtr}
+             "gammaln": gammaln, "psi": digamma, "log_ndtr": log_ndtr, "ndtri": ndtri, "erfinv": erfinv,
+             "erfcinv": erfcinv}
     return {getattr(module, n): f for n, f in names.items() if hasattr(module, n)}
