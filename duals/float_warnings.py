@@ -75,6 +75,45 @@ _STORE_HINT = ("If the value is traced (a derivative runs through it), a plain N
 
 
 
+def _error_state_variable():
+    try:   # NumPy 2's np.errstate is this context variable (an opaque capsule per state)
+        from numpy._core._ufunc_config import _extobj_contextvar
+        return _extobj_contextvar
+    except ImportError:
+        return None
+
+
+ERROR_STATE = _error_state_variable()
+
+
+def error_state():
+    """error_state() -> NumPy's floating-point error state now (np.errstate's), an opaque object
+    compared by identity; None where NumPy does not expose it. The reverse walk runs a node's rules
+    under the state its operation ran under (the user's ``np.errstate`` around a guarded branch).
+
+    >>> with np.errstate(all="ignore"):
+    ...     inside = error_state()
+    >>> inside is error_state()
+    False
+    """
+    return ERROR_STATE.get() if ERROR_STATE is not None else None
+
+
+def reporting_state(state):
+    """reporting_state(state) -> NumPy's error state ``state`` (from :func:`error_state`) with its
+    ``"warn"`` modes reported at the user's line, as :func:`call_at_user_line` reports them: the
+    state a node's rules run under in the reverse walk."""
+    token = ERROR_STATE.set(state)
+    try:
+        settings = _settings_for(np.geterr())
+        if not settings:
+            return state
+        with np.errstate(**settings):
+            return ERROR_STATE.get()
+    finally:
+        ERROR_STATE.reset(token)
+
+
 def reported_at_user_line(function):
     """reported_at_user_line(function) -> function whose calls run through :func:`call_at_user_line`.
 

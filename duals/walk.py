@@ -15,6 +15,7 @@ import numpy as np
 from . import core as _core
 from . import cotangents as _cotangents
 from .cotangents import OWNED, SHARED, Cotangents, Scaled
+from .float_warnings import ERROR_STATE, error_state, reporting_state
 from .ops import all_of_copies, is_complex, shape_of
 from .ops import fused_groups
 from .ops.fused_vjp import RULES, SCALAR_RULES
@@ -63,76 +64,91 @@ def walk(seeds, retain_graph, accumulate):
     # fused rules (duals.ops.fused_vjp); detect_anomaly checks every rule's result instead
     fused, on_scalars = (RULES, SCALAR_RULES) if anomaly is None else ({}, {})
     pool_from = _cotangents.POOL_FROM   # smaller arrays are not worth keeping for reuse
-    while queue:
-        node = heapq.heappop(queue)[1]
-        key = id(node)
-        g = values.pop(key)     # store.take, written out: the loop runs once per node
-        g_free = key in owned
-        if g_free:
-            owned.discard(key)
-        mask = unreached.pop(key, None) if unreached else None
-        if anomaly is not None:
-            anomaly.now("cotangent", node)   # this node's VJP rules run
-        if node.freed or node.version or node.versions is not None or _changed(node.inputs):
-            _check(node)
-        rule = fused.get(prim := node.prim)
-        if type(g) is Scaled and (node.retained is not None or not getattr(rule, "scaled", False)):
-            g, g_free = store.plain(g, g_free)   # a cotangent still to be multiplied: the product
-        if node.retained is not None:
-            owner = node.retained()
-            if owner is not None:
-                mine = g if g_free or type(g) is not np.ndarray else g.copy()
-                owner.grad = mine if owner.grad is None else add(owner.grad, g)
-                g_free = False
-        every = None
-        if type(node.out) is not np.ndarray:   # a number: the 0-d rules, evaluated with math
-            if type(g) is Scaled:
-                g, g_free = store.plain(g, g_free)
-            on_numbers = on_scalars.get(prim) if mask is None else None
-            cotangents = None if on_numbers is None else on_numbers(node, g)
-            if cotangents is not None:
-                for target, gi in zip(node.inputs, cotangents):
-                    if gi is not None:
-                        put(target, gi, SHARED, None)
-                every = True
-        if every is None and mask is None and anomaly is None and type(node.out) is np.ndarray \
-                and node.out.size >= pool_from:   # a group of element-wise nodes as one pass
-            grouped = fused_groups.run(node, g, g_free, store, values, not retain_graph)
-            if grouped is not None:
-                read = g.g if type(g) is Scaled else g
-                if g_free and all(r[1] is not read for r in grouped):
-                    store.release(read)
-                for target, r, kind in grouped:
-                    put(target, r, kind, None)
-                every = True
-        if rule is not None and every is None and (rule.small or type(node.out) is not np.ndarray
-                                                   or node.out.size >= pool_from):
-            marks = None if mask is None or not mask.any() else mask
-            every = rule(node, g, g_free, store, marks)
-            if every is None and type(g) is Scaled:   # declined: the rule's other paths take the product
-                g, g_free = store.plain(g, g_free)
-                every = rule(node, g, g_free, store, marks)
-            if every is not None:
-                read = g.g if type(g) is Scaled else g
-                if g_free and read.size >= pool_from and _unused(read, every):
-                    store.release(read)   # read for the last time: its buffer serves the next nodes
-                if mask is None and prim.unreached is None:   # no structural zeros to pass on
-                    for target, r in zip(node.inputs, every):
-                        if r is not None:
-                            put(target, r[0], r[1], None)
+    errors = error_state()   # a node's rules run under NumPy's error state when it was recorded
+    first = None   # the token of the first change of it, which restores the caller's
+    reporting = {}   # a recorded state -> the same reported at the user's line
+    try:
+        while queue:
+            node = heapq.heappop(queue)[1]
+            if node.errors is not errors and node.errors is not None:
+                errors = node.errors
+                state = reporting.get(errors)
+                if state is None:
+                    state = reporting[errors] = reporting_state(errors)
+                token = ERROR_STATE.set(state)
+                first = token if first is None else first
+            key = id(node)
+            g = values.pop(key)     # store.take, written out: the loop runs once per node
+            g_free = key in owned
+            if g_free:
+                owned.discard(key)
+            mask = unreached.pop(key, None) if unreached else None
+            if anomaly is not None:
+                anomaly.now("cotangent", node)   # this node's VJP rules run
+            if node.freed or node.version or node.versions is not None or _changed(node.inputs):
+                _check(node)
+            rule = fused.get(prim := node.prim)
+            if type(g) is Scaled and (node.retained is not None or not getattr(rule, "scaled", False)):
+                g, g_free = store.plain(g, g_free)   # a cotangent still to be multiplied: the product
+            if node.retained is not None:
+                owner = node.retained()
+                if owner is not None:
+                    mine = g if g_free or type(g) is not np.ndarray else g.copy()
+                    owner.grad = mine if owner.grad is None else add(owner.grad, g)
+                    g_free = False
+            every = None
+            if type(node.out) is not np.ndarray:   # a number: the 0-d rules, evaluated with math
+                if type(g) is Scaled:
+                    g, g_free = store.plain(g, g_free)
+                on_numbers = on_scalars.get(prim) if mask is None else None
+                cotangents = None if on_numbers is None else on_numbers(node, g)
+                if cotangents is not None:
+                    for target, gi in zip(node.inputs, cotangents):
+                        if gi is not None:
+                            put(target, gi, SHARED, None)
                     every = True
-        if every is not True:
-            if every is None and type(g) is Scaled:
-                g, g_free = store.plain(g, g_free)
-            _by_rules(node, g, mask, every, anomaly, put)
-        every = None
-        if not retain_graph:
-            if type(node.out) is np.ndarray and node.out.size >= pool_from:
-                store.free(node)    # its value may serve as a buffer
-            else:
-                node.free()
-        if type(g) is np.ndarray and g.size >= pool_from:
-            store.done(g)
+            if every is None and mask is None and anomaly is None and type(node.out) is np.ndarray \
+                    and node.out.size >= pool_from:   # a group of element-wise nodes as one pass
+                grouped = fused_groups.run(node, g, g_free, store, values, not retain_graph)
+                if grouped is not None:
+                    read = g.g if type(g) is Scaled else g
+                    if g_free and all(r[1] is not read for r in grouped):
+                        store.release(read)
+                    for target, r, kind in grouped:
+                        put(target, r, kind, None)
+                    every = True
+            if rule is not None and every is None and (rule.small or type(node.out) is not np.ndarray
+                                                       or node.out.size >= pool_from):
+                marks = None if mask is None or not mask.any() else mask
+                every = rule(node, g, g_free, store, marks)
+                if every is None and type(g) is Scaled:   # declined: the rule's other paths take the product
+                    g, g_free = store.plain(g, g_free)
+                    every = rule(node, g, g_free, store, marks)
+                if every is not None:
+                    read = g.g if type(g) is Scaled else g
+                    if g_free and read.size >= pool_from and _unused(read, every):
+                        store.release(read)   # read for the last time: its buffer serves the next nodes
+                    if mask is None and prim.unreached is None:   # no structural zeros to pass on
+                        for target, r in zip(node.inputs, every):
+                            if r is not None:
+                                put(target, r[0], r[1], None)
+                        every = True
+            if every is not True:
+                if every is None and type(g) is Scaled:
+                    g, g_free = store.plain(g, g_free)
+                _by_rules(node, g, mask, every, anomaly, put)
+            every = None
+            if not retain_graph:
+                if type(node.out) is np.ndarray and node.out.size >= pool_from:
+                    store.free(node)    # its value may serve as a buffer
+                else:
+                    node.free()
+            if type(g) is np.ndarray and g.size >= pool_from:
+                store.done(g)
+    finally:
+        if first is not None:
+            ERROR_STATE.reset(first)
+
     leaves = {}
     for key, leaf in pending.items():
         g, g_owned = store.take(key)
