@@ -4,7 +4,7 @@ A steady heat-conduction model written as a scientist writes it in @njit code: t
 of every cell of an ``m × m`` grid (the parameters), a five-point finite-volume matrix assembled
 into a dense ``n × n`` array (``n = m²`` unknowns, harmonic means at the faces, a fixed
 temperature around the boundary), ``np.linalg.solve``, and the misfit to sensor readings plus a
-smoothness penalty. Times, single-threaded, best of 7 (medians would do: ratios within one run):
+smoothness penalty. Times, single-threaded, best of 5 (ratios within one run):
 the plain call, the compiled ``duals.grad`` (``value_and_grad``: the value too) with its tape's
 nodes per ``n²`` and MiB, the hand-written discrete adjoint (one more solve with ``Kᵀ``), and
 compiled ``duals.jacfwd`` (one lane per parameter: the modes cross early); and checks that
@@ -16,12 +16,12 @@ elimination on adjoints did.
 """
 import benchmarks._threads  # noqa: F401  (one thread for BLAS and Numba, before NumPy)
 
-import time  # noqa: E402
-
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 import duals  # noqa: E402
+
+from benchmarks._steady import best  # noqa: E402
 
 
 @numba.njit(cache=True)
@@ -85,16 +85,6 @@ def hand_adjoint(log_conductivity, sensors, readings, weight):
                     grad[i, j] -= 2.0 * lam[row] * T[row]
     smooth = lambda L: weight * (np.sum(np.diff(L, axis=0) ** 2) + np.sum(np.diff(L, axis=1) ** 2))  # noqa: E731
     return grad * c + duals.grad(smooth)(log_conductivity)
-
-
-def best(call, turns=7):
-    call()
-    times = []
-    for _ in range(turns):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main():
