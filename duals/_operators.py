@@ -22,9 +22,9 @@ from .core import Tracer, changed_in_place
 from .ops import NAMESPACE as N
 from .ops import VALUE_ONLY, innermost
 from .ops.shape import getitem
-from ._refusals import (STORED_INTO_PLAIN, _INSIDE_NUMPY_HINTS, _PLAIN_HINT, _WRITERS, _conversion_cause,
-                        _copyto_refused, _instead_of_math, _library_caller, _numpy_caller, _solver_refused,
-                        _source_line, _stores_an_item, _undispatched, _writer_refused)
+from ._refusals import (STORED_INTO_PLAIN, _INSIDE_NUMPY_HINTS, _PLAIN_HINT, _SPELLED_WITH, _WRITERS,
+                        _conversion_cause, _copyto_refused, _instead_of_math, _library_caller, _numpy_caller,
+                        _solver_refused, _source_line, _stores_an_item, _undispatched, _writer_refused)
 
 
 _primal = innermost
@@ -336,6 +336,9 @@ def _foreign_ufunc(ufunc):
 
 
 def _unsupported(name):
+    if name in _SPELLED_WITH:
+        return (f"{name} has no derivative rule in duals, so it cannot take a traced value without "
+                f"losing the derivative. Write {_SPELLED_WITH[name]} instead")
     return (f"{name} has no derivative rule in duals, so it cannot take a traced value without "
             f"losing the derivative. Write the computation with the functions duals.numpy "
             f"supports (see dir(duals.numpy)), or declare it as a primitive with its own "

@@ -260,6 +260,11 @@ _SPELLED_WITH = {
     "scipy.sparse.diags": _DENSE_BANDS,
     "scipy.sparse.diags_array": _DENSE_BANDS,
     "scipy.sparse.spdiags": _DENSE_BANDS,
+    # (not a selection of the values: trimming drops a zero's derivative, and np.poly1d(c)(x)
+    # moves with c[0] also where c[0] is 0)
+    "numpy.trim_zeros": "np.polyval(c, x) for np.poly1d(c)(x) (poly1d trims c's leading zeros with "
+                        "np.trim_zeros, and a trimmed zero still has a derivative), and elsewhere "
+                        "keep the zeros,",
     "scipy.spatial.distance.cdist": "the squared distances by broadcasting, d2 = np.sum((XA[:, None, :] - "
                                     "XB[None, :, :]) ** 2, axis=-1), and the distances as np.where(d2 > 0, "
                                     "np.sqrt(np.where(d2 > 0, d2, 1.0)), 0.0) (sqrt has no derivative "

@@ -550,6 +550,18 @@ def thin_film_reflectance(d, wavelength):   # transfer matrices multiplied as op
     return np.abs((M[0, 0] - M[1, 1]) / (M[0, 0] + M[1, 1])) ** 2
 
 
+@njit
+def phased_correlation(p, a0, v0):
+    return np.abs(np.correlate(a0 * p[0], v0 * np.exp(1j * p[1]))) ** 2
+
+
+def test_correlate_of_complex_duals_is_refused_under_its_own_name():
+    # it named np.convolve, which np.correlate calls (a spectroscopy trial)
+    a0, v0 = np.array([1 + 1j, 2 - 1j, 0.5 + 0j, -1 + 2j]), np.array([1 + 0.5j, -0.3 + 1j])
+    with pytest.raises(TypeError, match=r"^jacfwd: np\.correlate of complex dual numbers is not supported"):
+        duals.jacfwd(phased_correlation)(np.array([1.0, 0.3]), a0, v0)
+
+
 def test_a_matrix_product_of_complex_duals_is_refused_by_name_for_at_as_for_dot():
     # both operands complex duals: Numba's own @ took the call and failed in np.dot(a, b, out)
     # with "no implementation of dot(...)" (an optics trial)

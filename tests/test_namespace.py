@@ -50,3 +50,14 @@ def test_numpy_2_spellings_of_supported_functions_are_the_same_functions():
     assert duals.grad(dnp.acos)(0.5) == duals.grad(np.acos)(0.5) == duals.grad(np.arccos)(0.5)
     with pytest.raises(AttributeError, match="matrix_transpose has no derivative rule"):
         dnp.matrix_transpose
+
+
+def test_poly1d_of_traced_coefficients_points_to_polyval():
+    # poly1d trims leading zeros by value (np.trim_zeros): the message named trim_zeros alone and
+    # gave generic advice (a spectroscopy trial); dropping a zero would lose its derivative x^n
+    x = np.linspace(-1.0, 1.0, 5)
+    with pytest.raises(TypeError, match=r"numpy\.trim_zeros has no derivative rule.*np\.polyval\(c, x\) "
+                                        r"for np\.poly1d\(c\)\(x\)"):
+        duals.jacfwd(lambda c: np.poly1d(c)(x))(np.array([1.0, -2.0, 0.5]))
+    c = np.array([0.0, -2.0, 0.5])   # the advice, at a leading zero: d/dc0 is x² there too
+    np.testing.assert_allclose(duals.jacfwd(lambda c: np.polyval(c, x))(c)[:, 0], x ** 2)

@@ -299,6 +299,7 @@ def _correlate(a, v, mode="valid"):
         return None
     if not all(isinstance(t, types.Array) and t.ndim == 1 for t in (a, v)):
         raise errors.TypingError(f"{MARK}np.correlate of duals takes two 1-d arrays")
+    level_of("np.correlate", a, v, scalar_operations=True)   # (refusals name np.correlate)
 
     def impl(a, v, mode="valid"):    # the convolution with v reversed, NumPy's window of it
         la, lv = a.shape[0], v.shape[0]
