@@ -601,3 +601,35 @@ def test_float32_duals_fill_arrays_of_either_float_type_as_plain_numba_does():
                                rtol=1e-5)
     assert tip_from_a_list(q.astype(np.float32)).dtype == np.float32
     assert duals.jacfwd(tip_from_a_list)(q.astype(np.float32)).dtype == np.float32
+
+
+@numba.njit(cache=True)
+def backward_euler(k, steps):
+    u = np.sin(np.linspace(0.0, 3.0, 3)) + 1.0     # a plain array, later bound to the solves
+    A = np.eye(3) * k[0] + 0.1
+    for _ in range(steps):
+        u = np.linalg.solve(A, u)
+    return np.sum(u)
+
+
+@numba.njit(cache=True)
+def backward_euler_copied(k, steps):
+    u = (np.sin(np.linspace(0.0, 3.0, 3)) + 1.0).copy()   # the advice: a promoted constructor
+    A = np.eye(3) * k[0] + 0.1
+    for _ in range(steps):
+        u = np.linalg.solve(A, u)
+    return np.sum(u)
+
+
+def test_a_plain_array_rebound_to_derivatives_is_refused_with_what_to_write():
+    # "Cannot unify array(float64) and array(Adjoint1[float64])" ended with "this construct is not
+    # supported" (a re-check trial of the solves); .copy() of the expression makes it work
+    k = np.array([2.0])
+    for transform in (duals.grad, duals.jacfwd):
+        with pytest.raises(TypeError, match=r"Cannot unify array\(float64.*later one that carries "
+                                            r"derivatives.*\.copy\(\) of the expression"):
+            transform(backward_euler)(k, 3)
+    got = duals.grad(backward_euler_copied)(k, 3)
+    np.testing.assert_allclose(got, central_differences(backward_euler_copied, [k, 3], 0), rtol=1e-7)
+    np.testing.assert_allclose(got, duals.jacfwd(backward_euler_copied)(k, 3), rtol=1e-13)
+

@@ -1,7 +1,7 @@
 """``np.linalg.solve``, ``inv``, ``det`` and ``slogdet`` of adjoint arrays (compiled reverse mode).
 
-Each takes its value from Numba's own LAPACK call on the real parts (the plain call's value, bit
-for bit) and records its derivative as a linear map of the input's tape nodes
+Each takes its value from Numba's own LAPACK call on the real parts (for float64 inputs the plain
+call's value, bit for bit; float32 inputs are computed in float64, as compiled reverse mode does) and records its derivative as a linear map of the input's tape nodes
 (:mod:`.differentials`), with the inverse of the matrix as the constant coefficients:
 
 * ``solve(A, B)``: ``dX = A⁻¹ (dB − dA X)``, the solve by LAPACK's ``dgesv`` (the plain call's)
@@ -262,8 +262,9 @@ def _slogdet_typer(A):
         ar = _real_parts(A)
         _square(ar)
         sign, logabs = np.linalg.slogdet(ar)
-        if _real(sign) == 0.0:
-            raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+        if _real(sign) == 0.0:   # (the plain call returns (0, -inf))
+            raise np.linalg.LinAlgError("duals.jit: np.linalg.slogdet has no derivative at a "
+                                        "singular matrix (logabsdet is -inf there)")
         return _real(sign), make(logabs, _traced_trace(1.0, np.linalg.inv(ar), A)._du)
     return impl
 

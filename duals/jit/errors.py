@@ -341,6 +341,13 @@ def reraise(exc, who, name=None, plain_too=False):
                     if cast.group(1).startswith("int") else
                     f"Write float(x), which keeps the derivative (the dual itself), or leave "
                     f"the cast out; write {VALUE_ALONE}")
+        rebound = re.search(r"Cannot unify array\((float\d+|complex\d+), .*? and array\((?:Dual|Adjoint)", first)
+        if rebound is not None:   # a plain array variable later bound to duals (u = f(u) in a loop)
+            first = re.sub(r", defined at .*", "", first)
+            hint = ("A variable holds a plain array and later one that carries derivatives (x = "
+                    "<expression>, then x = step(x) in a loop). Make its first value with a "
+                    "constructor compiled mode promotes to hold derivatives: np.empty / np.zeros / "
+                    "np.copy, or .copy() of the expression (x = (np.sin(t) + 1.0).copy())")
         if hint is None and _scalar_given_to_array_code(first):
             hint = ("An array operation got a single dual number. If that value is a 0-d array "
                     "argument (np.array(2.0)): compiled derivatives pass a differentiated 0-d array "
