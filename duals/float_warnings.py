@@ -58,10 +58,12 @@ def call_at_user_line(f, /, *args, **kwargs):
         with np.errstate(**settings):
             return f(*args, **kwargs)
     except ValueError as exc:
-        if str(exc) != _NUMPY_SEQUENCE:
-            raise
-        from ._refusals import SCATTER_ADD
-        raise ValueError(f"{exc} {_STORE_HINT}; {SCATTER_ADD}") from exc
+        if str(exc) == _NUMPY_SEQUENCE:
+            from ._refusals import SCATTER_ADD
+            raise ValueError(f"{exc} {_STORE_HINT}; {SCATTER_ADD}") from exc
+        if _raised_in(exc, _SCIPY_SPARSE):   # SciPy's own error before any conversion we refuse
+            raise ValueError(f"{exc} ({_SPARSE_HINT})") from exc
+        raise
     finally:
         _REPORTING.reset(token)
 
@@ -73,6 +75,23 @@ _STORE_HINT = ("If the value is traced (a derivative runs through it), a plain N
                "it: build the array with dnp.stack / dnp.array / dnp.where (import duals.numpy as dnp), "
                "or write the loop in a @numba.njit function (compiled mode allows a[i] = value)")
 
+
+
+_SCIPY_SPARSE = os.sep + os.path.join("scipy", "sparse") + os.sep
+_SPARSE_HINT = ("raised inside scipy.sparse during a duals transformation: if a traced value reached "
+                "it, SciPy's sparse matrices cannot hold one (a constructor such as sp.diags(v) or "
+                "sp.csr_matrix(a) checks its input before converting it). Build the matrix dense "
+                "(np.diag(v), or np.diag(main) + np.diag(upper, 1) + ...) and solve with "
+                "np.linalg.solve, or keep the sparse matrix constant and multiply it by the traced "
+                "value with dnp.matmul(S, x) (docs/sparse.md)")
+
+
+def _raised_in(exc, folder):
+    """Whether ``exc`` was raised by code under ``folder`` (a path fragment)."""
+    tb, last = exc.__traceback__, None
+    while tb is not None:
+        last, tb = tb, tb.tb_next
+    return last is not None and folder in os.path.abspath(last.tb_frame.f_code.co_filename)
 
 
 def _error_state_variable():

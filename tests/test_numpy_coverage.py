@@ -724,6 +724,26 @@ def test_a_traced_value_made_plain_names_the_call_that_did_it(f, x, says):
             transform(f)(x)
 
 
+def conductance_matrix(g):   # a network's diag(1/dh) by scipy.sparse, as in a GGA solver
+    import scipy.sparse
+    incidence = scipy.sparse.csr_matrix(np.array([[-1.0, 1.0, 0.0], [0.0, -1.0, 1.0], [1.0, 0.0, -1.0]]))
+    return (incidence.T @ scipy.sparse.diags(g) @ incidence).toarray().sum()
+
+
+def test_scipys_own_error_from_a_sparse_constructor_says_what_to_write():
+    # sp.diags(traced) raised SciPy's "Different number of diagonals and offsets." and
+    # sp.csr_matrix(traced) "unrecognized csr_matrix constructor input", with nothing more
+    # (hydraulics and earlier trials): SciPy checks the input before converting it
+    import scipy.sparse
+    for f in (conductance_matrix, lambda a: scipy.sparse.csr_matrix(np.diag(a)).sum()):
+        for transform in (duals.jacfwd, duals.jacrev):
+            with pytest.raises(ValueError, match=r"raised inside scipy\.sparse during a duals transformation"
+                                                 r".*np\.diag\(v\).*dnp\.matmul\(S, x\)"):
+                transform(f)(np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match=r"^Different number of diagonals and offsets\.$"):
+        scipy.sparse.diags(np.ones(3), [0, 1])   # outside a transformation: SciPy's error as it is
+
+
 def test_a_scipy_solver_inside_a_differentiated_function_is_named_with_the_ways_out():
     """brentq for the Euler-Lotka growth rate gave 'use np.* instead of math.*' (a user trial);
     the solvers written in Python are tested here (a compiled one's C code may swallow the error)."""
