@@ -18,7 +18,7 @@ import numpy as np
 from . import core as _core
 from . import cotangents as _cotangents
 from .core import Trace, Tracer, bind, changed_in_place, refuse_stale
-from .float_warnings import ERROR_STATE, call_at_user_line
+from .float_warnings import call_at_user_line, error_state
 from .ops.fused_vjp import READS
 
 _F64 = np.dtype(np.float64)
@@ -261,9 +261,6 @@ def _camel(name):
     return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
 
 
-_error_state_now = ERROR_STATE.get if ERROR_STATE is not None else (lambda: None)
-
-
 class Node:
     """A recorded primitive application; ``name`` tells the operation (``MulBackward``)."""
 
@@ -289,7 +286,7 @@ class Node:
         self.counted = False        # in a group the walk counted, whose kernel is not compiled yet
         self.exposed = None         # (value, snapshot) once .value handed out a view (see _expose)
         # NumPy's error state when recorded: the rules run under it (np.errstate around the operation)
-        self.errors = _error_state_now()
+        self.errors = error_state()
         if _core.ANOMALY is not None:
             _core.ANOMALY.record(self)
 

@@ -1,8 +1,9 @@
 """``np.linalg.solve``, ``inv``, ``det`` and ``slogdet`` of adjoint arrays (compiled reverse mode).
 
 Each takes its value from Numba's own LAPACK call on the real parts (for float64 inputs the plain
-call's value, bit for bit; float32 inputs are computed in float64, as compiled reverse mode does) and records its derivative as a linear map of the input's tape nodes
-(:mod:`.differentials`), with the inverse of the matrix as the constant coefficients:
+call's value, bit for bit; float32 inputs are computed in float64, as compiled reverse mode does)
+and records its derivative as a linear map of the input's tape nodes (:mod:`.differentials`),
+with the matrix's LU factors or its inverse as the constant coefficients:
 
 * ``solve(A, B)``: ``dX = A⁻¹ (dB − dA X)``, the solve by LAPACK's ``dgesv`` (the plain call's)
   and ``A⁻¹`` applied as its substitutions with the LU factors it leaves: at most ``2 n² k``
@@ -10,7 +11,8 @@ call's value, bit for bit; float32 inputs are computed in float64, as compiled r
   matrix records a band), where Gaussian elimination on adjoints recorded ``n³ / 3`` more;
 * ``inv(A)``: ``dP = −A⁻¹ dA P``, the product then the substitutions: ``2 n³`` nodes for a dense
   ``A`` (every entry of ``P`` moves with every entry of ``A``), ``O(b n²)`` for a band of ``b``;
-* ``det(A)``: ``d det = det · tr(A⁻¹ dA)`` (``tr(adj(A) dA)`` at a singular matrix) and ``slogdet``'s ``d log|det| = tr(A⁻¹ dA)``: ``n²`` nodes.
+* ``det(A)``: ``d det = det · tr(A⁻¹ dA)`` (``tr(adj(A) dA)`` at a singular matrix) and
+  ``slogdet``'s ``d log|det| = tr(A⁻¹ dA)``: ``n²`` nodes.
 
 The sweep costs as much as the recording. Under forward over reverse (``duals.hessian``, ``hvp``
 of a dispatcher) the real parts are dual arrays: the value and the inverse come from forward
@@ -88,7 +90,7 @@ def _square(ar):
 
 @register_jitable
 def _traced_trace(factor, C, a):
-    """The differential ``factor · Σᵢⱼ C[j, i] dA[i, j]`` (``factor · tr(C dA)``), one node per term."""
+    """The differential ``factor · Σᵢⱼ C[j, i] dA[i, j]`` (``factor · tr(C dA)``), a node per term."""
     t = _zeros(1, 1, a)[0, 0]
     n = C.shape[0]
     for i in range(n):

@@ -341,7 +341,8 @@ def reraise(exc, who, name=None, plain_too=False):
                     if cast.group(1).startswith("int") else
                     f"Write float(x), which keeps the derivative (the dual itself), or leave "
                     f"the cast out; write {VALUE_ALONE}")
-        rebound = re.search(r"Cannot unify array\((float\d+|complex\d+), .*? and array\((?:Dual|Adjoint)", first)
+        rebound = re.search(r"Cannot unify array\((?:float|complex)\d+, .*? and "
+                            r"array\((?:Dual|Adjoint)", first)
         if rebound is not None:   # a plain array variable later bound to duals (u = f(u) in a loop)
             first = re.sub(r", defined at .*", "", first)
             hint = ("A variable holds a plain array and later one that carries derivatives (x = "
