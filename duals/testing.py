@@ -44,8 +44,7 @@ def numerical_jacobian(f, args, argnum, eps=None, dtype=np.float64):
     """
     dtype = np.dtype(dtype)
     eps = np.finfo(dtype).eps ** (1 / 3) if eps is None else eps
-    args = [np.asarray(a, dtype=dtype) for a in args]
-    x = args[argnum]
+    x, at = _moved(f, args, argnum, dtype)
     columns = []
     for k in range(x.size):
         step = eps * max(1.0, abs(float(x.flat[k])))
@@ -53,14 +52,26 @@ def numerical_jacobian(f, args, argnum, eps=None, dtype=np.float64):
         plus.flat[k] += step
         minus.flat[k] -= step
         before_call()   # (inside check_grads: every evaluation from one realisation of any noise)
-        hi = _as_float64(f(*(args[:argnum] + [plus] + args[argnum + 1:])))
+        hi = _as_float64(at(plus))
         before_call()
-        lo = _as_float64(f(*(args[:argnum] + [minus] + args[argnum + 1:])))
+        lo = _as_float64(at(minus))
         columns.append((hi - lo) / (float(plus.flat[k]) - float(minus.flat[k])))
-    out_shape = columns[0].shape if columns else np.shape(f(*args))
+    out_shape = columns[0].shape if columns else np.shape(at(x))
     if not columns:
         return np.zeros(out_shape + x.shape)
     return np.moveaxis(np.stack(columns), 0, -1).reshape(out_shape + x.shape)
+
+
+def _moved(f, args, argnum, dtype):
+    """(x, at): ``args[argnum]`` as an array of ``dtype``, and ``at(value)`` calling ``f`` with it
+    replaced by ``value`` and the other arguments cast to ``dtype``; a number stays a number (a
+    compiled function would type a 0-d array)."""
+    given = [(lambda v: v) if isinstance(a, np.ndarray) else (lambda v: v[()]) for a in args]
+    arrays = [np.asarray(a, dtype=dtype) for a in args]
+
+    def at(value):
+        return f(*(given[i](value if i == argnum else a) for i, a in enumerate(arrays)))
+    return arrays[argnum], at
 
 
 def worst_entry(actual, expected, atol, rtol):
@@ -363,17 +374,16 @@ def _kinks(f, args, i, eps, dtype, atol, rtol, central):
     For smooth ``f`` the gap between the right and the left difference is ``h·|f''|`` and
     shrinks with the step ``h``; at a kink or a jump it does not.
     """
-    args = [np.asarray(a, dtype=dtype) for a in args]
-    x = args[i]
+    x, at = _moved(f, args, i, dtype)
 
     def value(k, delta):
         moved = x.copy()
         moved.reshape(-1)[k] += delta
         before_call()
-        return np.asarray(f(*(args[:i] + [moved] + args[i + 1:])), dtype=np.float64)
+        return np.asarray(at(moved), dtype=np.float64)
 
     before_call()
-    center = np.asarray(f(*args), dtype=np.float64)
+    center = np.asarray(at(x), dtype=np.float64)
     tiny = np.finfo(dtype).eps
     worst = None
     for k in range(x.size):

@@ -94,6 +94,24 @@ def test_boolean_input_is_refused():
         duals.gradcheck(lambda m: m * 1.0, np.array([True]))
 
 
+@numba.njit(cache=True)
+def capped_balance(s, ela, cap):   # a glacier's mass balance, capped: min(number, number)
+    total = 0.0
+    for i in range(s.size):
+        total += min(0.007 * (s[i] - ela), cap) * (s[i] / 1000.0) ** 2
+    return total
+
+
+def test_a_compiled_function_gets_its_numbers_as_numbers_from_the_differences():
+    # the differences passed the float arguments as 0-d arrays, and Numba refused
+    # min(float64, array(float64, 0d)) with a typing dump (a glaciology trial)
+    s = np.array([1200.0, 1500.0, 1900.0])
+    assert duals.gradcheck(capped_balance, s, 1400.0, 2.0)
+    assert duals.testing.check_grads(capped_balance, (s, 1400.0, 2.0), order=2, rtol=1e-4)
+    # a 0-d array given as one stays one
+    assert duals.gradcheck(lambda x, k: x * k.reshape(1), np.array([1.0, 2.0]), np.array(3.0))
+
+
 def test_eps_sets_the_finite_difference_step():
     # a huge step makes central differences of sin wrong by a visible factor sin(h)/h
     with pytest.raises(GradcheckError, match="finite differences"):
