@@ -633,3 +633,28 @@ def test_a_plain_array_rebound_to_derivatives_is_refused_with_what_to_write():
     np.testing.assert_allclose(got, central_differences(backward_euler_copied, [k, 3], 0), rtol=1e-7)
     np.testing.assert_allclose(got, duals.jacfwd(backward_euler_copied)(k, 3), rtol=1e-13)
 
+
+@numba.njit(cache=True)
+def platoon_positions(k, x0, n):
+    x = x0.copy()
+    out = np.empty(n)        # a buffer of its own, promoted in the promoting copy
+    for i in range(n):
+        x = x - 0.1 * k * x
+        out[i] = x[0]
+    return out
+
+
+@numba.njit(cache=True)
+def platoon_loss(k, x0, n, simulate=platoon_positions):
+    return np.sum(simulate(k, x0, n))
+
+
+def test_a_callee_given_as_a_default_argument_is_promoted_too():
+    # the promoting copy promoted callees named as globals, closures and arguments, not a default
+    # argument's: "Cannot unify array(float64) and array(Adjoint1[float64])" (a traffic trial)
+    x0 = np.array([1.0, 2.0])
+    got = duals.grad(platoon_loss)(0.5, x0, 5)
+    assert got == pytest.approx(duals.grad(platoon_loss)(0.5, x0, 5, platoon_positions), rel=1e-15)
+    assert got == pytest.approx(float(central_differences(platoon_loss, [0.5, x0, 5], 0)), rel=1e-7)
+    assert duals.jacfwd(platoon_loss)(0.5, x0, 5) == pytest.approx(got, rel=1e-14)
+

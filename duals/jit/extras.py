@@ -157,17 +157,26 @@ def _ov_clip(a, a_min, a_max):
 
 
 def _n_ary(func, most=8):
-    """Overloads of ``func(a, b, c, ...)`` on duals, three to ``most`` arguments, as a left fold
-    of the two-argument call (the table's ``maximum``/``minimum``)."""
+    """Overloads of ``func(a, b, c, ...)`` on duals, three to ``most`` arguments: the value (and
+    NaN) of the left fold of the two-argument call (the table's ``maximum``/``minimum``), and a
+    tie of ``n`` arguments split evenly, ``1/n`` each, as ``np.max`` splits it (the fold gives the
+    last of three tied arguments 1/2 and the others 1/4): ``best + Σ (a_tied − best) / n`` adds
+    exact zeros to the value."""
     for count in range(3, most + 1):
         names = [f"a{k}" for k in range(count)]
         fold = names[0]
         for name in names[1:]:
             fold = f"func({fold}, {name})"
-        namespace = {"func": func, "_is_dual": _is_dual}
+        body = [f"    best = {fold}", "    r = _real(best)", "    n = 0"]
+        body += [f"    if _real({a}) == r:\n        n += 1" for a in names]
+        body += ["    if n < 2:", "        return best", "    out = best"]
+        body += [f"    if _real({a}) == r:\n        out = out + ({a} - best) / n" for a in names]
+        body += ["    return out"]
+        namespace = {"func": func, "_is_dual": _is_dual, "_real": _real}
         exec(f"def ov({', '.join(names)}):\n"
              f"    if _is_dual({', '.join(names)}):\n"
-             f"        return lambda {', '.join(names)}: {fold}\n", namespace)
+             f"        return impl\n"
+             f"def impl({', '.join(names)}):\n" + "\n".join(body) + "\n", namespace)
         overload(func)(namespace["ov"])
 
 

@@ -14,7 +14,7 @@ one rewrite before typing, by which
   are unchanged, and ``x.astype`` of duals to an integer type takes their values;
 * ``np.concatenate``, ``np.stack``, ``np.hstack``, ``np.vstack`` and ``np.column_stack`` of
   float and dual arrays together promote the float ones;
-* every ``@njit`` function it calls (global, closure variable or argument) is compiled the
+* every ``@njit`` function it calls (global, closure variable, argument or default argument) is compiled the
   same way, and every ``@vectorize`` function is applied element-wise by its kernel compiled
   the same way (:mod:`duals.jit.vectorized`).
 
@@ -285,7 +285,7 @@ def _row_code(row, i, t):
         lines = [f"    if len({row}) != m:", "        raise ValueError('np.array: rows of different lengths')"]
         return lines + [f"    out[{i}, {j}] = {row}[{j}]" for j in range(len(t))]
     return [f"    if len({row}) != m:", "        raise ValueError('np.array: rows of different lengths')",
-            f"    for j in range(m):", f"        out[{i}, j] = {row}[j]"]
+            "    for j in range(m):", f"        out[{i}, j] = {row}[j]"]
 
 
 def _sequence_leaves(t):
@@ -357,9 +357,11 @@ class Promotion:
 
     def _clone(self, dispatcher):
         py = dispatcher.py_func
-        fn = pytypes.FunctionType(py.__code__, py.__globals__, py.__name__, py.__defaults__,
-                                  py.__closure__)
-        fn.__kwdefaults__ = py.__kwdefaults__
+        # a callee given as a default argument (def loss(p, sim=simulate)) is promoted too
+        defaults = None if py.__defaults__ is None else tuple(self._promoted(d) for d in py.__defaults__)
+        fn = pytypes.FunctionType(py.__code__, py.__globals__, py.__name__, defaults, py.__closure__)
+        fn.__kwdefaults__ = None if py.__kwdefaults__ is None else {
+            k: self._promoted(d) for k, d in py.__kwdefaults__.items()}
         fn.__module__ = py.__module__
         # the cache files of the copy are its own, per dual type and library version
         key = hashlib.sha256(repr(self.dual.key).encode()).hexdigest()[:10]
@@ -375,6 +377,9 @@ class Promotion:
             except RuntimeError:  # no cache locator for this source: compile in memory
                 pass
         return clone
+
+    def _promoted(self, obj):
+        return self.clone(obj) if _is_user_dispatcher(obj) else obj
 
     def _make(self, numpy_fn, typer, name=None):
         stub = _stub_like(numpy_fn, name)
