@@ -141,5 +141,6 @@ def test_a_rule_runs_under_the_error_state_its_operation_ran_under(transform):
     assert np.all(np.isfinite(first))
     assert np.geterr() == {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
     # outside the user's errstate the rules still report (log's 1/x at 0), at the user's line
-    with pytest.warns(RuntimeWarning, match=r"divide by zero encountered in log \(reverse mode"):
+    with pytest.warns(RuntimeWarning) as record:   # (the value's own log(0) warns too)
         duals.grad(lambda x: np.sum(np.log(x)))(np.array([0.0, 1.0]))
+    assert any("divide by zero encountered in log (reverse mode" in str(w.message) for w in record)
