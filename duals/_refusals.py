@@ -260,6 +260,12 @@ _SPELLED_WITH = {
     "scipy.sparse.diags": _DENSE_BANDS,
     "scipy.sparse.diags_array": _DENSE_BANDS,
     "scipy.sparse.spdiags": _DENSE_BANDS,
+    # ufunc methods met in risk-set code (Cox partial likelihoods) and group sums
+    "numpy.logaddexp.accumulate": "the running log-sum-exp shifted by its maximum, m + np.log(np.cumsum("
+                                  "np.exp(x - m))) with m = duals.stop_gradient(np.max(x)) (or a loop of "
+                                  "np.logaddexp in a @numba.njit function)",
+    "numpy.add.reduceat": "np.bincount(group, weights=x) with group the segment number of each entry "
+                          "(np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(x)))))",
     # (not a selection of the values: trimming drops a zero's derivative, and np.poly1d(c)(x)
     # moves with c[0] also where c[0] is 0)
     "numpy.trim_zeros": "np.polyval(c, x) for np.poly1d(c)(x) (poly1d trims c's leading zeros with "
