@@ -14,6 +14,7 @@ function: derivative 0) return plain results, ``f"{x:.3f}"``
 formats the value, ``x.real``, ``x.imag`` and ``x.conj()`` are ``np.real(x)``, ... (docs/complex.md) and ``x.sort()``, which would
 sort in place, raises: write ``x = np.sort(x)``.
 """
+import os
 import sys
 
 import numpy as np
@@ -125,9 +126,17 @@ def _no_index(self):
         "differentiated as floats); int(x) takes the value on purpose")
 
 
+_SCIPY = os.sep + "scipy" + os.sep
+
+
 def _no_array(self, dtype=None, copy=None):
+    from .float_warnings import _inside
+    frame = sys._getframe(1)   # the user's line: the first frame outside duals, NumPy and SciPy
+    while frame is not None and (_inside(frame) or _SCIPY in frame.f_code.co_filename):
+        frame = frame.f_back
+    at = "" if frame is None else f" (in {frame.f_code.co_filename}, line {frame.f_lineno})"
     raise TypeError("a traced value cannot become a plain NumPy array without losing its "
-                    "derivative: " + _conversion_cause())
+                    "derivative: " + _conversion_cause() + at)
 
 
 def _setitem(self, index, value):

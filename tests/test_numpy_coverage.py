@@ -5,6 +5,7 @@ loss, trapezoidal integration, a padded stencil, interpolation of a table, ...),
 against ``jacfwd(jacfwd)``; then the value-only queries, the methods, the tie policy of the
 order statistics and the errors of what stays unsupported.
 """
+import re
 import warnings
 
 import numba
@@ -720,8 +721,11 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
 ])
 def test_a_traced_value_made_plain_names_the_call_that_did_it(f, x, says):
     for transform in (duals.jacfwd, duals.jacrev):
-        with pytest.raises(TypeError, match=says):
+        with pytest.raises(TypeError, match=says) as raised:
             transform(f)(x)
+    # and the user's line that did it (a structural-dynamics trial had to find it in the traceback)
+    if "cannot become a plain NumPy array" in str(raised.value):
+        assert re.search(r"\(in .*test_numpy_coverage\.py, line \d+\)$", str(raised.value))
 
 
 def conductance_matrix(g):   # a network's diag(1/dh) by scipy.sparse, as in a GGA solver
