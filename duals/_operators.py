@@ -130,10 +130,8 @@ _SCIPY = os.sep + "scipy" + os.sep
 
 
 def _no_array(self, dtype=None, copy=None):
-    from .float_warnings import _inside
-    frame = sys._getframe(1)   # the user's line: the first frame outside duals, NumPy and SciPy
-    while frame is not None and (_inside(frame) or _SCIPY in frame.f_code.co_filename):
-        frame = frame.f_back
+    from .float_warnings import _user_frame
+    frame = _user_frame(sys._getframe(1), also=(_SCIPY,))   # the user's line (SciPy's is not)
     at = "" if frame is None else f" (in {frame.f_code.co_filename}, line {frame.f_lineno})"
     raise TypeError("a traced value cannot become a plain NumPy array without losing its "
                     "derivative: " + _conversion_cause() + at)

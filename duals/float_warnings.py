@@ -184,9 +184,10 @@ def _inside(frame):
     return filename.startswith(RULE_FILE) or os.path.abspath(filename).startswith(_INSIDE)
 
 
-def _user_frame(frame):
-    """The first frame, from ``frame`` outwards, outside duals and NumPy (None if there is none)."""
-    while frame is not None and _inside(frame):
+def _user_frame(frame, also=()):
+    """The first frame, from ``frame`` outwards, outside duals and NumPy and the folders ``also``
+    (path fragments) (None if there is none)."""
+    while frame is not None and (_inside(frame) or any(f in frame.f_code.co_filename for f in also)):
         frame = frame.f_back
     return frame
 
