@@ -3,8 +3,8 @@
 ``duals.jvp``, ``duals.jacfwd`` hand a Numba dispatcher to :func:`compiled_jvp` and
 :func:`compiled_jacfwd`; Numba then compiles the user's own code for :class:`DualType` scalars
 and arrays of :func:`dual_dtype`. ``duals.grad``, ``value_and_grad``, ``vjp``, ``jacrev``,
-``hvp`` and ``hessian`` hand it to the reverse-mode entry points (:mod:`duals.jit.reverse`),
-which run it on adjoints that record a tape in compiled memory (:mod:`duals.jit.tape`).
+``hvp`` and ``hessian`` hand it to the reverse-mode entry points (:mod:`duals.jit.reverse`,
+:mod:`duals.jit.reverse_second_order`), which run it on adjoints that record a tape in compiled memory (:mod:`duals.jit.tape`).
 Every operation of the dual type is generated from ``duals/derivatives.py``; ``fn`` holds
 each table entry under its table name (``fn.expit(x)``) for @njit code.
 
@@ -23,8 +23,8 @@ from . import arrays as _arrays  # noqa: F401  (registers the whole-array overlo
 from . import tape as _tape, adjoint as _adjoint  # noqa: F401  (compiled reverse mode's types)
 from .api import compiled_jvp, compiled_jacfwd, compiled_hessian
 from .calling import dual_array
-from .reverse import (compiled_vjp, compiled_grad, compiled_value_and_grad,  # noqa: E402
-                      compiled_jacrev, compiled_hvp, compiled_hessian_rev, compiled_hessian_auto)
+from .reverse import compiled_vjp, compiled_grad, compiled_value_and_grad, compiled_jacrev  # noqa: E402
+from .reverse_second_order import compiled_hvp, compiled_hessian_rev, compiled_hessian_auto  # noqa: E402
 from .checkpoint import loop_value_and_grad  # noqa: E402
 from .tape import RecordingSize, last_recording  # noqa: E402
 

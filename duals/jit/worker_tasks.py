@@ -7,7 +7,7 @@ Each task computes what the serial loop computes for its units, by the same func
 - ``hessian`` forward over forward: :func:`hessian_passes` runs ``api._hessian_pass`` for its
   pairs of chunks;
 - ``hessian`` forward over reverse: :func:`hessian_column_chunks` runs
-  ``reverse.hessian_columns`` (one recording and sweep per chunk of columns);
+  ``reverse_second_order.hessian_columns`` (one recording and sweep per chunk of columns);
 - ``jacrev``: :func:`jacrev_rows` gives each worker one share of the output's entries; it
   records ``f`` once and sweeps its share by ``reverse.pull_rows``. The compiled sweep
   carries every cotangent lane on its own, so a row is the same bits in any share.
@@ -20,7 +20,8 @@ import numpy as np
 
 from ..random_states import each_from_one_state
 from .api import _JacobianPlan, _forward_chunk, _hessian_pass
-from .reverse import _release, _thread_tape, hessian_columns, jacobian_blocks, pull_rows, record_outputs
+from .reverse import _release, _thread_tape, jacobian_blocks, pull_rows, record_outputs
+from .reverse_second_order import hessian_columns
 
 __all__ = ["forward_chunks", "hessian_passes", "hessian_column_chunks", "jacrev_rows", "jacrev_shares"]
 

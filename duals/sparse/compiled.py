@@ -231,6 +231,6 @@ def compiled_hessian(f, argnum, sparsity, patterns, who, pool=None):
 def hessian_lanes(f, args, i, who, block):
     """``block @ H`` for up to ``COMPILED_LANES`` seeds ``block`` (k, n): one compiled recording
     over duals whose lanes are the seeds, and one sweep."""
-    _, reverse = _jit()
-    tangents = reverse._dual_sweep(f, args, [i], who, np.ascontiguousarray(block.T, np.float64))[3]
+    from ..jit.reverse_second_order import _dual_sweep
+    tangents = _dual_sweep(f, args, [i], who, np.ascontiguousarray(block.T, np.float64))[3]
     return np.asarray(tangents).reshape(-1, block.shape[0]).T
