@@ -782,6 +782,21 @@ def test_solve_of_a_strided_vector_and_norms_of_every_order_on_adjoints():
     _close(duals.hessian(two_norms)(A), duals.hessian(python)(A), rtol=1e-10, atol=1e-12)
 
 
+def test_a_string_norm_order_is_refused_with_what_numba_compiles_instead():
+    # Numba's own norm takes no 'fro'/'nuc' (its plain call raises at run time); both modes said
+    # something else ("use duals.jacfwd", which refused too)
+    frobenius = njit(lambda p: np.linalg.norm(p.reshape(4, 3), "fro"))
+    p = np.random.default_rng(3).normal(size=12)
+    for transform in (duals.grad, duals.jacfwd):
+        with pytest.raises(TypeError, match=r"takes no string ord .* np\.sum\(np\.linalg\.svd\(M\)\[1\]\)"):
+            transform(frobenius)(p)
+    nuclear = njit(lambda p: np.sum(np.linalg.svd(p.reshape(4, 3))[1]) + np.linalg.norm(p.reshape(4, 3)))
+    U, _, Vt = np.linalg.svd(p.reshape(4, 3), full_matrices=False)
+    exact = (U @ Vt + p.reshape(4, 3) / np.linalg.norm(p)).ravel()
+    _close(duals.grad(nuclear)(p), exact, rtol=1e-12)
+    _close(duals.jacfwd(nuclear)(p), exact, rtol=1e-12)
+
+
 @njit
 def angular_momentum_misfit(omega, positions, masses, target):
     momentum = np.sum(masses.reshape((-1, 1)) * np.cross(positions, np.cross(omega, positions)), axis=0)

@@ -25,7 +25,7 @@ from .._overloads import overload, register_jitable
 from ._types import DualType
 from .complex_types import ComplexDualType
 from .extras import _real
-from .linalg import norm_of_order
+from .linalg import norm_of_order, refuse_string_order
 
 __all__ = ["is_adjoint"]
 
@@ -230,6 +230,7 @@ def _two_norm(x, T):
 
 @overload(np.linalg.norm, target="cpu")
 def _ov_norm(x, ord=None):
+    refuse_string_order(x, ord)
     T = _level(x)
     if T is None or not isinstance(x, types.Array):
         return None

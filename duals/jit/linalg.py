@@ -332,7 +332,17 @@ def _ov_two_norm(x, T):
     return impl
 
 
+def refuse_string_order(x, ord):
+    """Raise for ``np.linalg.norm(x, 'fro')`` of a dual or adjoint array: Numba's own norm takes no
+    string ``ord`` (its plain call raises at run time), so no mode of compiled code has one."""
+    if is_dual_array(x) and isinstance(ord, (types.UnicodeType, types.StringLiteral)):
+        _refuse("np.linalg.norm takes no string ord in compiled code (Numba's plain call raises "
+                "'Invalid norm order' too): write np.linalg.norm(M) for ord='fro' (ord=None is the "
+                "Frobenius norm of a matrix) and np.sum(np.linalg.svd(M)[1]) for ord='nuc'")
+
+
 def _norm_typer(x, ord=None):
+    refuse_string_order(x, ord)
     T = _ours("np.linalg.norm", x)
     if T is None:
         return None
