@@ -255,6 +255,8 @@ _SPELLED_WITH = {
     "scipy.linalg.eigvalsh": "np.linalg.eigvalsh(a) for a standard problem; for a generalised one, "
                              "K v = λ M v, np.linalg.eigvalsh(Li @ K @ Li.T) with Li = "
                              "np.linalg.inv(np.linalg.cholesky(M))",
+    "scipy.linalg.expm": "duals.numpy.linalg.expm(a) (SciPy's expm with its derivatives: NumPy has no "
+                         "np.linalg.expm to dispatch to)",
     "scipy.linalg.lu_factor": "np.linalg.solve(a, b) for the solves it serves",
     "scipy.linalg.lu_solve": "np.linalg.solve(a, b)",
     "scipy.sparse.diags": _DENSE_BANDS,

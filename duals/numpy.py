@@ -25,6 +25,7 @@ from .ops import einsum as _einsum  # noqa: F401
 from .ops import norms as _norms  # noqa: F401
 from .ops import spectral as _spectral  # noqa: F401
 from .ops import eigen as _eigen  # noqa: F401
+from .ops import matrix_exponential as _matrix_exponential  # noqa: F401
 from .ops import pieces as _pieces  # noqa: F401
 from .ops import decompositions as _decompositions  # noqa: F401
 from .ops import special as _special  # noqa: F401

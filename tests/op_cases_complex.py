@@ -26,6 +26,8 @@ CASES = [
 CASES += [
     Case("correlate-complex", lambda x, y: dnp.real(dnp.correlate(_z(x, y), _z(y, x) * 1j, "same")),
          ((4,), (4,)), ("convolve", "conj")),
+    Case("expm-complex", lambda x, y: dnp.real(dnp.linalg.expm(_z(x, y)) * (1.0 - 0.5j)),
+         ((3, 3), (3, 3)), ("expm",), domain=(-1.0, 1.0)),
     Case("fft-imag", lambda x, y: dnp.imag(dnp.fft.fft(x + 1j * y, n=5)), ((2, 4), (4,)), ("dft",)),
     Case("rfft-irfft", lambda x: dnp.fft.irfft(dnp.fft.rfft(x, norm="ortho") * (1.0 + 0.5j), n=6),
          ((2, 5),), ("rfft", "irfft")),

@@ -117,6 +117,12 @@ CASES = [
          domain=(-0.5, 0.5)),
     Case("cholesky-upper", lambda a: L.cholesky(_well(a), upper=True), ((3, 3),), ("cholesky",),
          domain=(-0.5, 0.5)),
+    # ------------------------------------------------------------ the matrix exponential
+    Case("expm", L.expm, ((3, 3),), ("expm", "concatenate"), domain=UNIT),
+    Case("expm-stack", L.expm, ((2, 3, 3),), ("expm",), domain=UNIT),
+    # a Jukes-Cantor rate matrix times a branch length: a triple eigenvalue
+    Case("expm-repeated-eigenvalues", lambda t: L.expm(t * (np.ones((4, 4)) - 4.0 * np.eye(4)) / 3.0),
+         ((),), ("expm",), domain=(0.1, 1.0)),
     # ------------------------------------------------------------ a constant scipy.sparse operand
     Case("sparse-matmul-vector", lambda x: dnp.matmul(SPARSE, x) * x, ((5,),), SP + ("mul",), float32=False),
     Case("sparse-dot-columns", lambda x: dnp.dot(SPARSE, x), ((5, 2),), SP, float32=False),

@@ -73,12 +73,23 @@ def _numpy_callable(name):
     return obj
 
 
-def _scipy_callable(leaf):
+def _scipy_callable(leaf, module="scipy.special"):
     try:
-        special = importlib.import_module("scipy.special")
+        found = importlib.import_module(module)
     except ImportError:
         return None
-    return getattr(special, leaf, None)
+    return getattr(found, leaf, None)
+
+
+# names of duals.numpy that NumPy lacks and SciPy has outside scipy.special
+SCIPY_LINALG = {"linalg.expm"}
+
+
+def public_name(name):
+    """The NumPy or SciPy name a user writes for ``duals.numpy.<name>``."""
+    if name.startswith("special."):
+        return f"scipy.special.{name[8:]}"
+    return f"scipy.{name}" if name in SCIPY_LINALG else f"numpy.{name}"
 
 
 def _jit_modules():
@@ -125,10 +136,13 @@ def rows():
     jit = _jit_modules()
     out = []
     for name, func in NAMESPACE.items():
+        public = public_name(name)
         if name.startswith("special."):
-            public, target = f"scipy.special.{name[8:]}", _scipy_callable(name[8:])
+            target = _scipy_callable(name[8:])
+        elif name in SCIPY_LINALG:
+            target = _scipy_callable(name[7:], "scipy.linalg")
         else:
-            public, target = f"numpy.{name}", _numpy_callable(name)
+            target = _numpy_callable(name)
         written = "✓" if _dispatches(target, recognised) else f"`dnp.{name}`"
         mode = "*value*" if name in VALUE_ONLY else "✓"
         module = getattr(func, "__module__", None) or type(func).__module__
