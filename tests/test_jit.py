@@ -900,6 +900,14 @@ def test_a_function_that_does_not_compile_for_plain_numbers_is_named_as_the_faul
     with pytest.raises(TypeError, match=r"summed_rows even for plain numbers.*iadd\(float64, array"):
         transform(summed_rows)(np.ones((2, 2)))     # a 2-d array where the code expects 1-d
     assert transform(summed_rows)(np.ones(3)).tolist() == [2.0, 2.0, 2.0]
+    # Numba's min/max/mean/prod methods take no axis (the summary line was Numba's "- Resolution
+    # failure for literal arguments:" header; geometry trial)
+    nearest = numba.njit(lambda D: np.sum(D.min(axis=1)))
+    with pytest.raises(TypeError, match=r"plain numbers.*x\.min\(axis=\.\.\.\).*Write np\.min\(x, axis=k\)"):
+        transform(nearest)(np.ones((2, 3)))
+    with pytest.raises(TypeError, match=r"plain numbers.*no implementation of npy_max\(array\(float64, 2d, C\), "
+                                        r"Literal\[int\]\(1\)\)"):
+        transform(numba.njit(lambda D: np.sum(D.max(1))))(np.ones((2, 3)))
 
 
 def test_non_dispatcher_is_refused_with_a_clear_error():

@@ -307,7 +307,7 @@ def message_lines(text):
     """The lines of Numba's error ``text`` that say something, colour codes gone: not the
     pipeline's banner, the ``During:`` trail, file names or carets."""
     return [line.strip() for line in _ANSI.sub("", text).splitlines() if line.strip()
-            and not line.startswith(("Failed in", "During:", "File ", "^"))]
+            and not line.startswith(("Failed in", "During:", "File ", "^", "- Resolution failure for"))]
 
 
 def reraise(exc, who, name=None, plain_too=False):
@@ -362,9 +362,17 @@ def reraise(exc, who, name=None, plain_too=False):
         elif method is not None:
             first = f"x.{method.group(1)}() on an array of duals"
             hint = _HINTS.get("." + method.group(1))
+        axis_method = re.search(r"BoundFunction\(\(<class 'numba\.core\.types\.npytypes\.Array'>, "
+                                r"'(min|max|mean|prod)'\)", text)
+        if axis_method is not None and "unexpected keyword argument 'axis'" in text:
+            reduction = axis_method.group(1)
+            first = f"x.{reduction}(axis=...): Numba's array method {reduction} takes no axis"
+            hint = (f"Write np.{reduction}(x, axis=k), which compiled code takes for float and dual "
+                    f"arrays alike (the method form fails in the plain call too)")
         if plain_too:
             message = (f"Numba cannot compile {name or 'the function'} even for plain numbers, so "
-                       f"the error is in the function, not in its derivative: {first[:300]}")
+                       f"the error is in the function, not in its derivative: {first[:300]}"
+                       + (f". {hint}" if axis_method is not None and hint else ""))
         else:
             message = (f"Numba could not compile {name or 'the function'} for dual numbers: "
                        f"{first[:300]}. " + (hint or "If the plain call works, this construct is "
