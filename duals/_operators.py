@@ -80,25 +80,25 @@ def _compare(op):
 
 def _no_float(self):
     if getattr(self._trace, "imperative", False):
-        raise TypeError(
+        raise _refused(
             "float() of a Var would drop its derivative from the tape. To log or print it take "
             "v.item() (a Python number, detached, as PyTorch's) or v.value (its NumPy value); in "
             "a computation keep the Var (np.* functions instead of math.*)")
     if getattr(self, "_outlives_transformations", None) is not None and self._outlives_transformations():
-        raise TypeError(
+        raise _refused(
             "float() of a duals.Dual would drop its derivative: take d.primal (its value) or "
             "d.tangent. A Dual held in a global variable of @numba.njit code cannot be frozen into "
             "the compiled code as a constant: pass it to the function as an argument")
     inside = _numpy_caller()
     if inside is not None:
-        raise TypeError(_undispatched(inside, "turns it into a Python number"))
+        raise _refused(_undispatched(inside, "turns it into a Python number"))
     import sys
     library, frame, _ = _library_caller(sys._getframe(1), ("scipy",))
     if library is not None and library.startswith("scipy.optimize"):
-        raise TypeError(_solver_refused(library))
+        raise _refused(_solver_refused(library))
     if library is None and _stores_an_item(_source_line(frame)):   # (a complex buffer asks for a number)
-        raise TypeError(STORED_INTO_PLAIN)
-    raise TypeError(
+        raise _refused(STORED_INTO_PLAIN)
+    raise _refused(
         "converting a traced value to a Python number would drop its derivative. Keep it "
         f"as an array ({_instead_of_math(sys._getframe(1))}), or take duals.stop_gradient(x) "
         "explicitly; inside @numba.njit code use duals.jacfwd on the compiled function")
@@ -129,12 +129,21 @@ def _no_index(self):
 _SCIPY = os.sep + "scipy" + os.sep
 
 
-def _no_array(self, dtype=None, copy=None):
+def _at_user_line():
+    """`` (in file, line N)``: the user's line that made the refused call (SciPy's is not theirs)."""
     from .float_warnings import _user_frame
-    frame = _user_frame(sys._getframe(1), also=(_SCIPY,))   # the user's line (SciPy's is not)
-    at = "" if frame is None else f" (in {frame.f_code.co_filename}, line {frame.f_lineno})"
+    frame = _user_frame(sys._getframe(1), also=(_SCIPY,))
+    return "" if frame is None else f" (in {frame.f_code.co_filename}, line {frame.f_lineno})"
+
+
+def _refused(message):
+    """The TypeError of a refused NumPy call on a traced value, naming the user's line."""
+    return TypeError(message + _at_user_line())
+
+
+def _no_array(self, dtype=None, copy=None):
     raise TypeError("a traced value cannot become a plain NumPy array without losing its "
-                    "derivative: " + _conversion_cause() + at)
+                    "derivative: " + _conversion_cause() + _at_user_line())
 
 
 def _setitem(self, index, value):
@@ -238,18 +247,18 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if out is not None:
         outs = out if isinstance(out, tuple) else (out,)
         if any(isinstance(o, Tracer) for o in outs):
-            raise TypeError(f"numpy.{ufunc.__name__}(..., out=z) writes into a traced value, which cannot "
+            raise _refused(f"numpy.{ufunc.__name__}(..., out=z) writes into a traced value, which cannot "
                             f"change in place; write z = np.{ufunc.__name__}(...) instead")
         if any(o is i for o in outs for i in inputs):
             scatter = (f"; for an indexed a[idx] += v (assembly) a = a + "
                        f"{_bincount_of('idx', 'v', inputs)} on a 1-d a (np.ravel_multi_index for a "
                        f"tuple of index arrays)" if ufunc is np.add else "")
-            raise TypeError(
+            raise _refused(
                 f"an in-place operator on a plain NumPy array (a += v, a[i] += v: numpy."
                 f"{ufunc.__name__} into its own input) cannot store a traced value into it; write "
                 f"a = a + v{scatter}, build the array with dnp functions (dnp.where, dnp.stack), or "
                 f"write the loop in a @numba.njit function (compiled mode allows it)")
-        raise TypeError(f"numpy.{ufunc.__name__}(..., out=...) cannot write a traced value into an "
+        raise _refused(f"numpy.{ufunc.__name__}(..., out=...) cannot write a traced value into an "
                         f"array; drop out= and use the returned value")
     kwargs.pop("out", None)
     if method == "__call__":
@@ -271,14 +280,14 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         extra = {k for k, v in kwargs.items() if k not in allowed and v is not None}
         if not extra:
             return N[name](*inputs, **kwargs)
-        raise TypeError(f"numpy.{ufunc.__name__}.{method} with {', '.join(sorted(extra))}= is not "
+        raise _refused(f"numpy.{ufunc.__name__}.{method} with {', '.join(sorted(extra))}= is not "
                         f"supported on traced values; call duals.numpy.{name} instead")
     if method == "outer" and len(inputs) == 2 and not kwargs and ufunc.nin == 2 and ufunc.nout == 1:
         a, b = inputs       # every pair of entries: a's axes first, then b's
         a_shape, b_shape = np.shape(a), np.shape(b)
         return _array_ufunc(self, ufunc, "__call__", N["reshape"](a, a_shape + (1,) * len(b_shape)), b)
     if method == "at":
-        raise TypeError(
+        raise _refused(
             f"numpy.{ufunc.__name__}.at(a, indices, b) changes a in place, which cannot hold a traced "
             f"value; " + (f"write a + {_bincount_of('indices', 'b', inputs)} for a 1-d a "
                           f"(np.ravel_multi_index for a tuple of index arrays), which is "
@@ -286,13 +295,13 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             + "or write the loop in a @numba.njit function (compiled mode allows a[i] += b[k])")
     home = "numpy" if getattr(np, ufunc.__name__, None) is ufunc else _ufunc_home(ufunc)
     if home == "the ufunc" and method == "__call__":
-        raise TypeError(
+        raise _refused(
             f"the ufunc {ufunc.__name__!r} is neither NumPy's nor SciPy's, and its kernel is hidden "
             f"from duals: a @numba.vectorize with target='parallel' or 'cuda', np.frompyfunc or "
             f"a C extension's. A @numba.vectorize with the default target is differentiated "
             f"through its kernel (drop target=); else declare it as a primitive with its own "
             f"derivative rules (duals.extend.primitive)")
-    raise TypeError(_unsupported(f"{home}.{ufunc.__name__}{'' if method == '__call__' else '.' + method}"))
+    raise _refused(_unsupported(f"{home}.{ufunc.__name__}{'' if method == '__call__' else '.' + method}"))
 
 
 def _ufunc_home(ufunc):
@@ -312,18 +321,18 @@ def _call_options(ufunc, inputs, options):
     if dtype is not None:
         dtype = np.dtype(dtype)
         if dtype.kind not in "fc":
-            raise TypeError(f"numpy.{ufunc.__name__}(..., dtype={dtype}) of a traced value would drop "
+            raise _refused(f"numpy.{ufunc.__name__}(..., dtype={dtype}) of a traced value would drop "
                             f"its derivative; keep a float dtype")
         inputs = tuple(x.astype(dtype) if isinstance(x, Tracer) else np.asarray(x, dtype) for x in inputs)
     if options.pop("casting", "same_kind") != "same_kind" or options.pop("order", "K") != "K":
-        raise TypeError(f"numpy.{ufunc.__name__}: casting= and order= are not supported on traced "
+        raise _refused(f"numpy.{ufunc.__name__}: casting= and order= are not supported on traced "
                         f"values; call it without them")
     if "where" in options:
-        raise TypeError(f"numpy.{ufunc.__name__}(..., where=mask) is not supported on traced values; "
+        raise _refused(f"numpy.{ufunc.__name__}(..., where=mask) is not supported on traced values; "
                         f"write np.where(mask, numpy.{ufunc.__name__}(...), fallback) instead")
     options.pop("subok", None)
     if options:
-        raise TypeError(f"numpy.{ufunc.__name__}: {', '.join(sorted(options))}= is not supported on "
+        raise _refused(f"numpy.{ufunc.__name__}: {', '.join(sorted(options))}= is not supported on "
                         f"traced values; call it without")
     return inputs, options
 
@@ -379,12 +388,12 @@ def _array_function(self, func, types, args, kwargs):
     impl = _FUNCTIONS.get(func)
     if impl is None:
         if func is np.copyto:
-            raise TypeError(_copyto_refused(_numpy_caller()))
+            raise _refused(_copyto_refused(_numpy_caller()))
         if getattr(np, func.__name__, None) is func and func.__name__ in _WRITERS:
-            raise TypeError(_writer_refused(func.__name__))
+            raise _refused(_writer_refused(func.__name__))
         if _library_caller(sys._getframe(1), ("scipy",))[0] is not None:   # (inside SciPy's code:
-            raise TypeError(_conversion_cause())                              # name SciPy's function)
-        raise TypeError(_unsupported(_public_name(func)))
+            raise _refused(_conversion_cause())                              # name SciPy's function)
+        raise _refused(_unsupported(_public_name(func)))
     out = impl(*args, **kwargs)
     return out if func.__name__ in VIEWS else _new_array(out, args)
 
