@@ -42,7 +42,8 @@ _REPEATED_EIGENVALUE = ("duals.jit: np.linalg.eigh: the eigenvectors have no der
                         "ones' vectors NaN tangents and the rest exactly); for the eigenvalues alone "
                         "call np.linalg.eigvalsh, and write a function of the matrix that does not "
                         "depend on the basis (V diag(f(w)) Vᵀ) without eigenvectors (np.trace, "
-                        "np.linalg.det, powers of the matrix)")
+                        "np.linalg.det, powers of the matrix; for V diag(exp(t w)) Vᵀ a Padé "
+                        "matrix exponential, docs/compiled.md)")
 _RANK_DEFICIENT = ("duals.jit: np.linalg.svd: the matrix is rank deficient (a singular value is zero to "
                    "working precision): the singular vectors of a zero singular value are not unique, so "
                    "the decomposition has no derivative there; regularize the matrix")
