@@ -66,6 +66,30 @@ def test_gradient_and_hessian_at_a_repeated_eigenvalue_agree_with_finite_differe
     np.testing.assert_allclose(H, H.T, rtol=1e-12, atol=1e-12)
 
 
+def _relaxation_step(T2, dt=1e-3):
+    """Mx after a free-precession step of a Bloch generator (x, y, z, 1) with a short T2: the
+    decaying block's entries of e^A are tiny beside the slow block's (an MRI trial)."""
+    R1, R2, dw = 1.0, 1.0 / T2, 100.0
+    A = dnp.array([[-R2, dw, 0.0, 0.0], [-dw, -R2, 0.0, 0.0], [0.0, 0.0, -R1, R1], [0.0, 0.0, 0.0, 0.0]])
+    return (expm(A * dt) @ np.array([0.99, -0.1, 0.001, 1.0]))[0]
+
+
+def test_tiny_entries_keep_their_relative_accuracy_in_every_mode():
+    # a cotangent scaled up to the size of A before the block exponential gave -7e-13 for 3e-15
+    dt, phase = 1e-3, 0.1
+    for rate in (48.0, 96.0, 190.0):
+        T2 = dt / rate
+        decay = np.exp(-rate) * (0.99 * np.cos(phase) - 0.1 * np.sin(phase))
+        first, second = decay * dt / T2 ** 2, decay * ((dt / T2 ** 2) ** 2 - 2 * dt / T2 ** 3)
+        for transform in (duals.grad, duals.jacfwd, duals.jacrev):
+            np.testing.assert_allclose(transform(_relaxation_step)(T2), first, rtol=1e-10)
+        for hessian in (duals.hessian, lambda f: duals.jacfwd(duals.jacfwd(f))):
+            np.testing.assert_allclose(hessian(_relaxation_step)(T2), second, rtol=1e-8)
+    # a subnormal direction (2 ** round(log2(|A| / 1e-310)) overflowed)
+    _, tangent = duals.jvp(expm, (np.array([[0.0, 1.0], [-1.0, 0.0]]),), (np.array([[0.0, 1e-310], [0.0, 0.0]]),))
+    assert np.all(np.isfinite(tangent)) and tangent[0, 1] != 0.0
+
+
 def test_complex_matrices_take_the_holomorphic_derivative():
     rng = np.random.default_rng(2)
     a = rng.normal(size=(3, 3)) + 1j * rng.normal(size=(3, 3))

@@ -3,11 +3,11 @@
 The value is SciPy's, bit for bit. The derivative in a direction ``E`` is the Fréchet derivative
 ``L(A, E) = ∫₀¹ e^{sA} E e^{(1-s)A} ds``, read off the exponential of a block matrix:
 ``expm([[A, E], [0, A]]) = [[e^A, L(A, E)], [0, e^A]]``. Reverse mode is its transpose,
-``Ā = L(Aᵀ, Ḡ)`` (plain transposes for complex matrices too: ``expm`` is holomorphic). Both rules
-call the primitive itself, so every order works (each order doubles the block), and unlike a
-spectral formula ``V e^Λ V⁻¹`` the derivative is exact at repeated eigenvalues (a Jukes–Cantor
-rate matrix, a rotation generator). Each tangent is scaled by a power of two to the size of
-``A`` first, so its norm does not add squarings to the block's exponential.
+``Ā = L(Aᵀ, Ḡ)`` (plain transposes for complex matrices too: ``expm`` is holomorphic). On plain
+values ``L`` is SciPy's ``expm_frechet``; on traced ones (second and higher order) it is the
+corner of the primitive itself on the block matrix, so every order works (each order doubles the
+block). Unlike a spectral formula ``V e^Λ V⁻¹`` the derivative is exact at repeated eigenvalues
+(a Jukes–Cantor rate matrix, a rotation generator).
 
 >>> import duals
 >>> round(float(duals.grad(lambda t: expm(t * np.array([[0.0, 1.0], [-1.0, 0.0]]))[0, 1])(0.5)), 12)  # cos t
@@ -31,21 +31,37 @@ def _expm_impl(a):
     return scipy_expm(a)
 
 
-def _power_of_two_scale(a, t):
-    """A power of two ``c`` with ``c·max|t|`` about ``max|a|`` (1 for a zero ``t``): scaling by it
-    is exact, and ``L(A, cE) / c = L(A, E)``."""
-    big_a = float(np.max(np.abs(innermost(a)), initial=0.0))
+def _scale_down(a, t):
+    """A power of two ``c <= 1`` with ``c·max|t|`` about ``max(max|a|, 1)`` (1 unless ``t`` is the
+    larger): scaling by it is exact, ``L(A, cE) / c = L(A, E)``, and a large direction adds no
+    squarings to the block's exponential. (Scaling a small one up costs accuracy in the small
+    entries of ``L``.)"""
+    big_a = max(float(np.max(np.abs(innermost(a)), initial=0.0)), 1.0)
     big_t = float(np.max(np.abs(innermost(t)), initial=0.0))
-    if big_t == 0.0 or not np.isfinite(big_t):
+    if not np.isfinite(big_t) or big_t <= big_a:
         return 1.0
-    return 2.0 ** round(np.log2(max(big_a, 1.0) / big_t))
+    return 2.0 ** -round(np.log2(big_t / big_a))
+
+
+def _frechet_of_plain(a, t):
+    """``L(A, E)`` of plain arrays by SciPy's ``expm_frechet`` (Al-Mohy and Higham), matrix by
+    matrix of ``t``'s lanes and ``a``'s stack."""
+    from scipy.linalg import expm_frechet
+    a_full = np.broadcast_to(a, t.shape)
+    out = np.empty(t.shape, dtype=np.result_type(a, t))
+    for index in np.ndindex(t.shape[:-2]):
+        out[index] = expm_frechet(a_full[index], t[index], compute_expm=False)
+    return out
 
 
 def frechet(a, t):
     """frechet(a, t) -> ``L(A, E)`` for every lane and matrix of ``t`` (``t``'s lane axes in front
-    of ``a``'s shape), from the exponential of the block matrix ``[[A, E], [0, A]]``."""
+    of ``a``'s shape): SciPy's ``expm_frechet`` for plain values, else (nested derivatives) the
+    exponential of the block matrix ``[[A, E], [0, A]]``, whose rules differentiate again."""
+    if type(a) is np.ndarray and type(t) is np.ndarray:
+        return _frechet_of_plain(a, t)
     n = shape(a)[-1]
-    c = _power_of_two_scale(a, t)
+    c = _scale_down(a, t)
     e = t * c if c != 1.0 else t
     a_full = broadcast_to(a, shape(e))
     zeros = np.zeros(shape(e), dtype=np.result_type(dtype_of(a), dtype_of(e)))
