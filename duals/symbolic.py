@@ -89,7 +89,7 @@ def _div(a, b):
 
 def _diff(node, name):
     """The derivative of expression ``node`` with respect to ``name`` (an AST), or None."""
-    if isinstance(node, ast.Constant):
+    if isinstance(node, (ast.Constant, ast.Compare)):   # (a comparison is piecewise constant)
         return _ZERO
     if isinstance(node, ast.Name):
         return _ONE if node.id == name else _ZERO
