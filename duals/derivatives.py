@@ -147,7 +147,10 @@ TABLE = {
                     "where(out == 0.0, 0.0, y / where(out == 0.0, 1.0, out))", domain=(0.3, 2.0)),
     # (not exp(x - out): out's rounding grows with |out| through exp, and a second derivative
     # through 1 - exp(x - out) loses the tail as s (1 - s) does for expit)
-    "logaddexp": binary("logaddexp(x, y)", "expit(x - y)", "expit(y - x)"),
+    # (x - y is NaN where x = y = ±inf, two boundary entries of a soft-DTW table: their limit
+    # along x = y is the tie's ½, as expit(0), so a constant pair has zero derivative, not NaN)
+    "logaddexp": binary("logaddexp(x, y)", "expit(where(x - y == x - y, x - y, 0.0))",
+                        "expit(where(y - x == y - x, y - x, 0.0))"),
     "floor_divide": binary("floor_divide(x, y)", "0.0", "0.0", domain=(0.3, 2.0),
                            discontinuous=True),
     "mod": binary("mod(x, y)", "1.0", "-floor_divide(x, y)", numpy=("mod", "remainder"),

@@ -208,6 +208,33 @@ def test_the_guard_of_a_power_at_exponent_zero_keeps_the_mixed_second_derivative
         assert not np.any(duals.grad(lambda a: np.sum(a[:n] ** a[n:]))(zeros))
 
 
+def _soft_dtw_corner():
+    import numba
+
+    @numba.njit
+    def corner(x):
+        R = np.full(3, np.inf)          # a soft-DTW table's boundary, made by the code
+        R[0] = x[0]                     # a dual stored: the inf entries become constant duals
+        return R[0] ** 2 + np.logaddexp(np.logaddexp(-R[1], -R[2]), -x[0])
+    return corner
+
+
+def test_logaddexp_of_two_constant_infinities_has_zero_derivative_in_every_mode():
+    # ∂ logaddexp = expit(x - y) was expit(-inf + inf) = NaN there, and forward mode's zero
+    # tangent times NaN made every lane NaN (an optimal-transport trial's soft-DTW): the limit
+    # along x = y is the tie's ½
+    x = np.array([1.5])
+    python = lambda x: x[0] ** 2 + np.logaddexp(np.logaddexp(-np.inf, -np.inf), -x[0])  # noqa: E731
+    compiled = _soft_dtw_corner()
+    for f in (python, compiled):
+        for transform in (duals.grad, duals.jacfwd, duals.jacrev):
+            np.testing.assert_allclose(transform(f)(x), [2.0], rtol=1e-15)
+        np.testing.assert_allclose(duals.hessian(f)(x), [[2.0]], rtol=1e-15)
+    assert duals.jvp(compiled, (x,), (np.ones(1),))[1] == 2.0
+    inf = np.array([np.inf, np.inf])
+    np.testing.assert_array_equal(duals.jacfwd(lambda v: np.logaddexp(v[0], v[1]))(-inf), [0.5, 0.5])
+
+
 # x ** y at x = 0 follows the limits (docs/non_differentiable.md): a convention, not a derivative
 _CONVENTIONS = {"pow": lambda x, y: x == 0.0}
 
