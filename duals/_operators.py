@@ -148,11 +148,11 @@ def _no_array(self, dtype=None, copy=None):
 
 def _setitem(self, index, value):
     if getattr(self._trace, "imperative", False):
-        raise TypeError(
+        raise _refused(
             "item assignment into a Var is not recorded by the tape: build the new array "
             "(dnp.where(mask, new, x), dnp.concatenate of slices), or change a leaf's value "
             "outside the recording: with duals.no_grad(): w.value[i] = ...")
-    raise TypeError(
+    raise _refused(
         "item assignment into a traced array is not supported: traced values are immutable. "
         "Use dnp.where(mask, new, x) to replace entries, dnp.concatenate of slices to rebuild "
         "the array, or write the loop in a @numba.njit function (compiled code allows "

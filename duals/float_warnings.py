@@ -60,7 +60,7 @@ def call_at_user_line(f, /, *args, **kwargs):
     except ValueError as exc:
         if str(exc) == _NUMPY_SEQUENCE:
             from ._refusals import SCATTER_ADD
-            raise ValueError(f"{exc} {_STORE_HINT}; {SCATTER_ADD}") from exc
+            raise ValueError(f"{exc} {_STORE_HINT}; {SCATTER_ADD}{_raising_user_line(exc)}") from exc
         if _raised_in(exc, _SCIPY_SPARSE):   # SciPy's own error before any conversion we refuse
             raise ValueError(f"{exc} ({_SPARSE_HINT})") from exc
         raise
@@ -84,6 +84,17 @@ _SPARSE_HINT = ("raised inside scipy.sparse during a duals transformation: if a 
                 "(np.diag(v), or np.diag(main) + np.diag(upper, 1) + ...) and solve with "
                 "np.linalg.solve, or keep the sparse matrix constant and multiply it by the traced "
                 "value with dnp.matmul(S, x) (docs/sparse.md)")
+
+
+def _raising_user_line(exc):
+    """`` (in file, line N)``: the innermost line of ``exc``'s traceback outside duals and NumPy
+    (the user's ``a[i] = value`` that NumPy refused), or ``""``."""
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        if not _inside(tb.tb_frame):
+            found = tb
+        tb = tb.tb_next
+    return "" if found is None else f" (in {found.tb_frame.f_code.co_filename}, line {found.tb_lineno})"
 
 
 def _raised_in(exc, folder):

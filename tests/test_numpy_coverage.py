@@ -471,7 +471,8 @@ def fill_preallocated(a):
 def test_storing_one_traced_number_into_a_plain_array_says_what_to_write(transform):
     """NumPy refuses ``out[i] = traced`` as "setting an array element with a sequence" before the
     value can object; within a transformation the message goes on with what to write instead."""
-    with pytest.raises(ValueError, match=r"with a sequence\. If the value is traced .* dnp\.stack .* @numba\.njit"):
+    with pytest.raises(ValueError, match=r"with a sequence\. If the value is traced .* dnp\.stack .* @numba\.njit"
+                                         r".*\(in .*test_numpy_coverage\.py, line \d+\)$"):   # the user's line
         getattr(duals, transform)(fill_preallocated)(np.array([0.1, 0.2, 0.3]))
     # adding into entries (a circuit's stamps): the advice named dnp.stack and dnp.where only
     with pytest.raises(ValueError, match=r"to add into entries \(G\[i, j\] \+= g.* weights=dnp\.stack\(values\)"):
