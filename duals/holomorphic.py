@@ -89,6 +89,12 @@ def require_complex(values, who, what):
 def refuse_complex(values, who, what):
     """refuse_complex(values, who, what): without ``holomorphic=True``, ``who`` takes no complex ``what``."""
     for k, v in enumerate(values):
+        if is_complex(v) and what == "outputs":
+            raise TypeError(
+                f"{who}: output {k} is complex. Of real inputs, duals.jacfwd gives its Jacobian "
+                f"(d Re f/dx + i d Im f/dx), or take {who} of the real and imaginary parts (lambda x: "
+                f"f(x).real); of complex inputs where f is holomorphic, pass holomorphic=True for "
+                f"df/dz (docs/complex.md)")
         if is_complex(v):
             raise TypeError(
                 f"{who}: {what[:-1]} {k} is complex; the derivative of a function of complex numbers "
