@@ -248,7 +248,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         outs = out if isinstance(out, tuple) else (out,)
         if any(isinstance(o, Tracer) for o in outs):
             raise _refused(f"numpy.{ufunc.__name__}(..., out=z) writes into a traced value, which cannot "
-                            f"change in place; write z = np.{ufunc.__name__}(...) instead")
+                           f"change in place; write z = np.{ufunc.__name__}(...) instead")
         if any(o is i for o in outs for i in inputs):
             scatter = (f"; for an indexed a[idx] += v (assembly) a = a + "
                        f"{_bincount_of('idx', 'v', inputs)} on a 1-d a (np.ravel_multi_index for a "
@@ -259,7 +259,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
                 f"a = a + v{scatter}, build the array with dnp functions (dnp.where, dnp.stack), or "
                 f"write the loop in a @numba.njit function (compiled mode allows it)")
         raise _refused(f"numpy.{ufunc.__name__}(..., out=...) cannot write a traced value into an "
-                        f"array; drop out= and use the returned value")
+                       f"array; drop out= and use the returned value")
     kwargs.pop("out", None)
     if method == "__call__":
         inputs, kwargs = _call_options(ufunc, inputs, kwargs)
@@ -281,7 +281,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if not extra:
             return N[name](*inputs, **kwargs)
         raise _refused(f"numpy.{ufunc.__name__}.{method} with {', '.join(sorted(extra))}= is not "
-                        f"supported on traced values; call duals.numpy.{name} instead")
+                       f"supported on traced values; call duals.numpy.{name} instead")
     if method == "outer" and len(inputs) == 2 and not kwargs and ufunc.nin == 2 and ufunc.nout == 1:
         a, b = inputs       # every pair of entries: a's axes first, then b's
         a_shape, b_shape = np.shape(a), np.shape(b)
@@ -322,18 +322,18 @@ def _call_options(ufunc, inputs, options):
         dtype = np.dtype(dtype)
         if dtype.kind not in "fc":
             raise _refused(f"numpy.{ufunc.__name__}(..., dtype={dtype}) of a traced value would drop "
-                            f"its derivative; keep a float dtype")
+                           f"its derivative; keep a float dtype")
         inputs = tuple(x.astype(dtype) if isinstance(x, Tracer) else np.asarray(x, dtype) for x in inputs)
     if options.pop("casting", "same_kind") != "same_kind" or options.pop("order", "K") != "K":
         raise _refused(f"numpy.{ufunc.__name__}: casting= and order= are not supported on traced "
-                        f"values; call it without them")
+                       f"values; call it without them")
     if "where" in options:
         raise _refused(f"numpy.{ufunc.__name__}(..., where=mask) is not supported on traced values; "
-                        f"write np.where(mask, numpy.{ufunc.__name__}(...), fallback) instead")
+                       f"write np.where(mask, numpy.{ufunc.__name__}(...), fallback) instead")
     options.pop("subok", None)
     if options:
         raise _refused(f"numpy.{ufunc.__name__}: {', '.join(sorted(options))}= is not supported on "
-                        f"traced values; call it without")
+                       f"traced values; call it without")
     return inputs, options
 
 

@@ -15,7 +15,7 @@ block). Unlike a spectral formula ``V e^Λ V⁻¹`` the derivative is exact at r
 """
 import numpy as np
 
-from ..core import Primitive
+from ..core import Primitive, Tracer
 from ..index_sets import per_matrix_rule
 from . import dtype_of, export, innermost, shape_of as shape
 from .linalg import _as_operand, _check_square, _T, _traced
@@ -58,8 +58,8 @@ def frechet(a, t):
     """frechet(a, t) -> ``L(A, E)`` for every lane and matrix of ``t`` (``t``'s lane axes in front
     of ``a``'s shape): SciPy's ``expm_frechet`` for plain values, else (nested derivatives) the
     exponential of the block matrix ``[[A, E], [0, A]]``, whose rules differentiate again."""
-    if type(a) is np.ndarray and type(t) is np.ndarray:
-        return _frechet_of_plain(a, t)
+    if not isinstance(a, Tracer) and not isinstance(t, Tracer):
+        return _frechet_of_plain(np.asarray(a), np.asarray(t))
     n = shape(a)[-1]
     c = _scale_down(a, t)
     e = t * c if c != 1.0 else t
