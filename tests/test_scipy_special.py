@@ -121,6 +121,19 @@ def test_xlogy_at_zero_is_zero_with_slope_log_y_in_x_as_jax_and_pytorch():
     assert str(duals.numpy.special.xlogy(0.0, 0.5)) == "0.0"   # SciPy's 0, not 0 · log 0.5 = -0
 
 
+def test_an_empty_bins_xlogy_has_zero_curvature_at_any_expected_count():
+    # lam - xlogy(n, lam) with n = 0 and lam in a far tail (1e-164): the second derivative was
+    # 0 · (-1/lam²) = 0 · inf = NaN, the Hessian of a binned likelihood with it (a HEP trial)
+    s = 12.0 * np.exp(-0.5 * np.array([0.0, 1.0, 27.5]) ** 2)
+    b, obs = np.array([50.0, 40.0, 0.0]), np.array([55.0, 41.0, 0.0])
+    nll = lambda mu: np.sum(mu * s + b - sp.xlogy(obs, mu * s + b))  # noqa: E731
+    exact = np.sum(obs[:2] * s[:2] ** 2 / (s[:2] + b[:2]) ** 2)   # (the empty bin adds 0)
+    for hessian in (duals.hessian, lambda f: duals.jacfwd(duals.jacfwd(f)), lambda f: duals.jacrev(duals.grad(f))):
+        np.testing.assert_allclose(hessian(nll)(1.0), exact, rtol=1e-14)
+    for y in (1e-170, 1e-300, 0.5):
+        assert duals.hessian(lambda y: sp.xlogy(0.0, y) + sp.xlog1py(0.0, y - 1.0))(y) == 0.0
+
+
 def test_polygamma_takes_scipys_orders_and_never_differentiates_them():
     x = np.array([1.0, 2.0, 3.0])
     n = np.array([0, 1, 2])

@@ -5,7 +5,7 @@ and ``xlog1py`` are composed; ``gammaln``, ``digamma``/``polygamma``, ``log_ndtr
 identity (:func:`scipy_ufuncs`)."""
 import numpy as np
 
-from ..core import Primitive
+from ..core import Primitive, Tracer
 from ..index_sets import elementwise_rule
 from . import dtype_of, export, innermost
 from .elementwise import PRIMITIVES, masked, stop_gradient, where
@@ -155,6 +155,8 @@ def _times_log(x, y, log):
             return x * logy
         off = zero & ~np.isfinite(np.asarray(innermost(logy)))
         out = x * where(off, 0.0, logy)
+        if not isinstance(x, Tracer):   # data (an empty bin's count): 0 whatever y is, in every order
+            return where(zero, 0.0, out)   # (not 0 · -1/y², NaN for y < 1e-154, at second order)
         return where(zero, out + 0.0, out)   # (+0.0: SciPy's 0 where x is 0, not 0 · log(0.5) = -0)
 
 
