@@ -102,9 +102,12 @@ TABLE = {
     # sqrt(1 - x²) as sqrt(1 - x) sqrt(1 + x), those written -(x - 1) and x - (-1): on a branch cut
     # (real |x| > 1 of complex x) the sign of x's zero imaginary part survives (adding a real
     # constant would turn -0 into +0), so the derivative is that of the side of the cut whose
-    # value NumPy returns (Kahan's rule)
-    "arcsin": unary("arcsin(x)", "1.0 / (sqrt(-(x - 1.0)) * sqrt(x - -1.0))", domain=OPEN_UNIT, holomorphic=True),
-    "arccos": unary("arccos(x)", "-1.0 / (sqrt(-(x - 1.0)) * sqrt(x - -1.0))", domain=OPEN_UNIT, holomorphic=True),
+    # value NumPy returns (Kahan's rule); at x = 1 itself 1.0 - x, +0.0 where -(x - 1) is -0.0,
+    # whose sqrt made arcsin'(1) -inf (both branches are 1 - x, with the same derivative)
+    "arcsin": unary("arcsin(x)", "1.0 / (sqrt(where(x == 1.0, 1.0 - x, -(x - 1.0))) * sqrt(x - -1.0))",
+                    domain=OPEN_UNIT, holomorphic=True),
+    "arccos": unary("arccos(x)", "-1.0 / (sqrt(where(x == 1.0, 1.0 - x, -(x - 1.0))) * sqrt(x - -1.0))",
+                    domain=OPEN_UNIT, holomorphic=True),
     "arctan": unary("arctan(x)", "1.0 / (1.0 + x * x)", holomorphic=True),
     "sinh": unary("sinh(x)", "cosh(x)", holomorphic=True),
     "cosh": unary("cosh(x)", "sinh(x)", holomorphic=True),

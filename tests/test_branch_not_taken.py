@@ -208,6 +208,18 @@ def test_the_guard_of_a_power_at_exponent_zero_keeps_the_mixed_second_derivative
         assert not np.any(duals.grad(lambda a: np.sum(a[:n] ** a[n:]))(zeros))
 
 
+def test_arcsin_and_arccos_at_one_have_the_one_sided_infinite_slope_of_their_sign():
+    # -(x - 1) is -0.0 at x = 1, so sqrt gave -0.0 and arcsin'(1) -inf (a two-link arm's elbow
+    # angle at full extension by the law of cosines; a biomechanics trial)
+    import numba
+    for f, sign in ((np.arcsin, 1.0), (np.arccos, -1.0)):
+        compiled = numba.njit(lambda x, f=f: f(x))
+        for transform in (duals.grad, duals.jacfwd):
+            with np.errstate(divide="ignore"):
+                assert transform(f)(1.0) == transform(compiled)(1.0) == sign * np.inf
+                assert transform(f)(-1.0) == sign * np.inf
+
+
 def _soft_dtw_corner():
     import numba
 
