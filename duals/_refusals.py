@@ -242,6 +242,9 @@ _SPELLED_WITH = {
     "scipy.stats.norm.sf": "scipy.special.ndtr(-(x - loc) / scale)",
     "scipy.stats.norm.logcdf": "scipy.special.log_ndtr((x - loc) / scale)",
     "scipy.stats.norm.pdf": "np.exp(-0.5 * z ** 2) / (scale * np.sqrt(2 * np.pi)) with z = (x - loc) / scale",
+    "scipy.stats.norm.logpdf": "-0.5 * z ** 2 - np.log(scale) - 0.5 * np.log(2 * np.pi) with z = (x - loc) / scale",
+    "scipy.stats.poisson.logpmf": "scipy.special.xlogy(k, mu) - mu - scipy.special.gammaln(k + 1)",
+    "scipy.stats.poisson.pmf": "np.exp(scipy.special.xlogy(k, mu) - mu - scipy.special.gammaln(k + 1))",
     "scipy.linalg.cholesky": "np.linalg.cholesky(a), the lower factor (SciPy's default is the upper "
                              "one: np.linalg.cholesky(a).T)",
     "scipy.linalg.cho_factor": "L = np.linalg.cholesky(a) (lower) and, for cho_solve, "

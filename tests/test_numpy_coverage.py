@@ -549,6 +549,11 @@ def normal_cdf_sum(x):
     return np.sum(scipy.stats.norm.cdf(x))
 
 
+def poisson_log_likelihood(mu):   # a binned fit's term, as written with scipy.stats (a HEP trial)
+    import scipy.stats
+    return np.sum(scipy.stats.poisson.logpmf(np.array([3, 5]), mu))
+
+
 def filled_buffer(x):
     a = np.zeros(5)
     a[1:4] = x
@@ -703,6 +708,9 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
      r"scipy\.spatial\.distance\.cdist converts .* squared distances by broadcasting"),
     (scipy_logsumexp, np.array([0.2, 0.4]),
      r"scipy\.special\.logsumexp converts .* Write dnp\.special\.logsumexp instead"),
+    (poisson_log_likelihood, np.array([2.0, 4.0]),
+     r"scipy\.stats\.poisson\.logpmf converts .* Write scipy\.special\.xlogy\(k, mu\) - mu - "
+     r"scipy\.special\.gammaln\(k \+ 1\) instead"),
     (normal_cdf_sum, np.array([0.2, 0.4]),
      r"scipy\.stats\.norm\.cdf converts .* Write scipy\.special\.ndtr\(\(x - loc\) / scale\) instead, or"),
     (filled_buffer, np.ones(3), r"storing a traced value into a plain NumPy array \(a\[i\] = value\)"),

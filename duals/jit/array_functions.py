@@ -470,7 +470,10 @@ UNSUPPORTED = {
     "drop the NaNs first (x[~np.isnan(x)]) and call the function without nan":
         ("nanpercentile", "nanquantile", "nanprod", "nanvar", "nanstd"),
     "write it as a loop over the entries, or differentiate it on the Python path (duals.numpy)":
-        ("polyval", "cov", "corrcoef", "histogram", "unique", "linspace"),
+        ("polyval", "cov", "corrcoef", "unique", "linspace"),
+    # (with edges or range= Numba's own counts them: piecewise constant, derivative 0)
+    "with bins a number and no range=, its edges would move with the data; give the edges (an "
+    "array) or range=(lo, hi), and the counts are Numba's, with derivative 0": ("histogram",),
     "differentiate it on the Python path (duals.jacfwd of a plain Python function), or find the "
     "root you need by Newton's method in the loop (differentiated as written)": ("roots",),
 }
