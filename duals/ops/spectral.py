@@ -99,7 +99,8 @@ _AT_REPEATED = {
             "function that does not depend on the basis chosen inside the repeated eigenspace "
             "(V diag(f(w)) Vᵀ); differentiate the eigenvalues (np.linalg.eigvalsh), write the "
             "function of the matrix without eigenvectors (np.trace, np.linalg.det, powers of the "
-            "matrix; duals.numpy.linalg.expm(t * a) for V diag(exp(t w)) Vᵀ), or declare it as a primitive with its own rule (duals.extend.primitive)",
+            "matrix; duals.numpy.linalg.expm(t * a) for V diag(exp(t w)) Vᵀ), or declare it as a "
+            "primitive with its own rule (duals.extend.primitive)",
     "eigvalsh": "a second derivative (hessian, hvp) of the eigenvalues at a repeated eigenvalue"
                 "{gap} needs the eigenvectors' derivative, which does not exist there, so it "
                 "raises even for a function symmetric in them; write that one through the matrix "
