@@ -148,15 +148,18 @@ def xlog1py(x, y):
 
 
 def _times_log(x, y, log):
+    zero = np.asarray(innermost(x)) == 0
+    if np.any(zero) and not isinstance(x, Tracer):
+        # data (an empty bin's count): 0 whatever y is, in every order, and y's log is not taken
+        # there (its second derivative 0 · -1/y² was NaN for y < 1e-154, with overflow warnings)
+        neutral = 1.0 if log == "log" else 0.0
+        return where(zero, 0.0, x * PRIMITIVES[log](where(zero, neutral, y)))
     with np.errstate(divide="ignore", invalid="ignore"):   # the branch not taken, as in SciPy
         logy = PRIMITIVES[log](y)
-        zero = np.asarray(innermost(x)) == 0
         if not np.any(zero):
             return x * logy
         off = zero & ~np.isfinite(np.asarray(innermost(logy)))
         out = x * where(off, 0.0, logy)
-        if not isinstance(x, Tracer):   # data (an empty bin's count): 0 whatever y is, in every order
-            return where(zero, 0.0, out)   # (not 0 · -1/y², NaN for y < 1e-154, at second order)
         return where(zero, out + 0.0, out)   # (+0.0: SciPy's 0 where x is 0, not 0 · log(0.5) = -0)
 
 
