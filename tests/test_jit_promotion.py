@@ -634,6 +634,38 @@ def test_a_plain_array_rebound_to_derivatives_is_refused_with_what_to_write():
     np.testing.assert_allclose(got, duals.jacfwd(backward_euler_copied)(k, 3), rtol=1e-13)
 
 
+K_VALUES = np.array([3.0, 1.2, 0.3])
+
+
+@numba.njit(cache=True)
+def vapour_fraction(z, start):
+    """Rachford-Rice by Newton, written with array expressions (a process-engineering trial)."""
+    V = start
+    for _ in range(30):
+        d = 1.0 + V * (K_VALUES - 1.0)
+        f = np.sum(z * (K_VALUES - 1.0) / d)
+        df = -np.sum(z * (K_VALUES - 1.0) ** 2 / d ** 2)
+        V -= f / df
+    return V
+
+
+@numba.njit(cache=True)
+def vapour_fraction_started_as_derivative(z):
+    return vapour_fraction(z, 0.5 + 0.0 * z[0])   # the advice
+
+
+def test_an_array_expression_of_a_number_that_becomes_a_dual_says_to_start_the_number_as_one():
+    # V = 0.5 becomes a dual after the first Newton step, so V * (K - 1) changes type between
+    # iterations; the advice was a constructor's, which cannot apply to an expression's temporary
+    z = np.array([0.4, 0.35, 0.25])
+    with pytest.raises(TypeError, match=r"An array expression changes type between loop iterations: .*"
+                                        r"V = 0\.5 \+ 0\.0 \* z\[0\]"):
+        duals.jacfwd(vapour_fraction)(z, 0.5)
+    got = duals.jacfwd(vapour_fraction_started_as_derivative)(z)
+    np.testing.assert_allclose(got, central_differences(vapour_fraction_started_as_derivative, [z], 0), rtol=1e-6)
+    np.testing.assert_allclose(duals.grad(vapour_fraction_started_as_derivative)(z), got, rtol=1e-13)
+
+
 @numba.njit(cache=True)
 def platoon_positions(k, x0, n):
     x = x0.copy()

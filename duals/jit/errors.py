@@ -345,10 +345,17 @@ def reraise(exc, who, name=None, plain_too=False):
                             r"array\((?:Dual|Adjoint)", first)
         if rebound is not None:   # a plain array variable later bound to duals (u = f(u) in a loop)
             first = re.sub(r", defined at .*", "", first)
-            hint = ("A variable holds a plain array and later one that carries derivatives (x = "
-                    "<expression>, then x = step(x) in a loop). Make its first value with a "
-                    "constructor compiled mode promotes to hold derivatives: np.empty / np.zeros / "
-                    "np.copy, or .copy() of the expression (x = (np.sin(t) + 1.0).copy())")
+            from_number = ("the array is computed from a number that starts plain and is updated "
+                           "from differentiated values in a loop (V = 0.5, then V -= f / df): start "
+                           "that number as one, V = 0.5 + 0.0 * z[0] with z a differentiated argument")
+            if re.search(r"for '\$", first):   # an expression's temporary, not a variable
+                hint = f"An array expression changes type between loop iterations: {from_number}"
+            else:
+                hint = ("A variable holds a plain array and later one that carries derivatives (x = "
+                        "<expression>, then x = step(x) in a loop). Make its first value with a "
+                        "constructor compiled mode promotes to hold derivatives: np.empty / np.zeros "
+                        "/ np.copy, or .copy() of the expression (x = (np.sin(t) + 1.0).copy()); or "
+                        f"{from_number}")
         if hint is None and _scalar_given_to_array_code(first):
             hint = ("An array operation got a single dual number. If that value is a 0-d array "
                     "argument (np.array(2.0)): compiled derivatives pass a differentiated 0-d array "
