@@ -188,6 +188,11 @@ def _conversion_cause():
                 f"dispatch, which makes the list a plain array first: pass arrays (x[:1] rather "
                 f"than [x[0]], dnp.stack([a, b]) for a list of traced numbers; import duals.numpy "
                 f"as dnp)")
+    layout = re.search(r"\b(?:np|numpy)\.(ascontiguousarray|asfortranarray)\(", line)
+    if layout is not None:   # (C functions of NumPy's own: no dispatch to duals)
+        return (f"np.{layout.group(1)} makes a plain NumPy array (NumPy lets nothing intercept it); "
+                f"a traced value keeps no memory layout: drop the call, or write "
+                f"dnp.{layout.group(1)}(x) (import duals.numpy as dnp)")
     if "array(" in line:
         return ("np.array / np.asarray of traced values makes a plain NumPy array (NumPy lets "
                 "nothing intercept it); write dnp.asarray(x, dtype=...) to convert or cast, "

@@ -106,6 +106,13 @@ OTHER = [
     Case("ravel-column-order", lambda x: np.ravel(x, order="F") * np.arange(6.0, dtype=x.dtype), ((2, 3),),
          ("reshape", "transpose")),
     Case("flatten-column-order", lambda x: x.flatten("F") ** 2, ((3, 2),), ("reshape", "transpose")),
+    # the column-stacking un-vec of a Lyapunov equation solved by vectorisation (a control trial)
+    Case("reshape-column-order", lambda x: x.reshape((3, 2), order="F") * np.arange(6.0, dtype=x.dtype).reshape(3, 2),
+         ((6,),), ("reshape", "transpose")),
+    Case("reshape-column-order-3d", lambda x: np.reshape(x, (2, -1, 2), order="F") ** 2, ((4, 2),),
+         ("reshape", "transpose")),
+    Case("ascontiguousarray", lambda x: np.sum(dnp.asfortranarray(x) * dnp.ascontiguousarray(x.T).T), ((2, 3),),
+         ("transpose",)),
     Case("cumsum-dtype", lambda x: np.cumsum(x ** 2, dtype=np.float64), ((2, 2),), ("cumsum",)),
     Case("transpose-axes", lambda x: dnp.transpose(x, (1, 2, 0)), ((2, 3, 2),), ("transpose",)),
     Case("moveaxis", lambda x: dnp.moveaxis(x, 0, -1), ((2, 3, 2),), ("transpose",)),

@@ -43,15 +43,21 @@ def _resolve(newshape, size):
 
 @export()
 def reshape(x, newshape, order="C"):
-    """reshape(x, newshape): the same entries in a new shape (C order).
+    """reshape(x, newshape, order="C"): the same entries in a new shape, read and placed in C (row)
+    or F (column) order; "A" follows the memory layout, which a traced value does not keep.
 
-    >>> reshape(np.arange(6.0), (2, 3)).shape
-    (2, 3)
+    >>> reshape(np.arange(6.0), (2, 3), order="F").tolist()
+    [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
     """
-    if order != "C":
-        raise NotImplementedError("reshape: only order='C' is supported")
     s = _shape(x)
     newshape = _resolve(newshape, math.prod(s))
+    if order == "A" and len(s) <= 1:
+        order = "C"
+    if order == "F":   # (the transpose read in C order is x read in F order, and back)
+        return transpose(reshape(transpose(x), newshape[::-1]))
+    if order != "C":
+        raise ValueError(f"reshape: order must be 'C' or 'F' (got {order!r}): 'A' follows the memory "
+                         f"layout, which a traced value does not keep")
     if newshape == s:
         return x
     return reshape_p(x, shape=newshape)
@@ -445,6 +451,18 @@ def asarray(obj, dtype=None):
     [1.0, 2.0]
     """
     return array(obj, dtype, copy=False if isinstance(obj, Tracer) else None)
+
+
+@export("ascontiguousarray", "asfortranarray")
+def ascontiguousarray(a, dtype=None, *, like=None):
+    """ascontiguousarray(a, dtype=None): ``a`` with at least one axis (a traced value keeps no
+    memory layout, so C and Fortran order are the same array).
+
+    >>> ascontiguousarray(2.0).shape
+    (1,)
+    """
+    out = asarray(a, dtype)
+    return reshape(out, (1,)) if _shape(out) == () else out
 
 
 def _contains_tracer(obj):
