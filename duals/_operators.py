@@ -131,9 +131,8 @@ _SCIPY = os.sep + "scipy" + os.sep
 
 def _at_user_line():
     """`` (in file, line N)``: the user's line that made the refused call (SciPy's is not theirs)."""
-    from .float_warnings import _user_frame
-    frame = _user_frame(sys._getframe(1), also=(_SCIPY,))
-    return "" if frame is None else f" (in {frame.f_code.co_filename}, line {frame.f_lineno})"
+    from .float_warnings import _user_frame, at_line
+    return at_line(_user_frame(sys._getframe(1), also=(_SCIPY,)))
 
 
 def _refused(message):
@@ -142,8 +141,8 @@ def _refused(message):
 
 
 def _no_array(self, dtype=None, copy=None):
-    raise TypeError("a traced value cannot become a plain NumPy array without losing its "
-                    "derivative: " + _conversion_cause() + _at_user_line())
+    raise _refused("a traced value cannot become a plain NumPy array without losing its "
+                   "derivative: " + _conversion_cause())
 
 
 def _setitem(self, index, value):

@@ -86,23 +86,30 @@ _SPARSE_HINT = ("raised inside scipy.sparse during a duals transformation: if a 
                 "value with dnp.matmul(S, x) (docs/sparse.md)")
 
 
-def _raising_user_line(exc):
-    """`` (in file, line N)``: the innermost line of ``exc``'s traceback outside duals and NumPy
-    (the user's ``a[i] = value`` that NumPy refused), or ``""``."""
-    tb, found = exc.__traceback__, None
-    while tb is not None:
-        if not _inside(tb.tb_frame):
-            found = tb
+def _raising_frame(exc):
+    """The innermost frame of ``exc``'s traceback (None without one)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    return "" if found is None else f" (in {found.tb_frame.f_code.co_filename}, line {found.tb_lineno})"
+    return None if tb is None else tb.tb_frame
+
+
+def _raising_user_line(exc):
+    """`` (in file, line N)``: the user's line that ``exc`` came through (their ``a[i] = value``
+    that NumPy refused), or ``""``."""
+    frame = _raising_frame(exc)
+    return at_line(None if frame is None else _user_frame(frame))
+
+
+def at_line(frame):
+    """`` (in file, line N)`` of ``frame``, for the end of a message; ``""`` for None."""
+    return "" if frame is None else f" (in {frame.f_code.co_filename}, line {frame.f_lineno})"
 
 
 def _raised_in(exc, folder):
     """Whether ``exc`` was raised by code under ``folder`` (a path fragment)."""
-    tb, last = exc.__traceback__, None
-    while tb is not None:
-        last, tb = tb, tb.tb_next
-    return last is not None and folder in os.path.abspath(last.tb_frame.f_code.co_filename)
+    frame = _raising_frame(exc)
+    return frame is not None and folder in os.path.abspath(frame.f_code.co_filename)
 
 
 def _error_state_variable():
