@@ -505,11 +505,9 @@ def ravel(x, order="C"):
             raise NotImplementedError(f"ravel(order={order!r}) follows the memory layout, which a "
                                       f"traced value does not keep; pass order='C' or 'F'")
         order = "C"
-    if order == "F":
-        return reshape(transpose(x), (-1,))
-    if order != "C":
+    if order not in ("C", "F"):
         raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
-    return reshape(x, (-1,))
+    return reshape(x, (-1,), order=order)
 
 
 @export()
