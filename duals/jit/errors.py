@@ -369,6 +369,7 @@ def reraise(exc, who, name=None, plain_too=False):
         elif method is not None:
             first = f"x.{method.group(1)}() on an array of duals"
             hint = _HINTS.get("." + method.group(1))
+        plain_hint = ""   # (the dual hints above do not apply to a plain call's failure)
         axis_method = re.search(r"BoundFunction\(\(<class 'numba\.core\.types\.npytypes\.Array'>, "
                                 r"'(min|max|mean|prod)'\)", text)
         if axis_method is not None and "unexpected keyword argument 'axis'" in text:
@@ -376,10 +377,10 @@ def reraise(exc, who, name=None, plain_too=False):
             first = f"x.{reduction}(axis=...): Numba's array method {reduction} takes no axis"
             hint = (f"Write np.{reduction}(x, axis=k), which compiled code takes for float and dual "
                     f"arrays alike (the method form fails in the plain call too)")
+            plain_hint = f". {hint}"
         if plain_too:
             message = (f"Numba cannot compile {name or 'the function'} even for plain numbers, so "
-                       f"the error is in the function, not in its derivative: {first[:300]}"
-                       + (f". {hint}" if axis_method is not None and hint else ""))
+                       f"the error is in the function, not in its derivative: {first[:300]}{plain_hint}")
         else:
             message = (f"Numba could not compile {name or 'the function'} for dual numbers: "
                        f"{first[:300]}. " + (hint or "If the plain call works, this construct is "
