@@ -185,7 +185,7 @@ def _astype(self, dtype, copy=True):
         raise TypeError(f"astype({np.dtype(dtype)}) of a complex traced value would drop its "
                         f"imaginary part silently; take np.real(z) (or np.abs(z)) explicitly")
     if np.dtype(dtype) != self.dtype:      # another float precision: rounded, as NumPy does
-        from .ops.elementwise import astype_p
+        from .ops.conversions import astype_p
         return astype_p(self, dtype=np.dtype(dtype))
     return N["copy"](self) if copy else self
 

@@ -17,10 +17,12 @@ import numpy as _np
 
 from . import ops as _ops
 from .ops import elementwise as _elementwise  # noqa: F401  (registers the primitives)
+from .ops import conversions as _conversions  # noqa: F401
 from .ops import complex_parts as _complex_parts  # noqa: F401
 from .ops import reductions as _reductions  # noqa: F401
 from .ops import shape as _shape  # noqa: F401
 from .ops import linalg as _linalg  # noqa: F401
+from .ops import determinants as _determinants  # noqa: F401
 from .ops import einsum as _einsum  # noqa: F401
 from .ops import norms as _norms  # noqa: F401
 from .ops import spectral as _spectral  # noqa: F401
@@ -28,6 +30,7 @@ from .ops import eigen as _eigen  # noqa: F401
 from .ops import matrix_exponential as _matrix_exponential  # noqa: F401
 from .ops import pieces as _pieces  # noqa: F401
 from .ops import decompositions as _decompositions  # noqa: F401
+from .ops import least_squares as _least_squares  # noqa: F401
 from .ops import special as _special  # noqa: F401
 from .ops import assembly as _assembly  # noqa: F401
 from .ops import subsets as _subsets  # noqa: F401

@@ -530,7 +530,7 @@ class Var(Tracer):
 
     def copy(self, order="C"):
         """copy() -> Var: the same value, recorded as a copy (``CopyBackward``)."""
-        from .ops.elementwise import copy_p
+        from .ops.conversions import copy_p
         return copy_p(self)
 
     def detach(self):

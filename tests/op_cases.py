@@ -18,7 +18,8 @@ import numpy as np
 
 import duals.numpy as dnp
 from duals import derivatives
-from duals.ops.elementwise import PRIMITIVES, copy_p
+from duals.ops.conversions import copy_p
+from duals.ops.elementwise import PRIMITIVES
 
 
 @dataclass

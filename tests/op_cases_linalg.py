@@ -14,7 +14,7 @@ L = dnp.linalg
 
 
 def _adjugate(a):
-    from duals.ops.linalg import adjugate_p
+    from duals.ops.determinants import adjugate_p
     return adjugate_p(a)
 UNIT = (-1.0, 1.0)
 

@@ -1,4 +1,5 @@
-"""Element-wise primitives, generated from the derivative table, plus ``where`` and friends.
+"""Element-wise primitives, generated from the derivative table, plus ``where``, ``clip``, ``power``
+and ``sinc``.
 
 For each line of :mod:`duals.derivatives` this module makes a primitive whose
 
@@ -603,90 +604,3 @@ def sinc(x):
         return series
     far = where(near, 1.0, px)
     return where(near, series, PRIMITIVES["sin"](far) / far)
-
-
-@export()
-def positive(x):
-    return x
-
-
-
-
-def _on_value(np_func, doc):
-    """NumPy's ``np_func`` applied to the plain value under any traced layers (a constant result)."""
-    def func(x, *args, **kwargs):
-        return np_func(innermost(x), *args, **kwargs)
-    func.__name__ = np_func.__name__
-    func.__doc__ = f"{np_func.__name__}(x, ...): {doc}"
-    return func
-
-
-# predicates and piecewise-constant functions: derivative zero, results are plain arrays
-for _np_func in (np.isfinite, np.isnan, np.isinf, np.signbit, np.floor, np.ceil, np.trunc,
-                 np.rint, np.round, np.around, np.fix, np.isreal):
-    export(_np_func.__name__, value_only=True)(_on_value(
-        _np_func, "of the value; piecewise constant, so its derivative is zero and the result is plain."))
-
-
-@export(value_only=True)
-def result_type(*arrays_and_dtypes):
-    """result_type(*args): NumPy's promotion, seeing traced values as their dtype."""
-    return np.result_type(*[a.dtype if isinstance(a, Tracer) else a for a in arrays_and_dtypes])
-
-
-def _astype_impl(x, *, dtype):
-    return np.asarray(x).astype(dtype)
-
-
-# a float value converted to another float dtype (float32 <-> float64 ...): rounded, derivative 1
-astype_p = Primitive("astype", _astype_impl)
-astype_p.def_jvp(0, lambda t, out, x, *, dtype: astype_p(t, dtype=dtype))
-astype_p.def_vjp(0, lambda g, out, x, *, dtype: astype_p(g, dtype=dtype_of(x)))
-astype_p.def_sparsity(elementwise_rule(True))
-
-
-@export("astype")
-def astype(x, dtype, /, *, copy=True, device=None):
-    """astype(x, dtype): ``x`` converted to the float (or complex) ``dtype``; NumPy 2's ``np.astype``.
-
-    >>> astype(np.array([1.0, 2.0]), np.float32).dtype
-    dtype('float32')
-    """
-    if isinstance(x, Tracer):
-        return x.astype(dtype, copy=copy)
-    return np.astype(x, dtype, copy=copy)
-
-
-copy_p = Primitive("copy", np.copy)
-copy_p.elementwise = True
-copy_p.def_jvp(0, lambda t, out, x: t)
-copy_p.def_vjp(0, lambda g, out, x, unreached=None: g)
-copy_p.def_sparsity(elementwise_rule(True))
-
-
-@export("copy")
-def copy(x):
-    """copy(x): a copy, plain or traced (a new traced value, so that ``y = x.copy(); y += 1``
-    leaves the name ``x`` as NumPy does); a ``duals.Var`` gets a recorded copy, as ``torch.clone``.
-
-    >>> import numpy as np
-    >>> copy(np.ones(2)).tolist()
-    [1.0, 1.0]
-    """
-    return copy_p(x) if isinstance(x, Tracer) else np.copy(x)
-
-
-def _shaped_like(np_func):
-    """NumPy's ``np_func`` of an array of x's shape and dtype: x's values are not read, so a
-    sparsity detection does not count it as a decision by value."""
-    def func(x, *args, **kwargs):
-        if isinstance(x, Tracer):
-            x = np.empty(shape(x), dtype_of(x))
-        return np_func(x, *args, **kwargs)
-    func.__name__ = np_func.__name__
-    func.__doc__ = f"{np_func.__name__}(x, ...): a plain (constant) array shaped like x."
-    return func
-
-
-for _np_func in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
-    export(_np_func.__name__, value_only=True)(_shaped_like(_np_func))

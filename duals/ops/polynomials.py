@@ -93,7 +93,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if cov:
         raise TypeError("polyfit(..., cov=True) of traced values is not supported by duals; take the "
                         "coefficients' derivatives from polyfit(...) and the covariance from a plain call")
-    from .decompositions import lstsq
+    from .least_squares import lstsq
     from .elementwise import sqrt
     from .reductions import sum as _sum
     order = int(deg) + 1
