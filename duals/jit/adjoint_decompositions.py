@@ -54,10 +54,13 @@ __all__ = []
 _LSTSQ_RANK = ("duals.jit: np.linalg.lstsq has no derivative at a matrix of deficient rank (the "
                "solution jumps there)")
 _EIGVALSH_SECOND_ORDER = ("duals.jit: np.linalg.eigvalsh under forward over reverse (duals.hessian, hvp): "
-                          "the eigenvalues have no second derivative at a repeated eigenvalue (the "
-                          "eigenvectors that carry it are not unique); differentiate to first order "
-                          "(duals.grad), or write a function symmetric in the repeated eigenvalues "
-                          "without the decomposition (np.trace(a) for their sum)")
+                          "a second derivative of the eigenvalues at a repeated eigenvalue (closer "
+                          "than 1e-8 relative) needs the eigenvectors' derivative, which does not "
+                          "exist there, so it raises even for a function symmetric in them (whose "
+                          "Hessian exists); differentiate to first order (duals.grad), write the "
+                          "function through invariants of the matrix (np.trace(a) for the sum of "
+                          "the eigenvalues, np.sum(a * a) for the sum of their squares, "
+                          "np.linalg.det(a) for their product), or take the Hessian off the tie")
 _VALUES_SECOND_ORDER = ("duals.jit: np.linalg.svd(a, compute_uv=False) under forward over reverse "
                         "(duals.hessian, hvp): the singular values have no second derivative at a "
                         "repeated or zero singular value; differentiate to first order (duals.grad), "
@@ -160,7 +163,7 @@ def _distinct(w, eps):
     for i in range(n):
         scale = max(scale, abs(w[i]))
     for i in range(n - 1):
-        if abs(w[i + 1] - w[i]) <= n * eps * scale:
+        if abs(w[i + 1] - w[i]) <= eps ** 0.5 * scale:   # duals.ops.repeated_gap
             return False
     return True
 
@@ -174,9 +177,10 @@ def _singular_gaps(s, m, n, eps):
     tol = max(m, n) * eps * (_real(s[0]) if k else 0.0)
     if k and _real(s[k - 1]) <= tol:
         raise np.linalg.LinAlgError(_RANK_DEFICIENT)
+    gap = eps ** 0.5 * (_real(s[0]) if k else 0.0)   # duals.ops.repeated_gap
     F = np.zeros((k, k), s.dtype)
     for i in range(k):
-        if i + 1 < k and _real(s[i]) - _real(s[i + 1]) <= tol:
+        if i + 1 < k and _real(s[i]) - _real(s[i + 1]) <= gap:
             raise np.linalg.LinAlgError(_REPEATED_SINGULAR)
         for j in range(k):
             if i != j:
@@ -303,8 +307,9 @@ def _distinct_nonzero(ar, m, n, eps):
     s = np.linalg.svd(ar, False)[1]
     k = s.shape[0]
     tol = max(m, n) * eps * (s[0] if k else 0.0)
+    gap = eps ** 0.5 * (s[0] if k else 0.0)   # duals.ops.repeated_gap
     for i in range(k):
-        if s[i] <= tol or (i + 1 < k and s[i] - s[i + 1] <= tol):
+        if s[i] <= tol or (i + 1 < k and s[i] - s[i + 1] <= gap):
             return False
     return True
 

@@ -154,7 +154,7 @@ def _inverse_gaps(w, eps, tied_nan=False):
     scale = 1e-300
     for i in range(n):
         scale = max(scale, abs(_real(w[i])))
-    tol = n * eps * scale
+    tol = eps ** 0.5 * scale   # duals.ops.repeated_gap: a tie that rounding split counts as one
     F = np.zeros((n, n), w.dtype)
     for i in range(n):
         for j in range(n):
@@ -206,9 +206,10 @@ def _singular_gaps(s, m, n, eps):
     tol = max(m, n) * eps * (s[0] if k else 0.0)
     if k and s[k - 1] <= tol:
         raise np.linalg.LinAlgError(_RANK_DEFICIENT)
+    gap = eps ** 0.5 * (s[0] if k else 0.0)   # duals.ops.repeated_gap
     F = np.zeros((k, k), s.dtype)
     for i in range(k):
-        if i + 1 < k and s[i] - s[i + 1] <= tol:
+        if i + 1 < k and s[i] - s[i + 1] <= gap:
             raise np.linalg.LinAlgError(_REPEATED_SINGULAR)
         for j in range(k):
             if i != j:

@@ -64,7 +64,7 @@ import numpy as np
 
 from ..core import Primitive
 from ..index_sets import per_matrix_rule
-from . import export, innermost, is_complex, ndim_of as ndim, shape_of as shape
+from . import export, innermost, is_complex, ndim_of as ndim, repeated_gap, shape_of as shape
 from .assembly import take_along_axis
 from .complex_parts import conj, imag, real
 from .elementwise import PRIMITIVES, where
@@ -133,7 +133,8 @@ def _svd_parts(packed, m, n):
 
 
 def _check_distinct_nonzero(s_row, m, n, who="svd"):
-    """Raise unless the singular values (descending) are nonzero and distinct to working precision."""
+    """Raise unless the singular values (descending) are nonzero (``max(m, n) · eps · s_max``, NumPy's
+    rank) and distinct (:func:`~duals.ops.repeated_gap`)."""
     s = _plain(s_row)[..., 0, :]
     tol = _tolerance(s, m, n)
     if s.shape[-1] and np.any(s[..., -1:] <= tol):
@@ -144,7 +145,8 @@ def _check_distinct_nonzero(s_row, m, n, who="svd"):
             f"differentiate the singular values alone (np.linalg.svd(a, compute_uv=False), derivative "
             f"0 at a zero singular value) or regularize the matrix")
     gaps = s[..., :-1] - s[..., 1:]
-    if gaps.size and np.any(gaps <= tol):
+    top = s[..., :1] if s.shape[-1] else 0.0
+    if gaps.size and np.any(gaps <= repeated_gap(np.finfo(s.dtype).eps) * top):
         raise np.linalg.LinAlgError(
             f"{who}: the singular vectors have no derivative at a repeated singular value (the "
             f"smallest gap is {np.min(gaps):.3g}); differentiate the singular values "

@@ -39,7 +39,7 @@ import numpy as np
 from ..core import Primitive
 from ..float_warnings import warn_at_user_line
 from ..index_sets import per_matrix_rule
-from . import export, innermost, is_complex, shape_of as shape
+from . import export, innermost, is_complex, repeated_gap, shape_of as shape
 from .complex_parts import conj, imag, real
 from .elementwise import where
 from .linalg import _check_square as _check, matmul, solve
@@ -155,7 +155,7 @@ def _repeated(values):
     gaps = np.abs(values[..., :, None] - values[..., None, :])
     gaps[..., np.arange(n), np.arange(n)] = np.inf
     scale = np.max(np.abs(values)) if values.size else 0.0
-    return np.min(gaps, axis=-1) <= n * np.finfo(values.dtype).eps * max(scale, 1e-300)
+    return np.min(gaps, axis=-1) <= repeated_gap(np.finfo(values.dtype).eps) * max(scale, 1e-300)
 
 
 def _matched(packed, values, repeated):

@@ -17,7 +17,8 @@ its derivative is the one with ``Im(vᵢᴴ dvᵢ) = 0``, so only functions that
 phases (``|V|²``, ``V f(Λ) Vᴴ``) have derivatives that agree with differences of NumPy's results.
 
 Policy at repeated eigenvalues: eigenvectors have no derivative there (any rotation inside the
-eigenspace is as good), so the vectors of eigenvalues closer than ``n · eps · max|λ|`` have none:
+eigenspace is as good), so the vectors of eigenvalues closer than ``sqrt(eps) · max|λ|`` have none
+(:func:`~duals.ops.repeated_gap`: a tie that rounding split counts as one):
 reverse mode raises ``np.linalg.LinAlgError`` naming the gap when their cotangent is not zero by
 structure (a vector the function uses, even through a zero eigenvalue), and forward mode, which
 cannot know what is used, gives them NaN tangents with a warning. Every eigenvalue and the
@@ -31,14 +32,13 @@ what is returned for it is the diagonal above, not one of them: at ``S = diag(1,
 ``dS = [[0, 1, 0], [1, 0, 0], [0, 0, 2]]`` it is ``(0, 0, 2)``, while the eigenvalues move by
 ``(−1, 1, 2)`` to one side and ``(1, −1, 2)`` to the other.
 """
-import re
 
 import numpy as np
 
-from ..core import Primitive
+from ..core import Primitive, Tracer
 from ..float_warnings import warn_at_user_line
 from ..index_sets import per_matrix_rule
-from . import export, innermost, is_complex, shape_of as shape
+from . import export, innermost, is_complex, repeated_gap, shape_of as shape
 from .complex_parts import conj, imag, real
 from .elementwise import where
 from .linalg import _check_square as _check, matmul
@@ -97,15 +97,21 @@ _AT_REPEATED = {
             "differentiates the vectors themselves, so a use of the repeated ones' vectors raises "
             "here (the other eigenvectors and every eigenvalue keep theirs), even in a "
             "function that does not depend on the basis chosen inside the repeated eigenspace "
-            "(V diag(f(w)) Vᵀ); differentiate the eigenvalues (np.linalg.eigvalsh), write the "
+            "(V diag(f(w)) Vᵀ); differentiate the eigenvalues (np.linalg.eigvalsh: first "
+            "derivatives), write the "
             "function of the matrix without eigenvectors (np.trace, np.linalg.det, powers of the "
             "matrix; duals.numpy.linalg.expm(t * a) for V diag(exp(t w)) Vᵀ), or declare it as a "
             "primitive with its own rule (duals.extend.primitive)",
-    "eigvalsh": "a second derivative (hessian, hvp) of the eigenvalues at a repeated eigenvalue"
-                "{gap} needs the eigenvectors' derivative, which does not exist there, so it "
-                "raises even for a function symmetric in them; write that one through the matrix "
-                "(np.trace(a) for their sum, np.sum(a * a) for the sum of their squares, a "
-                "symmetric)",
+    "eigvalsh": "a second derivative (hessian, hvp, a Jacobian of a gradient) of the eigenvalues "
+                "at a repeated eigenvalue{gap} needs the eigenvectors' derivative, which does not "
+                "exist there, so it raises even for a function symmetric in them (an isotropic "
+                "energy at an isotropic state, whose Hessian exists); write the function through "
+                "invariants of the matrix where it has them (np.trace(a) for the sum of the "
+                "eigenvalues, np.sum(a * a) for the sum of their squares, np.linalg.det(a) for "
+                "their product), declare it as a primitive with its own second-order rule "
+                "(duals.extend.primitive), or take the Hessian off the tie (it is continuous there "
+                "for a symmetric function: a relative perturbation d of the matrix, well above "
+                "1e-8, gives it to about d)",
     "eig": "the eigenvectors have no derivative at a repeated eigenvalue{gap}; differentiate a "
            "function of the eigenvalues that is symmetric in the repeated ones (np.trace(a) for "
            "their sum), or move the matrix off the repeated eigenvalue",
@@ -120,23 +126,24 @@ _AT_REPEATED = {
 
 def tied_gaps(w_row):
     """(F, tied): ``F_ij = 1 / (λ_j − λ_i)`` between eigenvalues apart, 0 on the diagonal and
-    between tied ones (closer than ``n · eps · max|λ|``), and the mask of the tied pairs."""
+    between tied ones (closer than ``sqrt(eps) · max|λ|``, :func:`~duals.ops.repeated_gap`), and the mask of the tied pairs."""
     n = shape(w_row)[-1]
     plain = np.asarray(innermost(w_row))
     gaps = np.abs(plain - np.swapaxes(plain, -1, -2))
     off = ~np.eye(n, dtype=bool)
     scale = np.max(np.abs(plain)) if plain.size else 0.0
-    tied = off & (gaps <= n * np.finfo(plain.dtype).eps * max(scale, 1e-300))
+    tied = off & (gaps <= repeated_gap(np.finfo(plain.dtype).eps) * max(scale, 1e-300))
     apart = off & ~tied
     difference = w_row - swapaxes(w_row, -1, -2)
     return where(apart, 1.0 / where(apart, difference, 1.0), 0.0), tied
 
 
-def repeated_error(who, w_row, tied):
-    """The LinAlgError for a derivative that needs the gaps between tied eigenvalues."""
+def repeated_error(who, w_row, tied, why=None):
+    """The LinAlgError for a derivative that needs the gaps between tied eigenvalues (``why``: the
+    key of the explanation, ``who``'s own by default)."""
     plain = np.asarray(innermost(w_row))
     gaps = np.abs(plain - np.swapaxes(plain, -1, -2))[tied]
-    return np.linalg.LinAlgError(f"{who}: " + _AT_REPEATED[who].format(
+    return np.linalg.LinAlgError(f"{who}: " + _AT_REPEATED[why or who].format(
         gap=f" (the smallest gap is {np.min(gaps):.3g})"))
 
 
@@ -157,14 +164,16 @@ def _eigh_jvp(t, out, a, *, lower, strict=False):
     F, tied = tied_gaps(real(w))
     dV = matmul(V, F * C)
     if tied.any():   # the repeated eigenvalues' vectors have no derivative; the others have theirs
-        if strict:
-            raise repeated_error("eigh", real(w), tied)
+        if strict:   # eigvalsh's rules, differentiated
+            raise repeated_error("eigvalsh", real(w), tied)
         columns = tied.any(axis=-2, keepdims=True)
         warn_at_user_line(f"eigh: eigenvalues {listed(columns)} (in NumPy's order) are repeated, and "
                           f"their eigenvectors have no derivative (any rotation inside the eigenspace "
                           f"is as good): their tangents are NaN, and so is any derivative that uses "
                           f"them, even of a function that does not depend on the basis (V diag(f(w)) "
-                          f"Vᵀ); every eigenvalue's and the other eigenvectors' are exact")
+                          f"Vᵀ); every eigenvalue's and the other eigenvectors' are exact, to first order (a "
+                          f"second derivative of a repeated eigenvalue needs its vectors' and is NaN "
+                          f"too: write the function through invariants of the matrix)")
         dV = where(columns, np.nan, dV)
     return concatenate([dw, dV], axis=-2)
 
@@ -187,13 +196,17 @@ def _eigh_vjp(g, out, a, *, lower, strict=False, unreached=None):
     if tied.any():
         columns = tied.any(axis=-2, keepdims=True)
         values, vectors = packed_marks(unreached)
-        if strict or not unused(columns, vectors):
+        if strict:   # eigvalsh's rules, differentiated
+            raise repeated_error("eigvalsh", real(w), tied)
+        if not unused(columns, vectors):
             raise repeated_error("eigh", real(w), tied)   # (a repeated eigenvalue's vector is used)
         if unused(True, vectors) and unused(columns[..., 0, :], values):
             # no vector used, nor a repeated eigenvalue: S̄ = Σ w̄ₖ vₖ vₖᵀ over the simple ones; the
             # repeated ones' vectors (NaN tangents at second order) are left out of it, so that a
             # simple eigenvalue's second derivative is not poisoned by 0 · NaN
             V = where(columns, 0.0, V)
+        elif isinstance(out, Tracer):   # differentiated again: w̄ₖ vₖ vₖᵀ needs the repeated dvₖ
+            raise repeated_error("eigh", real(w), tied, why="eigvalsh")
     inner = real(w_bar) * np.eye(n) + F * matmul(swapaxes(V, -1, -2), V_bar)
     return _fold(matmul(conj(V), matmul(inner, swapaxes(V, -1, -2))), lower)
 
@@ -233,13 +246,8 @@ eigvalsh_p.def_sparsity(per_matrix_rule())
 
 def _vectors(a, lower):
     """The eigenvectors the rules of ``eigvalsh`` read; differentiated (second order), they
-    raise at a repeated eigenvalue in eigvalsh's name."""
-    try:
-        return split_packed(eigh_p(a, lower=lower, strict=True))[1]
-    except np.linalg.LinAlgError as error:
-        gap = re.search(r" \(the smallest gap is [^)]*\)", str(error))
-        raise np.linalg.LinAlgError("eigvalsh: " + _AT_REPEATED["eigvalsh"].format(
-            gap=gap.group(0) if gap else "")) from None
+    raise at a repeated eigenvalue in eigvalsh's name (``strict``)."""
+    return split_packed(eigh_p(a, lower=lower, strict=True))[1]
 
 
 def _eigvalsh_jvp(t, out, a, *, lower):
