@@ -33,7 +33,8 @@ Policy at non-differentiable points (the same in every mode, tested):
   with respect to ``y`` (the sign is piecewise constant).
 * a partial that jumps at a kink (``sign(x)`` of ``abs``, a tie's ``0.5``) has derivative 0
   there too, so a smooth function written through a kink (``abs(x) ** 2``) gets the policy's
-  second derivative at exactly that point, not its own (docs/non_differentiable.md).
+  second derivative at exactly that point, not its own, and kinks that cancel a wrong first one
+  (``sign(x) * abs(x)`` at 0 gets ``sign(0) · 1 = 0``; docs/non_differentiable.md).
 
 Adding an operation is one :class:`Entry` in :data:`TABLE`: its value, one partial per
 argument, its NumPy spellings, where it lives in the namespace, and the interval the tests and

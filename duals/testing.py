@@ -280,6 +280,13 @@ def as_real_map(f, args):
     return g, real_args
 
 
+# (f smooth on both sides, so no one-sided differences disagree: see _kinks for a kink of f itself)
+_OR_KINK = ("or f is written through kinks that cancel at exactly this point (abs, sign, copysign, "
+            "maximum, minimum or clip at its switch, where duals takes the policy's derivative: "
+            "np.sign(x) * np.minimum(np.abs(x), c) has derivative 0 at x = 0, not 1; see "
+            "docs/non_differentiable.md), or f is badly conditioned here (pass a larger atol/rtol)")
+
+
 def _first_order(f, args, i, where, modes, eps, atol, rtol, ad_tol, fd_dtype, who):
     """Each mode's Jacobian against the other mode and central differences, with a diagnosis."""
     jacs = {_NAMES[m]: np.asarray(_MODES[m](f, argnums=i)(*args), dtype=np.float64) for m in modes}
@@ -339,11 +346,9 @@ def _first_order(f, args, i, where, modes, eps, atol, rtol, ad_tol, fd_dtype, wh
                 "of each other (or one mishandles the leading lane axes)" + culprit)
     elif len(jacs) == 2:
         hint = ("jacfwd and jacrev agree with each other but not with finite differences: a "
-                "derivative rule is probably wrong (or pass a larger atol/rtol if f is badly "
-                "conditioned here)")
+                "derivative rule is wrong, " + _OR_KINK)
     else:
-        hint = ("the derivative disagrees with finite differences: a derivative rule is probably "
-                "wrong (or pass a larger atol/rtol if f is badly conditioned here)")
+        hint = "the derivative disagrees with finite differences: a derivative rule is wrong, " + _OR_KINK
     raise GradcheckError(f"{who} {where}: {label} mismatch at {_at(idx, out_nd)}: {values(idx)}; "
                          f"{tolerance}; {count}. {hint}")
 

@@ -188,3 +188,14 @@ def test_an_entry_of_a_container_argument_is_named_by_its_argument_and_key():
     with pytest.raises(GradcheckError, match=r"d f/d\(argument 1\[1\]\)"):
         duals.gradcheck(lambda x, pair: np.sum(x * duals.stop_gradient(pair[1])) + pair[0],
                         np.array([0.3]), (1.0, np.array([2.0])))
+
+
+def test_kinks_that_cancel_are_named_in_the_hint():
+    # a friction limit at zero force (vehicle trial): the hint blamed the library's rules only
+    def limited(F):
+        return np.sign(F) * np.minimum(np.abs(F), 1e3)
+    assert duals.grad(limited)(0.0) == 0.0   # the policy's sign(0) · 1 (docs/non_differentiable.md)
+    assert duals.grad(lambda F: np.clip(F, -1e3, 1e3))(0.0) == 1.0   # the spelling it advises
+    with pytest.raises(GradcheckError, match=r"rule is wrong, or f is written through kinks that "
+                                             r"cancel at exactly this point"):
+        duals.gradcheck(limited, 0.0)

@@ -38,8 +38,9 @@ which `duals.numpy` is built from) and from the Numba overloads `duals.jit` inst
 - **as written**: ✓ when the unchanged call (`np.sin(x)`, `scipy.special.erf(x)`) works on a traced
   value; otherwise call the `duals.numpy` spelling shown.
 - **forward**, **reverse**: the Python path (`jvp`, `jacfwd`, `Dual`; `vjp`, `grad`, `jacrev`, `Var`).
-  ✓ differentiated, to any order and in every nesting; *value*: NumPy's plain answer for the values
-  (indices, booleans, piecewise constants), no derivative.
+  ✓ differentiated, to any order and in every nesting, except at the points listed in
+  [non-differentiable points](non_differentiable.md) (kinks, repeated eigenvalues); *value*:
+  NumPy's plain answer for the values (indices, booleans, piecewise constants), no derivative.
 - **compiled**: inside `@numba.njit` code run on dual numbers (`duals.jvp`, `jacfwd`, `hessian` of
   a dispatcher, see [compiled code](compiled.md)). ✓ duals.jit has a rule; ✓ Numba's: Numba's own
   implementation runs on duals as written (tested); *error*: refused with a message that names
