@@ -584,3 +584,42 @@ def test_grad_holomorphic_of_a_dispatcher_points_to_compiled_jacfwd_holomorphic(
     assert abs(duals.jacfwd(response, holomorphic=True)(k) - exact) < 1e-12 * abs(exact)
     with pytest.raises(NotImplementedError, match=r"duals\.jacfwd\(f, holomorphic=True\) of the dispatcher"):
         duals.grad(response, holomorphic=True)(k)
+
+
+@njit
+def warburg_real_part(tau, w):
+    """A finite-length Warburg element's real part, as an EIS fit writes it."""
+    s = 1j * w
+    return (30.0 / cmath.sqrt(s) * cmath.tanh(cmath.sqrt(s * tau))).real
+
+
+def test_cmath_values_are_the_plain_calls_where_numpys_overflow_or_take_another_branch():
+    # (EIS trial) the rules computed cmath.tanh's value with Numba's np.tanh, NaN past Re z ≈ 355
+    # (sinh / cosh): every Jacobian entry of a diffusion element was NaN from ~500 Hz on; and
+    # cmath.acosh's with np.arccosh, which takes the other branch below the cut
+    tau = 100.0
+    for w in (2 * np.pi * 1e-3, 2 * np.pi * 1e2, 2 * np.pi * 1e5):
+        value, slope = duals.jvp(warburg_real_part, (tau, w), (1.0, 0.0))
+        decay = cmath.exp(-2.0 * cmath.sqrt(1j * w * tau))
+        sech_squared = 4.0 * decay / (1.0 + decay) ** 2
+        assert value == warburg_real_part(tau, w)   # d/dτ = 15 sech²(u) / √τ (rules: 1 − tanh²)
+        close(slope, (15.0 * sech_squared / math.sqrt(tau)).real, rtol=1e-10, atol=1e-15)
+    tanh_of = njit(lambda x: cmath.tanh(complex(x, 1.0)))
+    assert duals.jvp(tanh_of, (400.0,), (1.0,)) == (tanh_of(400.0), 0j)
+    acosh = njit(lambda z: cmath.acosh(z))
+    for z in (complex(-2.0, -0.0), complex(1.0, 1e-200), complex(0.3, -0.7)):
+        value, slope = duals.jvp(acosh, (z,), (1 + 0j,))
+        assert value == acosh(z) == cmath.acosh(z)
+        assert slope == 1 / (cmath.sqrt(z - 1.0) * cmath.sqrt(z - -1.0))   # (- -1.0 keeps -0.0: the side)
+
+
+def test_a_complex_partial_that_divides_by_zero_is_inf_or_nan_not_an_exception():
+    # (EIS trial) sqrt'(0) = 0.5 / 0j raised ZeroDivisionError from Numba's complex division: the
+    # NumPy path gives NaN (inf + nan j), as real compiled code gives math.sqrt'(0) = inf
+    root = njit(lambda tau, w: cmath.sqrt(1j * w * tau).real)
+    log_modulus = njit(lambda x: cmath.log(complex(x, 0.0)).real)
+    assert np.isnan(duals.jacfwd(root)(0.0, 10.0))
+    value, slope = duals.jvp(log_modulus, (0.0,), (1.0,))
+    assert value == -np.inf and np.isnan(slope)
+    with pytest.raises(ZeroDivisionError):   # the user's own division by zero still raises as written
+        duals.jvp(njit(lambda z: 1.0 / z), (0j,), (1 + 0j,))
