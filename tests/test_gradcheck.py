@@ -6,6 +6,7 @@ import pytest
 import duals
 import duals.numpy as dnp
 from duals.gradcheck import GradcheckError
+from duals.testing import check_grads
 
 
 def _rule_pair(name, jvp_scale=1.0, vjp_scale=1.0):
@@ -199,3 +200,41 @@ def test_kinks_that_cancel_are_named_in_the_hint():
     with pytest.raises(GradcheckError, match=r"rule is wrong, or f is written through kinks that "
                                              r"cancel at exactly this point"):
         duals.gradcheck(limited, 0.0)
+
+
+FREQUENCIES = 2 * np.pi * np.logspace(-2, 4, 8)
+
+
+def parallel_cpe_impedance(p):
+    """R0 + (R_ct ‖ CPE) over a frequency sweep, as an EIS fit writes it (Q = p[2] ~ 1e-5)."""
+    return p[0] + 1 / (1 / p[1] + p[2] * (1j * FREQUENCIES) ** p[3])
+
+
+def test_inputs_of_mixed_scales_are_differenced_with_steps_to_their_size():
+    # (EIS trial) eps · max(1, |x|) = 6e-6 is 30 % of Q = 2e-5: gradcheck blamed a rule on exact
+    # derivatives, and no one eps suited both Q and alpha
+    p = np.array([10.0, 50.0, 2e-5, 0.85])
+    assert duals.gradcheck(parallel_cpe_impedance, p)
+    with pytest.raises(GradcheckError, match="finite differences mismatch"):   # a given eps is kept
+        duals.gradcheck(parallel_cpe_impedance, p, eps=1e-9)
+
+
+def test_compiled_code_with_complex_intermediates_is_checked_by_its_forward_modes():
+    # (EIS trial) gradcheck called jacrev, which compiled reverse mode refuses for complex values
+    @numba.njit
+    def sweep(p, w):
+        out = np.empty(2 * w.shape[0])
+        for k in range(w.shape[0]):
+            z = p[0] + 1.0 / (1.0 / p[1] + p[2] * (1j * w[k]) ** p[3])
+            out[k], out[w.shape[0] + k] = z.real, z.imag
+        return out
+
+    @numba.njit
+    def misfit(p, w):
+        return np.sum(sweep(p, w) ** 2)
+
+    p, w = np.array([10.0, 50.0, 0.2, 0.85]), np.logspace(-1, 1, 4)
+    assert duals.gradcheck(sweep, p, w)
+    assert check_grads(misfit, (p, w))
+    with pytest.raises(TypeError, match="compiled forward mode only"):   # asked for alone: refused
+        check_grads(sweep, (p, w), order=1, modes=("rev",))
