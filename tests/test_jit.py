@@ -774,6 +774,36 @@ def test_angle_conversions_are_products_by_their_constant():
     np.testing.assert_allclose(central_differences(bearing_error, (angles, 30.0), 0), want, rtol=1e-7)
 
 
+@njit
+def gps_time_of_week(t, week_seconds):
+    """Seconds since the GPS epoch split into week and time of week, as navigation code does."""
+    week, tow = divmod(t[0], week_seconds)
+    days, seconds = np.divmod(t[1], 86400.0)
+    return tow * 2.0 + week * t[0] + days * seconds
+
+
+def test_divmod_is_floor_division_and_remainder():
+    # (GNSS trial) divmod of a dual was refused as "no implementation" where // and % worked
+    t = np.array([1.4e9 + 0.25, 200000.5])
+    week, days = t[0] // 604800.0, t[1] // 86400.0
+    want = np.array([2.0 + week, days])
+    for transform in (duals.grad, duals.jacfwd):
+        np.testing.assert_array_equal(transform(gps_time_of_week)(t, 604800.0), want)
+
+
+@njit
+def bode_phase_degrees(p, w):
+    impedance = p[0] + 1.0 / (1.0 / p[1] + p[2] * (1j * w) ** p[3])
+    return np.angle(impedance, deg=True)
+
+
+def test_the_angle_of_a_complex_dual_array_in_degrees():
+    # (EIS trial) np.angle(Z, deg=True) of an array was "no implementation"; angle(Z) alone worked
+    p, w = np.array([10.0, 50.0, 2e-5, 0.85]), np.logspace(0, 4, 5)
+    np.testing.assert_allclose(duals.jacfwd(bode_phase_degrees)(p, w),
+                               duals.jacfwd(bode_phase_degrees.py_func)(p, w), rtol=1e-12, atol=1e-12)
+
+
 def test_a_set_or_dict_of_duals_is_refused_saying_to_key_by_the_value():
     x = np.array([1.0, 2.0, 1.0])
     assert distinct_levels(x) == 2.0 and memoised_squares(x) == 6.0  # the plain calls are fine

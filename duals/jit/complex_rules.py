@@ -360,6 +360,11 @@ if np.conjugate is not np.conj:
 def _ov_angle(z, deg=False):
     if _real_dual(z) and type(z) is not DualType:   # an adjoint: 0 or pi, piecewise constant
         return lambda z, deg=False: np.angle(_real_part(z), deg)
+    if isinstance(z, types.Array) and type(z.dtype) in (DualType, ComplexDualType):
+        def degrees_of_array(z, deg=False):   # (the array template takes angle(z) alone)
+            a = np.angle(z)
+            return a * (180.0 / np.pi) if deg else a
+        return degrees_of_array
     if not isinstance(z, DualType) or type(z) not in (DualType, ComplexDualType):
         return None
 

@@ -2,7 +2,7 @@
 
 * piecewise-constant functions (``math.floor``, ``round``, ``np.rint`` ...) apply to the real
   part: their derivative is zero and the result is a plain number, as in the NumPy path;
-* ``bool(x)`` (``if x:``) tests the real part;
+* ``bool(x)`` (``if x:``) tests the real part; ``divmod(x, y)`` is ``(x // y, x % y)``;
 * ``min``/``max`` of three to eight arguments, ``math.log(x, base)`` (on duals only: Numba's
   plain call lacks it) and scalar ``np.clip`` are built from the table's entries, so they follow
   its policy at non-differentiable points (a tie splits evenly, ``np.clip`` at a bound too);
@@ -24,7 +24,7 @@ from .._overloads import overload
 from ._types import DualType
 
 VALUE_ONLY = (math.floor, math.ceil, math.trunc, np.floor, np.ceil, np.trunc, np.rint, np.signbit)
-COMPOSED = (builtins.round, builtins.bool, math.log, np.clip, builtins.min, builtins.max,
+COMPOSED = (builtins.round, builtins.bool, builtins.divmod, np.divmod, math.log, np.clip, builtins.min, builtins.max,
             math.degrees, math.radians, np.degrees, np.radians, np.rad2deg, np.deg2rad)
 
 
@@ -120,6 +120,18 @@ def _ov_round(x, ndigits=None):
         if ndigits is None or isinstance(ndigits, (types.NoneType, types.Omitted)):
             return lambda x, ndigits=None: round(_real(x))
         return lambda x, ndigits=None: round(_real(x), ndigits)
+
+
+@overload(builtins.divmod)
+def _ov_divmod(x, y):
+    if _is_dual(x, y):   # (x // y, x % y), as Python's floats have it: a GPS week and time of week
+        return lambda x, y: (x // y, x % y)
+
+
+@overload(np.divmod)
+def _ov_np_divmod(x, y):
+    if _is_dual(x, y):
+        return lambda x, y: (x // y, x % y)
 
 
 @overload(builtins.bool)
