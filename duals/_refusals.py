@@ -20,6 +20,12 @@ _MATH_SPELLED = {"lgamma": "scipy.special.gammaln", "gamma": "scipy.special.gamm
                  "fabs": "np.abs", "fsum": "np.sum", "prod": "np.prod", "dist": "np.linalg.norm(p - q)"}
 
 
+# cmath functions whose NumPy spelling is not np.<name>
+_CMATH_SPELLED = {"phase": "np.angle", "polar": "(np.abs(z), np.angle(z))", "rect": "r * np.exp(1j * phi)",
+                  "asin": "np.arcsin", "acos": "np.arccos", "atan": "np.arctan", "asinh": "np.arcsinh",
+                  "acosh": "np.arccosh", "atanh": "np.arctanh"}
+
+
 def _array_spelling(name):
     """The array function for ``math.<name>``: the table's word for it (np.arcsin for math.asin,
     scipy.special.erf for math.erf), else the list above, else np.<name>; None if there is none."""
@@ -39,7 +45,16 @@ def _instead_of_math(frame):
     """What to write instead of the ``math.<name>(`` call on the caller's line (math.lgamma has no
     np.lgamma), or the general advice when the line has none."""
     import re
-    names = re.findall(r"\bmath\.(\w+)\s*\(", _source_line(frame))
+    line = _source_line(frame)
+    complex_names = re.findall(r"\bcmath\.(\w+)\s*\(", line)
+    if len(complex_names) == 1:   # (the complex call converts first: math.degrees(cmath.phase(z)))
+        name = complex_names[0]
+        ufunc = isinstance(getattr(np, name, None), np.ufunc)
+        spelled = _CMATH_SPELLED.get(name) or (f"np.{name}" if ufunc else None)
+        if spelled is not None:
+            return f"cmath.{name} takes Python numbers only: write {spelled}, which keeps derivatives"
+        return "use np.* functions instead of cmath.*"
+    names = re.findall(r"\bmath\.(\w+)\s*\(", line)
     if len(names) == 1:
         name = names[0]
         spelled = _array_spelling(name)

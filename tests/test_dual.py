@@ -1,4 +1,5 @@
 """duals.Dual as in API.md §1: arithmetic obeys ε² = 0, NumPy works on it, errors are clear."""
+import cmath
 import math
 
 import numpy as np
@@ -113,6 +114,24 @@ def test_a_math_function_on_a_traced_value_names_its_array_spelling():
         duals.grad(_log_likelihood_with_lgamma)(2.5)
     with pytest.raises(TypeError, match=r"math.sin takes Python numbers only: write np.sin"):
         duals.grad(_with_sin)(2.5)
+
+
+def _bode_phase_degrees(x):
+    return math.degrees(cmath.phase(1j * x + 2.0))
+
+
+def _warburg_root(x):
+    return cmath.sqrt(1j * x + 2.0).real
+
+
+def test_a_cmath_function_on_a_traced_value_names_its_array_spelling():
+    # (EIS trial) the advice said math.*, or named math.degrees, which takes the plain number after
+    with pytest.raises(TypeError, match=r"cmath.phase takes Python numbers only: write np.angle"):
+        duals.grad(_bode_phase_degrees)(1.0)
+    with pytest.raises(TypeError, match=r"cmath.sqrt takes Python numbers only: write np.sqrt"):
+        duals.grad(_warburg_root)(1.0)
+    assert duals.grad(lambda x: np.degrees(np.angle(1j * x + 2.0)))(1.0) == pytest.approx(
+        np.degrees(2.0 / (4.0 + 1.0)), rel=1e-14)   # the spelling it names works
 
 
 def test_item_assignment_into_traced_array_says_what_to_use():
