@@ -340,3 +340,46 @@ def test_compiled_code_counts_the_same_ties():
                                rtol=1e-12, atol=1e-14)
     with pytest.raises(np.linalg.LinAlgError, match="eigvalsh under forward over reverse.*symmetric in them"):
         duals.hessian(ogden)(*args)
+
+
+# Roots and eigenvalues of general matrices that rounding split from a defective (repeated) one:
+# a double root comes out ~sqrt(eps) apart and a triple one ~eps^(1/3), above the gap's test, and
+# their derivatives were returned, wrong by O(1) or more (DSP trial: a triple root's radius had
+# derivative -7.7e9; two identical biquads in cascade gave a wrong pole-radius gradient silently)
+@pytest.mark.parametrize("p", [[1.0, -1.8, 0.81], [1.0, -3.0, 3.0, -1.0],
+                               np.convolve([1.0, -1.6, 0.81], [1.0, -1.6, 0.81])],
+                         ids=["double", "triple", "double-pair"])
+@pytest.mark.parametrize("transform", [duals.jacfwd, duals.jacrev])
+def test_a_root_split_by_rounding_is_a_repeated_root(p, transform):
+    with pytest.raises(np.linalg.LinAlgError, match=r"^roots: a repeated root has no derivative"):
+        transform(lambda q: np.max(np.abs(np.roots(q))))(np.asarray(p, float))
+
+
+def test_a_near_double_root_keeps_its_derivative():
+    # roots 1 ± 1e-3 (c = 1 - 1e-6): the larger one 1 + sqrt(1 - c) has dr/dc = -1 / (2 sqrt(1 - c))
+    p = np.array([1.0, -2.0, 1.0 - 1e-6])
+    got = duals.jacrev(lambda q: np.max(np.roots(q)))(p)
+    np.testing.assert_allclose(got[2], -0.5 / np.sqrt(1e-6), rtol=1e-8)
+    np.testing.assert_allclose(got, central_differences(lambda q: np.max(np.roots(q)), [p], 0, h=1e-9),
+                               rtol=1e-5)
+
+
+def test_a_defective_eigenvalue_split_by_rounding_has_no_derivative_and_the_simple_one_keeps_its():
+    rng = np.random.default_rng(0)
+    S = rng.standard_normal((3, 3))
+    A = S @ np.array([[0.9, 1.0, 0.0], [0.0, 0.9, 0.0], [0.0, 0.0, 0.3]]) @ np.linalg.inv(S)
+
+    def largest(a):
+        return np.max(np.real(np.linalg.eigvals(a)))
+
+    def smallest(a):
+        return np.min(np.real(np.linalg.eigvals(a)))
+
+    with pytest.raises(np.linalg.LinAlgError, match=r"^eigvals: eigenvalues 1 and 2 .*repeated"):
+        duals.grad(largest)(A)
+    with pytest.warns(RuntimeWarning, match=r"eigvals: eigenvalues 1 and 2 .*repeated"):
+        assert np.isnan(duals.jacfwd(largest)(A)).all()
+    expected = central_differences(smallest, [A], 0)
+    np.testing.assert_allclose(duals.grad(smallest)(A), expected, rtol=1e-6, atol=1e-8)
+    with pytest.warns(RuntimeWarning, match=r"eigvals: eigenvalues 1 and 2"):
+        np.testing.assert_allclose(duals.jacfwd(smallest)(A), expected, rtol=1e-6, atol=1e-8)

@@ -97,12 +97,18 @@ def _normalised_transpose(V_bar, V, skip=False):
     return V_bar - real(s) * conj(V) + where(mask, -1j * imag(s) / r, 0.0)
 
 
+def _defective_rows(w, V):
+    """:func:`nearly_defective` of ``eig``'s packed eigenvalues, as a row ``(..., 1, n)``."""
+    values = np.asarray(innermost(w))[..., 0, :]
+    return nearly_defective(values, _cosines_of(V))[..., None, :]
+
+
 def _eig_jvp(t, out, a, *, quiet=False):
     w, V = split_packed(out)
     n = shape(a)[-1]
     E = solve(V, matmul(t, V))
     dw = _sum(E * np.eye(n), axis=-2, keepdims=True)
-    F, tied = tied_gaps(w)
+    F, tied = tied_gaps(w, _defective_rows(w, V))
     if not tied.any():
         return concatenate([dw, _normalised(matmul(V, F * E), V)], axis=-2)
     # the repeated eigenvalues and their vectors have no derivative; the simple ones keep theirs
@@ -123,7 +129,7 @@ def _eig_vjp(g, out, a, *, quiet=False, unreached=None):
     if unused(True, vectors):   # (vals, vecs = eig(a), the values alone used)
         return _eigvals_vjp(w_bar[..., 0, :], w[..., 0, :], a, unreached=values)
     n = shape(a)[-1]
-    F, tied = tied_gaps(w)
+    F, tied = tied_gaps(w, _defective_rows(w, V))
     columns = tied.any(axis=-2, keepdims=True)
     if tied.any() and not (unused(columns, vectors) and unused(columns[..., 0, :], values)):
         raise repeated_error("eig", w, tied)   # (a repeated eigenvalue, or its vector, is used)
@@ -147,28 +153,67 @@ eigvals_p = Primitive("eigvals", _eigvals_impl)
 eigvals_p.def_sparsity(per_matrix_rule())
 
 
-def _repeated(values):
-    """A mask of the eigenvalues within rounding of another (``inverse_gaps``' tolerance)."""
+def _relative_gaps(values):
+    """Each eigenvalue's distance to the nearest other, over the largest modulus."""
     n = values.shape[-1]
     if n < 2:
-        return np.zeros(values.shape, dtype=bool)
+        return np.full(values.shape, np.inf)
     gaps = np.abs(values[..., :, None] - values[..., None, :])
     gaps[..., np.arange(n), np.arange(n)] = np.inf
     scale = np.max(np.abs(values)) if values.size else 0.0
-    return np.min(gaps, axis=-1) <= repeated_gap(np.finfo(values.dtype).eps) * max(scale, 1e-300)
+    return np.min(gaps, axis=-1) / max(scale, 1e-300)
+
+
+def _repeated(values):
+    """A mask of the eigenvalues within rounding of another (``inverse_gaps``' tolerance)."""
+    return _relative_gaps(values) <= repeated_gap(np.finfo(values.dtype).eps)
+
+
+def nearly_defective(values, cosines):
+    """A mask of the eigenvalues of a general matrix that rounding split from a defective
+    (repeated) one: ``sᵢ · gapᵢ / max|λ| < sqrt(eps)``, with ``sᵢ = |ũᵢᴴ wᵢ| / (‖ũᵢ‖ ‖wᵢ‖)``
+    (``cosines``) the reciprocal condition number of ``λᵢ``. A derivative there would be accurate
+    to about ``eps / (sᵢ · gapᵢ)``, and a defective double root comes out split by ``~sqrt(eps)``
+    with ``sᵢ ~ sqrt(eps)``, a triple by ``~eps^(1/3)`` with ``sᵢ ~ eps^(2/3)``: both would give a
+    derivative wrong by O(1) (a triple root's was -7.7e9), more than the gap alone shows. For a
+    normal matrix (``sᵢ = 1``) this is the gap's own test.
+
+    >>> bool(nearly_defective(np.array([1.0, 1.0 + 3e-8]), np.array([3e-8, 3e-8])).all())
+    True
+    """
+    eps = np.finfo(np.result_type(values.dtype, np.float64)).eps
+    return np.asarray(cosines) * _relative_gaps(values) < repeated_gap(eps)
+
+
+def refuse_repeated_roots(companion):
+    """Raise ``LinAlgError`` if a root of a polynomial is repeated, exactly or split by rounding
+    (:func:`nearly_defective` of its ``companion`` matrix)."""
+    w, V = np.linalg.eig(companion)
+    defective = nearly_defective(w, _cosines_of(V)) | _repeated(w)
+    if defective.any():
+        from .spectral import repeated_error
+        pairs = ~np.eye(w.shape[-1], dtype=bool) & (defective[:, None] | defective[None, :])
+        raise repeated_error("roots", w[None, :], pairs)
+
+
+def _cosines_of(V):
+    """``sᵢ`` of :func:`nearly_defective` from the right eigenvectors: the left ones are the rows
+    of ``V⁻¹``."""
+    V = np.asarray(innermost(V))
+    with np.errstate(all="ignore"):
+        rows = np.linalg.norm(np.linalg.inv(V), axis=-1)
+        return 1.0 / (rows * np.linalg.norm(V, axis=-2))
 
 
 def _matched(packed, values, repeated):
-    """The eigenvectors of ``eig``'s packed result in the order of ``values`` (the LAPACK calls
-    need not agree on order or last bits; only the eigenvalues that are not repeated are matched)."""
+    """(the eigenvectors of ``eig``'s packed result in the order of ``values``, ``repeated`` with
+    the eigenvalues two of which matched one of eig's): the LAPACK calls need not agree on order or
+    last bits, and the values of a root split by rounding (``~sqrt(eps)`` apart) may cross."""
     w, V = split_packed(packed)
     found = np.asarray(innermost(w))[..., 0, :]
     order = np.argmin(np.abs(values[..., :, None] - found[..., None, :]), axis=-1)
-    simple = np.where(repeated, -1 - np.arange(values.shape[-1]), order)
-    if np.any(np.diff(np.sort(simple, axis=-1), axis=-1) == 0):
-        raise np.linalg.LinAlgError("eigvals: the eigenvalues of np.linalg.eigvals and np.linalg.eig "
-                                    "differ beyond rounding; please report this matrix")
-    return take_along_axis(V, order[..., None, :], axis=-1)
+    shared = (order[..., :, None] == order[..., None, :]).sum(axis=-1) > 1
+    return take_along_axis(V, order[..., None, :], axis=-1), repeated | shared
 
 
 def _eigenvector_pairs(out, a):
@@ -177,9 +222,10 @@ def _eigenvector_pairs(out, a):
     and which eigenvalues are repeated: ``dλᵢ = ũᵢᵀ dA wᵢ`` needs no inverse of W, so a simple
     eigenvalue has its derivative however the others coincide (a defective W is singular)."""
     values = np.asarray(innermost(out))
-    repeated = _repeated(values)
-    W = _matched(eig_p(a, quiet=True), values, repeated)
-    U = _matched(eig_p(swapaxes(a, -1, -2), quiet=True), values, repeated)
+    W, repeated = _matched(eig_p(a, quiet=True), values, _repeated(values))
+    U, repeated = _matched(eig_p(swapaxes(a, -1, -2), quiet=True), values, repeated)
+    cosines = np.abs(np.sum(np.asarray(innermost(U)) * np.asarray(innermost(W)), axis=-2))
+    repeated = repeated | nearly_defective(values, cosines)   # (both columns of unit norm)
     alone = ~repeated[..., None, :]   # (a repeated one's vectors, NaN at second order, are left out)
     U = where(alone, U / where(alone, _sum(U * W, axis=-2, keepdims=True), 1.0), 0.0)
     return U, where(alone, W, 0.0), repeated

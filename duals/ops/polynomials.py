@@ -168,12 +168,11 @@ def roots(p):
     if n == 0:
         found = np.zeros(0, np.result_type(values.dtype, float))
     else:
-        from .eigen import eigvals
-        from .spectral import inverse_gaps
+        from .eigen import eigvals, refuse_repeated_roots
         numpys = np.roots(values)
-        inverse_gaps(numpys[None, :], "roots")   # the policy at a repeated root, named
         companion = concatenate([reshape(-getitem(p, slice(1, None)) / getitem(p, 0), (1, n)),
                                  np.eye(n - 1, n)])
+        refuse_repeated_roots(np.asarray(innermost(companion)))   # the policy, named
         found = eigvals(companion)
         if values[-1] == 0:   # NumPy's order: its roots with the zeros last
             at = np.asarray(innermost(found))

@@ -124,15 +124,19 @@ _AT_REPEATED = {
 }
 
 
-def tied_gaps(w_row):
+def tied_gaps(w_row, also=None):
     """(F, tied): ``F_ij = 1 / (λ_j − λ_i)`` between eigenvalues apart, 0 on the diagonal and
-    between tied ones (closer than ``sqrt(eps) · max|λ|``, :func:`~duals.ops.repeated_gap`), and the mask of the tied pairs."""
+    between tied ones (closer than ``sqrt(eps) · max|λ|``, :func:`~duals.ops.repeated_gap`, or
+    both marked in the row mask ``also``: a general matrix's nearly defective ones), and the mask
+    of the tied pairs."""
     n = shape(w_row)[-1]
     plain = np.asarray(innermost(w_row))
     gaps = np.abs(plain - np.swapaxes(plain, -1, -2))
     off = ~np.eye(n, dtype=bool)
     scale = np.max(np.abs(plain)) if plain.size else 0.0
     tied = off & (gaps <= repeated_gap(np.finfo(plain.dtype).eps) * max(scale, 1e-300))
+    if also is not None:
+        tied |= off & also & np.swapaxes(also, -1, -2)
     apart = off & ~tied
     difference = w_row - swapaxes(w_row, -1, -2)
     return where(apart, 1.0 / where(apart, difference, 1.0), 0.0), tied
