@@ -16,6 +16,7 @@ sort in place, raises: write ``x = np.sort(x)``.
 """
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -141,8 +142,33 @@ def _refused(message):
 
 
 def _no_array(self, dtype=None, copy=None):
-    raise _refused("a traced value cannot become a plain NumPy array without losing its "
-                   "derivative: " + _conversion_cause())
+    error = _refused("a traced value cannot become a plain NumPy array without losing its "
+                     "derivative: " + _conversion_cause())
+    if _library_caller(sys._getframe(1), ("scipy",))[0] is not None:
+        _REFUSED_IN_SCIPY.error = error   # (SciPy's compiled code may catch it and raise its own)
+    raise error
+
+
+_REFUSED_IN_SCIPY = threading.local()
+
+
+def refusal_swallowed(exc, before):
+    """The refusal of a conversion inside SciPy's code (since ``before``, the value of
+    :func:`last_scipy_refusal` when the call began) that SciPy caught and replaced by ``exc``,
+    a ValueError or TypeError raised in SciPy's code (``scipy.signal.lfilter``'s C loop says
+    "could not convert b, a, and x to a common type"); None otherwise."""
+    error = last_scipy_refusal()
+    if error is None or error is before or error is exc or not isinstance(exc, (ValueError, TypeError)):
+        return None
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    module = tb.tb_frame.f_globals.get("__name__", "") if tb is not None else ""
+    return error if module.split(".")[0] == "scipy" else None
+
+
+def last_scipy_refusal():
+    return getattr(_REFUSED_IN_SCIPY, "error", None)
 
 
 def _setitem(self, index, value):

@@ -63,8 +63,15 @@ def _check_leaf(y, who, trace=None):
 def _closing(trace, call, /, *args, **kwargs):
     """``call(*args, **kwargs)``, after which values of ``trace`` refuse to be used (a value kept
     from the call would otherwise take part in later arithmetic as a constant, silently)."""
+    from ._operators import last_scipy_refusal, refusal_swallowed
+    before = last_scipy_refusal()
     try:
         out = call(*args, **kwargs)
+    except Exception as exc:
+        refusal = refusal_swallowed(exc, before)
+        if refusal is None:
+            raise
+        raise refusal from exc
     finally:
         trace.closed = True
     refuse_stale(tree.flatten(out)[0])   # returned after a change in place through another name

@@ -11,6 +11,7 @@ import warnings
 import numba
 import numpy as np
 import scipy.linalg
+import scipy.signal
 import scipy.spatial.distance
 import pytest
 
@@ -732,6 +733,9 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
      r"\.normal\(\.\.\.\) is a random draw: .*mu \+ sigma \* np\.random\.normal\(\)"),
     (lambda p: np.random.default_rng(0).exponential(p[0]), np.array([0.3]),
      r"\.exponential\(\.\.\.\) is a random draw: .*scale \* np\.random\.exponential\(\)"),
+    # (SciPy's compiled loop caught the refusal: "could not convert b, a, and x to a common type")
+    (lambda b: np.sum(scipy.signal.lfilter(b, [1.0, -0.5], np.ones(8)) ** 2), np.array([0.2, 0.4]),
+     r"scipy\.signal\.lfilter converts its argument to a plain array"),
 ])
 def test_a_traced_value_made_plain_names_the_call_that_did_it(f, x, says):
     for transform in (duals.jacfwd, duals.jacrev):
