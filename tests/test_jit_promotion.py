@@ -370,6 +370,35 @@ def test_vectorize_functions_given_to_jacfwd_and_called_inside_njit():
     np.testing.assert_allclose(gaussian_bump(x, 2.0), 2 * np.exp(-x * x))
 
 
+@numba.vectorize
+def saturated(x, drive):
+    return math.tanh(drive * x)
+
+
+@numba.njit
+def saturation_energy(drive, x):    # a lazy @vectorize function, alone: Numba's own ufunc
+    return np.sum(saturated(x, drive) ** 2)    # typing took duals and could not lower them
+
+
+@numba.njit
+def saturation_energy_by_loop(drive, x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += saturated(x[i], drive) ** 2
+    return total
+
+
+def test_a_lazy_vectorize_function_alone_inside_njit():
+    # (DSP trial) NotImplementedError: unsupported type for input operand: Dual1[float64, 1 lanes]
+    x, drive = np.linspace(-1.5, 1.5, 7), 1.3
+    expected = np.sum(2 * np.tanh(drive * x) * x / np.cosh(drive * x) ** 2)
+    for f in (saturation_energy, saturation_energy_by_loop):
+        for transform in (duals.grad, duals.jacfwd):
+            np.testing.assert_allclose(transform(f)(drive, x), expected, rtol=1e-14)
+    assert saturation_energy(drive, x) == pytest.approx(np.sum(np.tanh(drive * x) ** 2), rel=1e-14)
+    assert saturated.types == ["dd->d"]   # no loop for duals left in the user's ufunc
+
+
 @numba.vectorize(["float64(float64)"], target="parallel")
 def parallel_square(x):
     return x * x

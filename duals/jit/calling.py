@@ -140,6 +140,7 @@ def _fill(view, y):
     view["tangent"] = y._tangent
 
 
+_UFUNC_OPERAND = "unsupported type for input operand"
 _PROMOTING = weakref.WeakKeyDictionary()  # dispatcher -> False (its own dual code), True (the
                                           # promoting copy), "arguments" (and promoted arguments)
 
@@ -172,7 +173,10 @@ def _call_on_duals(f, args, who):
             out = f(*args)
         except (nb_errors.NumbaError, TypeError) as exc:  # did not compile (older Numba raise
             _refuse_wrong_arity(f, exc, who)  # TypeError for some): the promoting copy is tried
-        else:
+        except NotImplementedError as exc:   # a lazy @vectorize function typed for duals by
+            if not str(exc).startswith(_UFUNC_OPERAND):   # Numba's ufunc machinery, which
+                raise                                     # cannot lower it: the copy applies
+        else:                                             # its kernel (duals.jit.vectorized)
             if mode is None:
                 _PROMOTING[f] = False
             return out
