@@ -383,3 +383,10 @@ def test_a_defective_eigenvalue_split_by_rounding_has_no_derivative_and_the_simp
     np.testing.assert_allclose(duals.grad(smallest)(A), expected, rtol=1e-6, atol=1e-8)
     with pytest.warns(RuntimeWarning, match=r"eigvals: eigenvalues 1 and 2"):
         np.testing.assert_allclose(duals.jacfwd(smallest)(A), expected, rtol=1e-6, atol=1e-8)
+
+
+def test_two_repeated_pairs_are_named_as_two_groups():
+    # (quantum chemistry trial: "eigenvalues 1, 2, 3 and 4 are repeated" read as a four-fold tie)
+    S = np.diag([0.0, 1.0, 1.0, 2.0, 2.0, 3.0])
+    with pytest.warns(RuntimeWarning, match=r"eigh: eigenvalues 1 and 2, and 3 and 4 \(2 groups\)"):
+        duals.jacfwd(lambda s: np.linalg.eigh(s)[1].sum())(S)

@@ -114,7 +114,7 @@ def _eig_jvp(t, out, a, *, quiet=False):
     # the repeated eigenvalues and their vectors have no derivative; the simple ones keep theirs
     columns = tied.any(axis=-2, keepdims=True)
     if not quiet:
-        warn_at_user_line(f"eig: eigenvalues {listed(columns)} (in NumPy's order) are repeated: they "
+        warn_at_user_line(f"eig: eigenvalues {listed(columns, tied)} (in NumPy's order) are repeated: they "
                           f"and their eigenvectors have no derivative, their tangents are NaN and so is "
                           f"any derivative that uses them; the simple eigenvalues' and their vectors' "
                           f"are exact")

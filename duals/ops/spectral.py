@@ -171,7 +171,7 @@ def _eigh_jvp(t, out, a, *, lower, strict=False):
         if strict:   # eigvalsh's rules, differentiated
             raise repeated_error("eigvalsh", real(w), tied)
         columns = tied.any(axis=-2, keepdims=True)
-        warn_at_user_line(f"eigh: eigenvalues {listed(columns)} (in NumPy's order) are repeated, and "
+        warn_at_user_line(f"eigh: eigenvalues {listed(columns, tied)} (in NumPy's order) are repeated, and "
                           f"their eigenvectors have no derivative (any rotation inside the eigenspace "
                           f"is as good): their tangents are NaN, and so is any derivative that uses "
                           f"them, even of a function that does not depend on the basis (V diag(f(w)) "
@@ -182,10 +182,40 @@ def _eigh_jvp(t, out, a, *, lower, strict=False):
     return concatenate([dw, dV], axis=-2)
 
 
-def listed(columns):
+def listed(columns, tied=None):
     """``"0, 1 and 2"`` (or ``"4, 5, 6, 7, 8, 9, ... (20 of them)"``) for a mask of eigenvalues
-    ``(..., 1, n)``, by their place in NumPy's order."""
-    found = [int(k[-1]) for k in np.argwhere(columns)]
+    ``(..., 1, n)``, by their place in NumPy's order; with the tied pairs ``tied`` (``(..., n,
+    n)``), two or more repeated groups as ``"1 and 2, and 3 and 4 (two groups)"``.
+
+    >>> tied = np.zeros((4, 4), bool); tied[0, 1] = tied[1, 0] = tied[2, 3] = tied[3, 2] = True
+    >>> listed(tied.any(axis=-2, keepdims=True), tied)
+    '0 and 1, and 2 and 3 (2 groups)'
+    """
+    if tied is not None:
+        groups = _groups(np.asarray(tied).reshape((-1,) + np.shape(tied)[-2:]).any(axis=0))
+        if 1 < len(groups) <= 4:
+            return ", and ".join(_listed(g) for g in groups) + f" ({len(groups)} groups)"
+    return _listed([int(k[-1]) for k in np.argwhere(columns)])
+
+
+def _groups(tied):
+    """The groups of indices joined by the pairs of the (n, n) mask ``tied``, each sorted."""
+    groups, seen = [], set()
+    for start in range(tied.shape[0]):
+        if start in seen or not tied[start].any():
+            continue
+        group, frontier = {start}, [start]
+        while frontier:
+            for j in np.flatnonzero(tied[frontier.pop()]):
+                if int(j) not in group:
+                    group.add(int(j))
+                    frontier.append(int(j))
+        seen |= group
+        groups.append(sorted(group))
+    return groups
+
+
+def _listed(found):
     if len(found) > 6:
         return ", ".join(map(str, found[:6])) + f", ... ({len(found)} of them)"
     return ", ".join(map(str, found[:-1])) + f" and {found[-1]}" if len(found) > 1 else str(found[0])
