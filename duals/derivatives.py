@@ -112,10 +112,14 @@ TABLE = {
     "arctan": unary("arctan(x)", "1.0 / (1.0 + x * x)", holomorphic=True),
     "sinh": unary("sinh(x)", "cosh(x)", holomorphic=True),
     "cosh": unary("cosh(x)", "sinh(x)", holomorphic=True),
-    "tanh": unary("tanh(x)", "1.0 - out * out", holomorphic=True),
+    # 1 - tanh² cancels in the tails (every digit gone from |x| ≈ 19, where sech² is 1e-16):
+    # sech² = 1 / cosh², and where tanh has rounded to ±1 (|x| > 19.06) 4 exp(-2|x|), |x| = x tanh
+    # (the next term is e^(-2|x|) smaller); each branch sees only the values it serves
+    "tanh": unary("tanh(x)", "where(out * out == 1.0, 4.0 * exp(-2.0 * x * out), "
+                  "1.0 / cosh(where(out * out == 1.0, 0.0, x)) ** 2)", holomorphic=True),
     "arcsinh": unary("arcsinh(x)", "1.0 / sqrt(x * x - -1.0)", holomorphic=True),   # - -1.0: as arcsin
     "arccosh": unary("arccosh(x)", "1.0 / (sqrt(x - 1.0) * sqrt(x - -1.0))", domain=(1.2, 3.0), holomorphic=True),
-    "arctanh": unary("arctanh(x)", "1.0 / (1.0 - x * x)", domain=OPEN_UNIT, holomorphic=True),
+    "arctanh": unary("arctanh(x)", "1.0 / ((1.0 - x) * (1.0 + x))", domain=OPEN_UNIT, holomorphic=True),
     "abs": unary("abs(x)", "sign(x)", numpy=("abs", "absolute", "fabs"), away_from_zero=True),
     "sign": unary("sign(x)", "0.0", away_from_zero=True, discontinuous=True),
     "erf": unary("erf(x)", "TWO_OVER_SQRT_PI * exp(-(x * x))", submodule="special"),
