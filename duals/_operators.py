@@ -24,9 +24,10 @@ from .core import Tracer, changed_in_place
 from .ops import NAMESPACE as N
 from .ops import VALUE_ONLY, innermost
 from .ops.shape import getitem
-from ._refusals import (STORED_INTO_PLAIN, _INSIDE_NUMPY_HINTS, _PLAIN_HINT, _SPELLED_WITH, _WRITERS,
-                        _conversion_cause, _copyto_refused, _instead_of_math, _library_caller, _numpy_caller,
-                        _solver_refused, _source_line, _stores_an_item, _undispatched, _writer_refused)
+from ._refusals import (STORED_INTO_PLAIN, STORED_INTO_PLAIN_COMPLEX, _INSIDE_NUMPY_HINTS, _PLAIN_HINT,
+                        _SPELLED_WITH, _WRITERS, _conversion_cause, _copyto_refused, _instead_of_math,
+                        _library_caller, _numpy_caller, _solver_refused, _source_line, _stores_an_item,
+                        _undispatched, _writer_refused)
 
 
 _primal = innermost
@@ -79,7 +80,11 @@ def _compare(op):
     return method
 
 
-def _no_float(self):
+def _no_complex(self):
+    _no_float(self, complex_number=True)
+
+
+def _no_float(self, complex_number=False):
     if getattr(self._trace, "imperative", False):
         raise _refused(
             "float() of a Var would drop its derivative from the tape. To log or print it take "
@@ -98,7 +103,8 @@ def _no_float(self):
     if library is not None and library.startswith("scipy.optimize"):
         raise _refused(_solver_refused(library))
     if library is None and _stores_an_item(_source_line(frame)):   # (a complex buffer asks for a number)
-        raise _refused(STORED_INTO_PLAIN)
+        # (compiled code takes complex arithmetic but not complex linear algebra: no @njit advice)
+        raise _refused(STORED_INTO_PLAIN_COMPLEX if complex_number else STORED_INTO_PLAIN)
     raise _refused(
         "converting a traced value to a Python number would drop its derivative. Keep it "
         f"as an array ({_instead_of_math(sys._getframe(1))}), or take duals.stop_gradient(x) "
@@ -530,7 +536,7 @@ def install():
     T.__int__ = _int
     T.__index__ = _no_index
     T.__round__ = _round
-    T.__complex__ = _no_float
+    T.__complex__ = _no_complex
     T.__array__ = _no_array
     T.__getitem__ = getitem
     T.__setitem__ = _setitem

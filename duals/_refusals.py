@@ -244,6 +244,9 @@ SCATTER_ADD = ("to add into entries (G[i, j] += g, as stamping and assembly do) 
 STORED_INTO_PLAIN = ("storing a traced value into a plain NumPy array (a[i] = value) would drop it; "
                      "build the array with dnp.stack / dnp.where / dnp.concatenate, or write the loop "
                      "in a @numba.njit function (compiled mode allows assignment); " + SCATTER_ADD)
+STORED_INTO_PLAIN_COMPLEX = ("storing a traced value into a plain complex NumPy array (a[i] = value) "
+                             "would drop it; build the array with dnp.stack / dnp.where / "
+                             "dnp.concatenate (a diagonal: A + np.diag(values)); " + SCATTER_ADD)
 
 
 # functions without a counterpart of their own name, and what computes them as written

@@ -695,7 +695,8 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
     (triangular_misfit, np.array([0.2]), r"scipy\.linalg\.solve_triangular converts its argument.*"
                                           r"Write np\.linalg\.solve\(L, b\)"),
     # (a complex buffer asks the value for a number: 'use np.* instead of math.*' was the answer)
-    (complex_assembly, np.array([3.0]), r"storing a traced value into a plain NumPy array \(a\[i\] = value\)"),
+    (complex_assembly, np.array([3.0]), r"storing a traced value into a plain complex NumPy array \(a\[i\] = "
+                                        r"value\) would drop it; build the array with dnp\.stack [^@]*$"),
     # (they said that duals.numpy has no counterpart, and advised an interpolant's .derivative())
     (lambda v: np.sum(scipy.linalg.cholesky(np.diag(v + 2.0))), np.array([0.2, 0.4]),
      r"scipy\.linalg\.cholesky converts .* Write np\.linalg\.cholesky\(a\), the lower factor"),
