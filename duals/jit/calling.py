@@ -173,10 +173,12 @@ def _call_on_duals(f, args, who):
             out = f(*args)
         except (nb_errors.NumbaError, TypeError) as exc:  # did not compile (older Numba raise
             _refuse_wrong_arity(f, exc, who)  # TypeError for some): the promoting copy is tried
-        except NotImplementedError as exc:   # a lazy @vectorize function typed for duals by
-            if not str(exc).startswith(_UFUNC_OPERAND):   # Numba's ufunc machinery, which
-                raise                                     # cannot lower it: the copy applies
-        else:                                             # its kernel (duals.jit.vectorized)
+        except NotImplementedError as exc:
+            # a lazy @vectorize function alone: Numba's ufunc machinery typed it for duals and
+            # cannot lower it; the promoting copy applies its kernel (duals.jit.vectorized)
+            if not str(exc).startswith(_UFUNC_OPERAND):
+                raise
+        else:
             if mode is None:
                 _PROMOTING[f] = False
             return out

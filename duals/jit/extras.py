@@ -24,8 +24,8 @@ from .._overloads import overload
 from ._types import DualType
 
 VALUE_ONLY = (math.floor, math.ceil, math.trunc, np.floor, np.ceil, np.trunc, np.rint, np.signbit)
-COMPOSED = (builtins.round, builtins.bool, builtins.divmod, np.divmod, math.log, np.clip, builtins.min, builtins.max,
-            math.degrees, math.radians, np.degrees, np.radians, np.rad2deg, np.deg2rad)
+COMPOSED = (builtins.round, builtins.bool, builtins.divmod, np.divmod, math.log, np.clip, builtins.min,
+            builtins.max, math.degrees, math.radians, np.degrees, np.radians, np.rad2deg, np.deg2rad)
 
 
 def _is_dual(*ts):

@@ -175,9 +175,9 @@ def _eigh_jvp(t, out, a, *, lower, strict=False):
                           f"their eigenvectors have no derivative (any rotation inside the eigenspace "
                           f"is as good): their tangents are NaN, and so is any derivative that uses "
                           f"them, even of a function that does not depend on the basis (V diag(f(w)) "
-                          f"Vᵀ); every eigenvalue's and the other eigenvectors' are exact, to first order (a "
-                          f"second derivative of a repeated eigenvalue needs its vectors' and is NaN "
-                          f"too: write the function through invariants of the matrix)")
+                          f"Vᵀ); every eigenvalue's and the other eigenvectors' are exact, to first "
+                          f"order (a second derivative of a repeated eigenvalue needs its vectors' "
+                          f"and is NaN too: write the function through invariants of the matrix)")
         dV = where(columns, np.nan, dV)
     return concatenate([dw, dV], axis=-2)
 
@@ -185,7 +185,7 @@ def _eigh_jvp(t, out, a, *, lower, strict=False):
 def listed(columns, tied=None):
     """``"0, 1 and 2"`` (or ``"4, 5, 6, 7, 8, 9, ... (20 of them)"``) for a mask of eigenvalues
     ``(..., 1, n)``, by their place in NumPy's order; with the tied pairs ``tied`` (``(..., n,
-    n)``), two or more repeated groups as ``"1 and 2, and 3 and 4 (two groups)"``.
+    n)``), two to four repeated groups as ``"1 and 2, and 3 and 4 (2 groups)"``.
 
     >>> tied = np.zeros((4, 4), bool); tied[0, 1] = tied[1, 0] = tied[2, 3] = tied[3, 2] = True
     >>> listed(tied.any(axis=-2, keepdims=True), tied)
