@@ -342,6 +342,29 @@ def test_clip_and_maximum_split_ties_at_the_bounds():
     np.testing.assert_array_equal(jacfwd(bounded)(x), np.diag([0.5, 1.5, 1.5]))
 
 
+def coulomb_limited(v):
+    """A tangential force limited by friction, ft in [-mu Fn, mu Fn] (v = ft, mu, Fn)."""
+    limit = v[1] * v[2]
+    return np.clip(v[0], -limit, limit)
+
+
+def test_clip_with_both_bounds_at_the_value_does_not_move_with_it():
+    # (DEM trial) a contact at rest with mu = 0 or no normal force: clip(0, -0, 0) is 0 whatever
+    # ft is, but maximum's and minimum's ties gave ft a quarter, and a spring that never acted
+    # changed the trajectory's derivative
+    for p in (np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.5, 0.0])):
+        expected = np.array([0.0, 0.5 * p[2], 0.5 * p[1]])   # a_max's tie: ½ of d(mu Fn)
+        for transform in (duals.grad, duals.jacfwd):
+            np.testing.assert_array_equal(transform(coulomb_limited)(p), expected)
+            np.testing.assert_array_equal(transform(njit(coulomb_limited))(p), expected)
+    forces = np.array([0.0, 0.3, -2.0])
+    limited = njit(lambda ft, m: np.sum(np.clip(ft, -m, m)))   # the bounds traced too
+    d_forces, d_limit = jacfwd(limited, argnums=(0, 1))(forces, 0.0)
+    np.testing.assert_array_equal(d_forces, [0.0, 0.0, 0.0])
+    assert d_limit == 1.5   # ½ (pinned) + 1 (above) + 0 (below: -m and m tie, ½ each)
+    np.testing.assert_array_equal(duals.jacfwd(lambda f: np.clip(f, 0.0, 0.0))(forces), np.zeros((3, 3)))
+
+
 # ---------------------------------------------------------------- sorting
 
 def test_sort_and_argsort_based_code_matches_the_numpy_path_at_ties_too():

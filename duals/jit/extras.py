@@ -20,7 +20,7 @@ import numpy as np
 from numba.core import types
 
 from .. import _vocabulary_njit
-from .._overloads import overload
+from .._overloads import overload, register_jitable
 from ._types import DualType
 
 VALUE_ONLY = (math.floor, math.ceil, math.trunc, np.floor, np.ceil, np.trunc, np.rint, np.signbit)
@@ -159,10 +159,30 @@ for _func, _factor in ((math.degrees, 180.0 / math.pi), (np.degrees, 180.0 / mat
     _angle_conversion(_func, _factor)
 
 
-@overload(np.clip)
+@register_jitable
+def _clipped(a, a_min, a_max):
+    """``min(max(a, a_min), a_max)``; where ``a == a_min == a_max`` ``a_max``'s value with ½ its
+    derivative and none of the others' (the NumPy path's ``clip``: the result is ``a_max``
+    whatever ``a`` and ``a_min`` are on either side; the two ties split gave ``a`` a quarter)."""
+    out = min(max(a, a_min), a_max)
+    if a == a_min and a_min == a_max:
+        return (out - out) + _real(a_max) + 0.5 * (a_max - _real(a_max))
+    return out
+
+
+@overload(np.clip, target="cpu")   # (tried before Numba's own np.clip, which splits both ties)
 def _ov_clip(a, a_min, a_max):
     if _is_dual(a, a_min, a_max) and not any(isinstance(t, types.Array) for t in (a, a_min, a_max)):
-        return lambda a, a_min, a_max: min(max(a, a_min), a_max)
+        return lambda a, a_min, a_max: _clipped(a, a_min, a_max)
+    scalar_bounds = all(isinstance(t, (types.Number, DualType)) for t in (a_min, a_max))
+    if isinstance(a, types.Array) and isinstance(a.dtype, DualType) and scalar_bounds:
+        def clipped_array(a, a_min, a_max):
+            out = np.empty_like(a)
+            flat, into = a.ravel(), out.reshape(-1)
+            for i in range(flat.size):
+                into[i] = _clipped(flat[i], a_min, a_max)
+            return out
+        return clipped_array
     bounds_move = any(isinstance(getattr(t, "dtype", t), DualType) for t in (a_min, a_max))
     if bounds_move and not any(isinstance(t, (types.NoneType, types.Omitted)) for t in (a_min, a_max)):
         return lambda a, a_min, a_max: np.minimum(np.maximum(a, a_min), a_max)   # arrays, a bound traced

@@ -492,14 +492,30 @@ PLAIN["where"] = lambda condition, x, y: _select_impl(np.asarray(condition, dtyp
 def clip(x, a_min=None, a_max=None):
     """clip(x, a_min, a_max): ``x`` limited to ``[a_min, a_max]``; at a bound the derivative splits evenly.
 
+    Where ``x == a_min == a_max`` (a friction limit ``±mu Fn`` of a contact at rest with no
+    normal force) the result is ``a_max`` whatever ``x`` and ``a_min`` are on either side, so
+    their derivatives are 0 and ``a_max``'s is the tie's ½ (``maximum`` then ``minimum``, each
+    splitting its tie, gave ``x`` a quarter).
+
     >>> float(clip(5.0, 0.0, 1.0))
     1.0
+    >>> import duals
+    >>> duals.grad(lambda f: clip(f, -0.0 * f, 0.0 * f))(0.0)
+    0.0
     """
+    bounded = x
     if a_min is not None:
-        x = maximum(x, a_min)
+        bounded = maximum(bounded, a_min)
     if a_max is not None:
-        x = minimum(x, a_max)
-    return x
+        bounded = minimum(bounded, a_max)
+        if a_min is not None:
+            values = [np.asarray(innermost(v)) for v in (x, a_min, a_max)]
+            pinned = (values[0] == values[1]) & (values[1] == values[2])
+            if np.any(pinned):
+                fixed = stop_gradient(a_max)
+                held = fixed + 0.5 * (a_max - fixed)   # a_max's value, ½ its derivative
+                bounded = where(pinned, held, bounded)
+    return bounded
 
 
 def _stop_gradient_impl(x):
