@@ -261,6 +261,20 @@ _SPELLED_WITH = {
     "scipy.sparse.linalg.spsolve": "np.linalg.solve(A.toarray(), b) (a dense solve, differentiated "
                                    "in A and b), or the assembly and the solve in a @numba.njit "
                                    "function",
+    # (a probabilistic-programming trial: Beta, Dirichlet-multinomial, entropy terms)
+    "scipy.special.betaln": "scipy.special.gammaln(a) + scipy.special.gammaln(b) - "
+                            "scipy.special.gammaln(a + b)",
+    "scipy.special.beta": "np.exp(scipy.special.gammaln(a) + scipy.special.gammaln(b) - "
+                          "scipy.special.gammaln(a + b)) (for positive a, b)",
+    "scipy.special.gamma": "np.exp(scipy.special.gammaln(x)) (for positive x; math.gamma in @numba.njit "
+                           "code is differentiated)",
+    "scipy.special.loggamma": "scipy.special.gammaln(x) (for positive real x)",
+    "scipy.special.multigammaln": "a sum of gammaln: d (d - 1) / 4 * np.log(np.pi) + "
+                                  "np.sum(scipy.special.gammaln(a - np.arange(d) / 2))",
+    "scipy.special.entr": "-scipy.special.xlogy(x, x)",
+    "scipy.special.rel_entr": "scipy.special.xlogy(x, x) - scipy.special.xlogy(x, y)",
+    "scipy.special.kl_div": "scipy.special.xlogy(x, x) - scipy.special.xlogy(x, y) - x + y",
+    "scipy.special.boxcox1p": "np.expm1(lmbda * np.log1p(x)) / lmbda (np.log1p(x) at lmbda = 0)",
     "scipy.stats.norm.cdf": "scipy.special.ndtr((x - loc) / scale)",
     "scipy.stats.norm.sf": "scipy.special.ndtr(-(x - loc) / scale)",
     "scipy.stats.norm.logcdf": "scipy.special.log_ndtr((x - loc) / scale)",

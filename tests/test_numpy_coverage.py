@@ -461,6 +461,31 @@ def test_unsupported_functions_name_themselves_the_reason_and_the_way_out():
         assert "losing the derivative" in message and "duals.extend.primitive" in message
 
 
+def test_special_functions_without_a_rule_name_the_spelling_that_has_one():
+    # (a probabilistic-programming trial: betaln's advice was dir(duals.numpy))
+    import scipy.special as sp
+    y, t = np.array([0.2, 0.35, 0.1]), np.array([0.5, 1.2])
+
+    def beta_log_likelihood(t, betaln):
+        a, b = np.exp(t[0]), np.exp(t[1])
+        return np.sum(sp.xlogy(a - 1, y) + sp.xlog1py(b - 1, -y) - betaln(a, b))
+
+    with pytest.raises(TypeError, match=r"^scipy\.special\.betaln has no derivative rule .* Write "
+                                        r"scipy\.special\.gammaln\(a\) \+ scipy\.special\.gammaln\(b\) - "):
+        duals.grad(beta_log_likelihood)(t, sp.betaln)
+    advised = lambda a, b: sp.gammaln(a) + sp.gammaln(b) - sp.gammaln(a + b)  # noqa: E731
+    np.testing.assert_allclose(duals.grad(beta_log_likelihood)(t, advised),
+                               central_differences(lambda t: beta_log_likelihood(t, sp.betaln), [t], 0),
+                               rtol=1e-7)
+    p = np.array([0.0, 0.2, 0.8])
+    for name, f, advised in (
+            ("entr", lambda p: sp.entr(p), lambda p: -sp.xlogy(p, p)),
+            ("kl_div", lambda p: sp.kl_div(p, 0.5), lambda p: sp.xlogy(p, p) - sp.xlogy(p, 0.5) - p + 0.5)):
+        with pytest.raises(TypeError, match=rf"^scipy\.special\.{name} has no derivative rule"):
+            duals.grad(lambda p: np.sum(f(p)))(p)
+        np.testing.assert_allclose(advised(p), f(p), rtol=1e-14, atol=1e-300)   # the same values
+
+
 def fill_preallocated(a):
     out = np.zeros(3)
     for i in range(3):
