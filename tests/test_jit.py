@@ -739,6 +739,19 @@ def test_an_argument_array_the_code_stores_duals_into_is_promoted_and_left_untou
     np.testing.assert_array_equal(out, np.ones(3))  # the caller's array: not written by derivatives
 
 
+def test_a_function_without_a_rule_and_a_one_line_rewrite_names_the_rewrite():
+    # (a probabilistic-programming trial: np.where and np.maximum were advised for logaddexp2)
+    pair = njit(lambda x: np.logaddexp2(x[0], x[1]))
+    x = np.array([0.3, 0.5])
+    with pytest.raises(TypeError, match=r"np\.logaddexp2 has no derivative rule .*write "
+                                        r"np\.logaddexp\(x \* LN2, y \* LN2\) / LN2"):
+        duals.grad(pair)(x)
+    LN2 = math.log(2.0)
+    rewritten = njit(lambda x: np.logaddexp(x[0] * LN2, x[1] * LN2) / LN2)
+    assert rewritten(x) == pytest.approx(pair(x), rel=1e-15)
+    np.testing.assert_allclose(duals.grad(rewritten)(x), central_differences(pair.py_func, (x,), 0), rtol=1e-8)
+
+
 def test_math_function_without_rule_is_named():
     assert uses_ldexp(2.5) == 10.0
     with pytest.raises(TypeError, match=r"math\.ldexp has no derivative rule"):

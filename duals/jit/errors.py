@@ -124,12 +124,17 @@ def _dual_dtype_attr(x):
     return lambda x: _dtype_of(x)
 
 
+# functions without a compiled rule whose rewrite with functions that have one is a line
+_REWRITES = {"np.logaddexp2": "np.logaddexp(x * LN2, y * LN2) / LN2 with LN2 = math.log(2.0)"}
+
+
 def _no_rule_typer(label, arity):
+    way_out = (f"write {_REWRITES[label]}" if label in _REWRITES else
+               "write it with functions that have one (np.where, np.maximum, ...; docs/supported.md lists them)")
+
     def check(args):
         if any(_has_dual(a) for a in args):
-            raise errors.TypingError(
-                f"{MARK}{label} has no derivative rule for dual numbers; write it with functions "
-                f"that have one (np.where, np.maximum, ...; docs/supported.md lists them)")
+            raise errors.TypingError(f"{MARK}{label} has no derivative rule for dual numbers; {way_out}")
     if arity == 1:
         def ov(x):
             check((x,))
