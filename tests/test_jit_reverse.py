@@ -1012,3 +1012,52 @@ def test_real_imag_angle_conj_of_real_adjoints_are_as_forward_mode():
     _close(duals.grad(parts_of_real)(x), duals.jacfwd(parts_of_real)(x), rtol=1e-15, atol=0.0)
     _close(duals.grad(parts_of_real)(x), central_differences(parts_of_real, [x], 0), rtol=1e-8, atol=1e-8)
     _close(duals.hessian(parts_of_real)(x), duals.jit.compiled_hessian(parts_of_real)(x), rtol=1e-15, atol=0.0)
+
+
+# ---------------------------------------------------------------- zeros that are only numerical
+
+@njit
+def weighted_mixture_term(x):
+    """exp(log(w) - s) + s: a mixture's zero weight w = x[0] through its logarithm."""
+    t = math.log(x[0])
+    return math.exp(t - x[1]) + x[1]
+
+
+@njit
+def speed_computed_and_not_used(v):
+    speed = math.sqrt(v[0] * v[0] + v[1] * v[1])   # recorded, unused: nothing depends on it
+    if speed > 1e300:
+        return speed
+    return v[0] * 3.0 + v[1]
+
+
+@njit
+def components(v):
+    out = np.empty(2)
+    out[0] = v[0] * 2.0
+    out[1] = math.sqrt(v[1])   # sqrt'(0) = inf, in the second output only
+    return out
+
+
+def test_a_zero_that_is_only_numerical_meets_an_infinite_partial_as_in_every_mode():
+    # (a probabilistic-programming trial) compiled grad skipped every zero adjoint, so exp'(-inf) = 0
+    # times log'(0) = inf gave the exact-looking 0.0 for a derivative that is 0.607, where the
+    # NumPy path and compiled forward mode give NaN
+    x = np.array([0.0, 0.5])
+    with np.errstate(all="ignore"):
+        python = duals.grad(lambda x: np.exp(np.log(x[0]) - x[1]) + x[1])(x)
+    for transform in (duals.grad, duals.jacrev, duals.jit.compiled_hessian):
+        got = transform(weighted_mixture_term)(x)
+        assert np.isnan(got.ravel()[0]), transform
+    assert np.isnan(python[0]) and python[1] == 1.0
+    # a node nothing depends on adds nothing even through an infinite partial (a speed at rest)
+    v = np.zeros(2)
+    np.testing.assert_array_equal(duals.grad(speed_computed_and_not_used)(v), [3.0, 1.0])
+    # neither does a row of the Jacobian that does not reach it, nor a zero cotangent
+    v = np.array([1.0, 0.0])
+    J = duals.jacrev(components)(v)
+    np.testing.assert_array_equal(J[0], [2.0, 0.0])
+    assert np.isinf(J[1, 1])
+    pulled = duals.vjp(components, v)[1](np.array([1.0, 0.0]))[0]
+    np.testing.assert_array_equal(pulled, [2.0, 0.0])
+    assert not np.signbit(pulled).any()   # 0.0, not the sweep's untouched -0.0

@@ -37,7 +37,8 @@ from ..random_states import restore, snapshot
 from .calling import _check_dispatcher, _input
 from .python_reach import may_reach_python
 from .errors import message_lines
-from .reverse import _Recording, _release, _thread_tape
+from .reverse import _Recording, _release, _thread_tape, seed
+from .tape import untouched
 
 __all__ = ["loop_value_and_grad"]
 
@@ -97,7 +98,7 @@ def loop_value_and_grad(step, loss, steps, segment=None):
             if len(values) != 1 or np.shape(values[0]) != ():
                 raise TypeError("loop_value_and_grad: loss must return one float")
             value = float(values[0])
-            adj = np.zeros(tape.recorded)
+            adj = untouched(tape.recorded)
             adj[int(nodes[0])] = 1.0
             lam, gp = rec.split(rec.sweep(adj), [x, p], [0, 1])
             gp = np.array(gp, dtype=np.float64)
@@ -106,8 +107,8 @@ def loop_value_and_grad(step, loss, steps, segment=None):
                 restore(drawn)
                 rec = _Recording(_run, [step, state, p, count], [1, 2], "loop_value_and_grad", tape)
                 _, nodes, _, _ = rec.outputs("loop_value_and_grad")
-                adj = np.zeros(tape.recorded)
-                np.add.at(adj, nodes[0].ravel(), np.asarray(lam, dtype=np.float64).ravel())
+                adj = untouched(tape.recorded)
+                seed(adj, nodes[0], np.asarray(lam, dtype=np.float64))
                 lam, g = rec.split(rec.sweep(adj), [step, state, p, count], [1, 2])
                 gp += g
             restore(end)   # where one plain call of the whole loop leaves them

@@ -36,7 +36,7 @@ from .entry_arguments import _inputs, _size, check_aliases, positional
 from .driver import REVERSE_SAVING_S, hot, plain_arguments
 from .reverse_driver import ADJOINT, grad_driver, pull_driver
 from .seeding import driven_entry, layout_key_at
-from .tape import CAPACITY, COUNT, FAILED, Tape, push_scaled
+from .tape import CAPACITY, COUNT, FAILED, Tape, push_scaled, touched_zeros_positive, untouched
 from .._numba_cache import cached_njit
 
 __all__ = ["compiled_vjp", "compiled_grad", "compiled_value_and_grad", "compiled_jacrev"]
@@ -223,7 +223,8 @@ class _Recording:
     def sweep(self, adj):
         """Pull ``adj`` (one adjoint per node; ``(nodes, lanes)`` for lanes) back to the inputs."""
         self.tape.sweep(self.total + 1, adj)
-        return adj[1:self.total + 1].copy()   # (a view would keep every node's adjoint alive)
+        # (a copy: a view would keep every node's adjoint alive)
+        return touched_zeros_positive(adj[1:self.total + 1].copy())
 
     def split(self, flat, args, nums, lead=()):
         """Cut ``flat`` (``lead + (total,)``) into one block per argument, shaped ``lead + in.shape``."""
@@ -321,7 +322,7 @@ def compiled_value_and_grad(f, argnums=0, has_aux=False):
             values, nodes, _, aux = rec.outputs("grad", has_aux)
             node, value = _scalar_node(values, nodes, "grad")
             check_float_output(value, "grad")
-            adj = np.zeros(tape.recorded)
+            adj = untouched(tape.recorded)
             adj[node] = 1.0
             grads = rec.split(rec.sweep(adj), args, nums)
         finally:
@@ -383,13 +384,13 @@ def compiled_vjp(f, *primals, has_aux=False, only=None):
         cots = [cotangent] if treedef is None else tree.flatten(cotangent)[0]
         if len(cots) != len(nodes):
             raise ValueError(f"vjp: the cotangent has {len(cots)} leaves but the output has {len(nodes)}")
-        adj = np.zeros(tape.recorded)
+        adj = untouched(tape.recorded)
         for k, (c, node) in enumerate(zip(cots, nodes)):
             c = np.asarray(c, dtype=np.float64)
             if c.shape != node.shape:
                 raise ValueError(f"vjp: cotangent {k} has shape {c.shape} but the output has shape "
                                  f"{node.shape}; they must match")
-            np.add.at(adj, node.ravel(), c.ravel())
+            seed(adj, node, c)
         grads = iter(rec.split(rec.sweep(adj), args, nums))
         return tuple(next(grads) if i in nums else zero_cotangent(args[i]) for i in range(len(args)))
 
@@ -466,6 +467,15 @@ def record_outputs(f, args, nums, who, tape, has_aux):
     return rec, nodes, treedef, aux, flat
 
 
+def seed(adj, nodes, cotangent):
+    """``adj[nodes] += cotangent`` for the nonzero entries: a zero cotangent leaves its output's
+    adjoint untouched, so it adds nothing even through an infinite partial (the exact 0 of an
+    output the cotangent does not select)."""
+    nodes, cotangent = np.ravel(nodes), np.ravel(cotangent)
+    given = cotangent != 0.0
+    np.add.at(adj, nodes[given], cotangent[given])
+
+
 def pull_rows(rec, flat, chunk_size):
     """The Jacobian's rows for the output nodes ``flat`` of a recording: ``(flat.size, inputs)``,
     ``chunk_size`` cotangent lanes per sweep. Every lane is swept on its own, so the rows are
@@ -474,7 +484,7 @@ def pull_rows(rec, flat, chunk_size):
     lanes = chunk_lanes(chunk_size, flat.size, "jacrev", size=rec.tape.recorded)
     for start in range(0, flat.size, lanes):
         count = min(lanes, flat.size - start)
-        adj = np.zeros((rec.tape.recorded, count))
+        adj = untouched((rec.tape.recorded, count))
         np.add.at(adj, (flat[start:start + count], np.arange(count)), 1.0)
         rows[start:start + count] = rec.sweep(adj).T
     return rows
@@ -527,12 +537,12 @@ def pull_once(f, args, nums, cotangent):
                        and plain_arguments(args) and type(y) is np.ndarray
                        and (is_adjoint_dtype(y.dtype) or y.dtype == np.float64), REVERSE_SAVING_S)
         values, nodes, _, _ = rec.outputs("vjp")
-        adj = np.zeros(tape.recorded)
+        adj = untouched(tape.recorded)
         node, c = nodes[0], np.asarray(cotangent, dtype=np.float64)
         if len(nodes) != 1 or c.shape != node.shape:
             raise ValueError(f"vjp: the cotangent has shape {c.shape} but the output has shape "
                              f"{node.shape if len(nodes) == 1 else len(nodes)}; they must match")
-        np.add.at(adj, node.ravel(), c.ravel())
+        seed(adj, node, c)
         return values[0], rec.split(rec.sweep(adj), args, nums)
     finally:
         _release(tape)

@@ -27,7 +27,7 @@ from numba.extending import intrinsic
 from .._overloads import overload
 from ._types import make
 from .adjoint import AdjointType
-from .tape import BUFFER, COUNT, FAILED, TapeRef, sweep
+from .tape import BUFFER, COUNT, FAILED, UNTOUCHED, TapeRef, sweep
 
 __all__ = ["grad_driver", "pull_driver", "ADJOINT"]
 
@@ -84,12 +84,13 @@ def _generate(kind, fn, arity, nums):
 
 @numba.njit(inline="always")
 def _zeroed(scratch, count):
-    """``count`` zero adjoints: the front of ``scratch`` when it is long enough."""
+    """``count`` untouched adjoints (:data:`~duals.jit.tape.UNTOUCHED`): the front of ``scratch``
+    when it is long enough."""
     if count <= scratch.shape[0]:
         adj = scratch[:count]
-        adj[:] = 0.0
+        adj[:] = UNTOUCHED
         return adj
-    return np.zeros(count)
+    return np.full(count, UNTOUCHED)
 
 
 # ---------------------------------------------------------------- inputs
@@ -158,7 +159,7 @@ def _ov_seed_scalar(y, adj):
     if y == ADJOINT:
         def seed(y, adj):
             adj[y._du.node] += y._du.scale
-            adj[0] = 0.0
+            adj[0] = UNTOUCHED
         return seed
     if isinstance(y, (types.Float, types.Integer)):
         return lambda y, adj: None
@@ -178,7 +179,7 @@ def _ov_seed_vector(y, cotangent, adj):
             for k in range(y.size):
                 if c[k] != 0.0:   # a zero cotangent adds nothing, even through an infinite scale
                     adj[flat[k]._du.node] += flat[k]._du.scale * c[k]
-            adj[0] = 0.0
+            adj[0] = UNTOUCHED
         return seed
     if isinstance(y, types.Array):
         def constant(y, cotangent, adj):
@@ -215,9 +216,9 @@ def _gradient(a, adj, offset):
 @overload(_gradient)
 def _ov_gradient(a, adj, offset):
     if isinstance(a, types.Array):
-        return lambda a, adj, offset: (adj[offset:offset + a.size].copy().reshape(a.shape),
-                                       offset + a.size)
-    return lambda a, adj, offset: (adj[offset], offset + 1)
+        return lambda a, adj, offset: ((adj[offset:offset + a.size] + 0.0).reshape(a.shape),
+                                       offset + a.size)   # (+ 0.0: untouched zeros as 0.0)
+    return lambda a, adj, offset: (adj[offset] + 0.0, offset + 1)
 
 
 def _zeros(a):

@@ -22,6 +22,7 @@ from .entry_arguments import _inputs, _size, positional
 from .python_reach import may_reach_python
 from .reverse import NotScalarOutput, _Recording, _release, _scalar_node, _thread_tape, split_inputs
 from .running import transformation
+from .tape import untouched
 
 __all__ = ["compiled_hvp", "compiled_hessian_rev", "compiled_hessian_auto", "REVERSE_HESSIAN_LANES"]
 
@@ -39,7 +40,7 @@ def _dual_sweep(f, args, nums, who, seeds, has_aux=False):
         rec = _Recording(f, args, nums, who, tape, base=base, seeds=seeds)
         values, nodes, _, aux = rec.outputs(who, has_aux)
         node, value = _scalar_node(values, nodes, who)
-        adj = np.zeros(tape.recorded, base)
+        adj = untouched(tape.recorded, base)
         adj["primal"][node] = 1.0
         swept = rec.sweep(adj)
         return rec, value, swept["primal"].copy(), swept["tangent"].copy(), aux

@@ -438,26 +438,54 @@ def _free_buffer(header, free=_LIBC.free):
 
 # ---------------------------------------------------------------- the reverse sweep
 
+# An adjoint no contribution reached yet: -0.0, which no contribution leaves (each is ``c + 0.0``,
+# and -0.0 + 0.0 is +0.0), so a zero that came from the output (a zero partial) is told from one
+# that did not (a node nothing depends on, a row of a Jacobian that does not reach it).
+UNTOUCHED = -0.0
+
+
+def untouched(shape, dtype=np.float64):
+    """untouched(shape, dtype=np.float64) -> adjoints that no contribution has reached (every float
+    :data:`UNTOUCHED`), for a sweep; :func:`touched_zeros_positive` turns them back into 0.0.
+
+    >>> bool(np.signbit(untouched(2)).all())
+    True
+    """
+    adj = np.empty(shape, dtype)
+    adj.view(np.float64)[...] = UNTOUCHED
+    return adj
+
+
+def touched_zeros_positive(adj):
+    """``adj`` with the untouched zeros as +0.0 (a gradient that nothing reached is 0.0)."""
+    flat = adj.view(np.float64)
+    flat += 0.0
+    return adj
+
+
 @cached_njit()
 def sweep(parents, partials, first, adj):
     """sweep(parents, partials, first, adj): ``adj[parent] += partial * adj[node]`` for every
     node from the last down to ``first``, over floats; ``parents`` and ``partials`` are the
     node buffer seen as uint32 rows (parents in columns 0-1) and float64 rows (partials in
-    columns 1-2). Zero adjoints are skipped. Most nodes feed the node recorded just before them:
+    columns 1-2). Untouched adjoints (:data:`UNTOUCHED`) are skipped: a node no output depends on
+    adds nothing even through an infinite partial (``sqrt'(0)`` of a speed computed but not
+    used), while a zero that is only numerical (``exp'`` at ``-inf``) meets it as ``0 · inf``,
+    NaN, as in every other mode. Most nodes feed the node recorded just before them:
     that contribution stays in a register (``carry``) instead of a store the next step reloads.
     Every index is unsigned and the rows are read flat (a node over floats is 6 uint32 or 3
     float64 words), so no access pays a test for negative indices or a multiplication by a
     stride (about 10 % of the sweep)."""
     flat_parents, flat_partials = parents.reshape(-1), partials.reshape(-1)
     count = parents.shape[0]
-    carry = 0.0
+    carry = UNTOUCHED
     for j in range(count - first):
         k = numba.uint64(count - 1 - j)
         a = adj[k] + carry
-        carry = 0.0
-        if a != 0.0:
+        carry = UNTOUCHED
+        if a != 0.0 or not np.signbit(a):
             p1, p2 = flat_parents[6 * k], flat_parents[6 * k + 1]
-            c1, c2 = flat_partials[3 * k + 1] * a, flat_partials[3 * k + 2] * a
+            c1, c2 = flat_partials[3 * k + 1] * a + 0.0, flat_partials[3 * k + 2] * a + 0.0
             if p1 == k - 1:
                 carry += c1
             else:
@@ -473,9 +501,9 @@ def sweep(parents, partials, first, adj):
 @cached_njit()
 def sweep_lanes(parents, partials, first, adj):
     """sweep_lanes(parents, partials, first, adj): :func:`sweep` for ``adj`` of shape
-    ``(nodes, lanes)``, one cotangent per lane (rows of a Jacobian). A lane's zero adjoint adds
-    nothing, as in :func:`sweep`: an infinite partial (``sqrt'(0)``) then leaves the exact 0 of
-    the rows that do not depend on it, not ``0 · inf = NaN`` (a select, so the lanes still
+    ``(nodes, lanes)``, one cotangent per lane (rows of a Jacobian). A lane's untouched adjoint
+    adds nothing, as in :func:`sweep`: an infinite partial (``sqrt'(0)``) then leaves the exact 0
+    of the rows that do not depend on it, not ``0 · inf = NaN`` (a select, so the lanes still
     vectorise)."""
     lanes = adj.shape[1]
     for k in range(parents.shape[0] - 1, first - 1, -1):
@@ -483,9 +511,9 @@ def sweep_lanes(parents, partials, first, adj):
         s1, s2 = partials[k, 1], partials[k, 2]
         for j in range(lanes):
             a = adj[k, j]
-            keep = a != 0.0
-            adj[a1, j] += s1 * a if keep else 0.0
-            adj[a2, j] += s2 * a if keep else 0.0
+            keep = a != 0.0 or not np.signbit(a)
+            adj[a1, j] += s1 * a + 0.0 if keep else UNTOUCHED
+            adj[a2, j] += s2 * a + 0.0 if keep else UNTOUCHED
 
 
 @cached_njit()
@@ -502,22 +530,27 @@ def sweep_duals(parents, partials, width, first, adj):
         return
     for k in range(parents.shape[0] - 1, first - 1, -1):
         a0 = adj[k, 0]
-        if a0 == 0.0 and _zero_lanes(adj, k, width):
+        if _untouched(a0) and _untouched_lanes(adj, k, width):
             continue
         p1, p2 = parents[k, 0], parents[k, 1]
         d1, d2 = partials[k, 1], partials[k, 1 + width]
-        adj[p1, 0] += a0 * d1
-        adj[p2, 0] += a0 * d2
+        adj[p1, 0] += a0 * d1 + 0.0
+        adj[p2, 0] += a0 * d2 + 0.0
         for j in range(1, width):
             aj = adj[k, j]
-            adj[p1, j] += a0 * partials[k, 1 + j] + aj * d1
-            adj[p2, j] += a0 * partials[k, 1 + width + j] + aj * d2
+            adj[p1, j] += a0 * partials[k, 1 + j] + aj * d1 + 0.0
+            adj[p2, j] += a0 * partials[k, 1 + width + j] + aj * d2 + 0.0
 
 
 @numba.njit(inline="always")
-def _zero_lanes(adj, k, width):
+def _untouched(a):
+    return a == 0.0 and np.signbit(a)
+
+
+@numba.njit(inline="always")
+def _untouched_lanes(adj, k, width):
     for j in range(1, width):
-        if adj[k, j] != 0.0:
+        if not _untouched(adj[k, j]):
             return False
     return True
 
@@ -531,12 +564,12 @@ def _sweep_one_lane(parents, partials, first, adj):
     for j in range(count - first):
         k = numba.uint64(count - 1 - j)
         a0, a1 = flat_adj[2 * k], flat_adj[2 * k + 1]
-        if a0 == 0.0 and a1 == 0.0:
+        if _untouched(a0) and _untouched(a1):
             continue
         p1, p2 = flat_parents[10 * k], flat_parents[10 * k + 1]
         d1, e1 = flat_partials[5 * k + 1], flat_partials[5 * k + 2]
         d2, e2 = flat_partials[5 * k + 3], flat_partials[5 * k + 4]
-        flat_adj[2 * p1] += a0 * d1
-        flat_adj[2 * p1 + 1] += a0 * e1 + a1 * d1
-        flat_adj[2 * p2] += a0 * d2
-        flat_adj[2 * p2 + 1] += a0 * e2 + a1 * d2
+        flat_adj[2 * p1] += a0 * d1 + 0.0
+        flat_adj[2 * p1 + 1] += a0 * e1 + a1 * d1 + 0.0
+        flat_adj[2 * p2] += a0 * d2 + 0.0
+        flat_adj[2 * p2 + 1] += a0 * e2 + a1 * d2 + 0.0
