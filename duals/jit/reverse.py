@@ -36,7 +36,7 @@ from .entry_arguments import _inputs, _size, check_aliases, positional
 from .driver import REVERSE_SAVING_S, hot, plain_arguments
 from .reverse_driver import ADJOINT, grad_driver, pull_driver
 from .seeding import driven_entry, layout_key_at
-from .tape import CAPACITY, COUNT, FAILED, Tape, push_scaled, touched_zeros_positive, untouched
+from .tape import CAPACITY, COUNT, FAILED, Tape, positive_zeros, push_scaled, untouched
 from .._numba_cache import cached_njit
 
 __all__ = ["compiled_vjp", "compiled_grad", "compiled_value_and_grad", "compiled_jacrev"]
@@ -224,7 +224,7 @@ class _Recording:
         """Pull ``adj`` (one adjoint per node; ``(nodes, lanes)`` for lanes) back to the inputs."""
         self.tape.sweep(self.total + 1, adj)
         # (a copy: a view would keep every node's adjoint alive)
-        return touched_zeros_positive(adj[1:self.total + 1].copy())
+        return positive_zeros(adj[1:self.total + 1].copy())
 
     def split(self, flat, args, nums, lead=()):
         """Cut ``flat`` (``lead + (total,)``) into one block per argument, shaped ``lead + in.shape``."""

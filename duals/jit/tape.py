@@ -446,7 +446,7 @@ UNTOUCHED = -0.0
 
 def untouched(shape, dtype=np.float64):
     """untouched(shape, dtype=np.float64) -> adjoints that no contribution has reached (every float
-    :data:`UNTOUCHED`), for a sweep; :func:`touched_zeros_positive` turns them back into 0.0.
+    :data:`UNTOUCHED`), for a sweep; :func:`positive_zeros` turns them back into 0.0.
 
     >>> bool(np.signbit(untouched(2)).all())
     True
@@ -456,8 +456,9 @@ def untouched(shape, dtype=np.float64):
     return adj
 
 
-def touched_zeros_positive(adj):
-    """``adj`` with the untouched zeros as +0.0 (a gradient that nothing reached is 0.0)."""
+def positive_zeros(adj):
+    """positive_zeros(adj) -> ``adj``, changed in place: its zeros all +0.0 (a gradient no
+    contribution reached is 0.0, not the sweep's -0.0)."""
     flat = adj.view(np.float64)
     flat += 0.0
     return adj
