@@ -122,16 +122,13 @@ def _ov_round(x, ndigits=None):
         return lambda x, ndigits=None: round(_real(x), ndigits)
 
 
-@overload(builtins.divmod)
 def _ov_divmod(x, y):
     if _is_dual(x, y):   # (x // y, x % y), as Python's floats have it: a GPS week and time of week
         return lambda x, y: (x // y, x % y)
 
 
-@overload(np.divmod)
-def _ov_np_divmod(x, y):
-    if _is_dual(x, y):
-        return lambda x, y: (x // y, x % y)
+overload(builtins.divmod)(_ov_divmod)
+overload(np.divmod)(_ov_divmod)
 
 
 @overload(builtins.bool)
