@@ -84,6 +84,12 @@ def _no_complex(self):
     _no_float(self, complex_number=True)
 
 
+def _caller_of_conversion():
+    """The frame that asked a traced value for a number (``float(x)``, ``complex(x)``, ``math.sin(x)``)."""
+    frame = sys._getframe(2)
+    return frame.f_back if frame.f_code is _no_complex.__code__ else frame
+
+
 def _no_float(self, complex_number=False):
     if getattr(self._trace, "imperative", False):
         raise _refused(
@@ -107,7 +113,7 @@ def _no_float(self, complex_number=False):
         raise _refused(STORED_INTO_PLAIN_COMPLEX if complex_number else STORED_INTO_PLAIN)
     raise _refused(
         "converting a traced value to a Python number would drop its derivative. Keep it "
-        f"as an array ({_instead_of_math(sys._getframe(1))}), or take duals.stop_gradient(x) "
+        f"as an array ({_instead_of_math(_caller_of_conversion())}), or take duals.stop_gradient(x) "
         "explicitly; inside @numba.njit code use duals.jacfwd on the compiled function")
 
 
@@ -163,13 +169,14 @@ def refusal_swallowed(exc, before):
     :func:`last_scipy_refusal` when the call began) that SciPy caught and replaced by ``exc``,
     a ValueError or TypeError raised in SciPy's code (``scipy.signal.lfilter``'s C loop says
     "could not convert b, a, and x to a common type"); None otherwise."""
+    from .float_warnings import _SCIPY_SPARSE, _raised_in, _raising_frame
     error = last_scipy_refusal()
     if error is None or error is before or error is exc or not isinstance(exc, (ValueError, TypeError)):
         return None
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    module = tb.tb_frame.f_globals.get("__name__", "") if tb is not None else ""
+    if _raised_in(exc, _SCIPY_SPARSE):   # (its own hint: call_at_user_line's)
+        return None
+    frame = _raising_frame(exc)
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
     return error if module.split(".")[0] == "scipy" else None
 
 
