@@ -1061,3 +1061,29 @@ def test_a_zero_that_is_only_numerical_meets_an_infinite_partial_as_in_every_mod
     pulled = duals.vjp(components, v)[1](np.array([1.0, 0.0]))[0]
     np.testing.assert_array_equal(pulled, [2.0, 0.0])
     assert not np.signbit(pulled).any()   # 0.0, not the sweep's untouched -0.0
+
+
+@njit
+def monthly_survival(x):
+    q = min(x, 1.0)          # a mortality rate capped at 1: the cap binds at x = 2
+    p = 1.0 - q              # exactly 0, and constant near x = 2
+    return x + p ** 0.5      # sqrt'(0) = inf, reached only through the branch not taken
+
+
+@njit
+def monthly_survival_of_arrays(x):
+    p = 1.0 - np.minimum(x, 1.0)
+    return np.sum(x + np.sqrt(p))
+
+
+def test_a_branch_min_does_not_take_passes_no_infinite_adjoint_on():
+    # (actuarial trial) the losing side of min was recorded with partial 0, and 0 · inf = NaN
+    # came back to x; the NumPy path's min gives the branch not taken nothing at all
+    assert duals.grad(monthly_survival)(2.0) == 1.0
+    assert duals.jacrev(monthly_survival)(2.0) == 1.0
+    assert duals.hessian(monthly_survival)(2.0) == 0.0
+    x = np.array([2.0, 0.75])
+    expected = np.array([1.0, 1.0 - 0.5 / np.sqrt(0.25)])
+    np.testing.assert_array_equal(duals.grad(monthly_survival_of_arrays)(x), expected)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(duals.grad(monthly_survival_of_arrays.py_func)(x), expected)

@@ -102,6 +102,52 @@ def {name}__f(x_, y_):
 '''
 
 
+def _selecting_source(name, value, dx, dy):
+    """The rules of an entry whose partials pick an argument (``maximum``: 1, ½ or 0): a 0 is a
+    branch not taken, so its argument gets no contribution at all, as the NumPy path's ``picked``
+    gives: an infinite adjoint or tangent coming to it (``sqrt(1 - min(x, 1))`` with the cap
+    binding) adds nothing instead of ``0 · inf = NaN``."""
+    return f'''
+def {name}__dd(x_, y_):
+    x = x_._re
+    y = y_._re
+    out = {value}
+    dx_ = {dx}
+    dy_ = {dy}
+    if dx_ == 0.0:
+        return _make(out, lscale(y_._du, dy_))
+    if dy_ == 0.0:
+        return _make(out, lscale(x_._du, dx_))
+    return _make(out, laxpy(x_._du, dx_, y_._du, dy_))
+
+
+def {name}__dc(x_, y_):
+    x = x_._re
+    y = y_
+    out = {value}
+    dx_ = {dx}
+    if dx_ == 0.0:
+        return _make(out, lzero(x_._du))
+    return _make(out, lscale(x_._du, dx_))
+
+
+def {name}__cd(x_, y_):
+    x = x_
+    y = y_._re
+    out = {value}
+    dy_ = {dy}
+    if dy_ == 0.0:
+        return _make(out, lzero(y_._du))
+    return _make(out, lscale(y_._du, dy_))
+
+
+def {name}__f(x_, y_):
+    x = x_
+    y = y_
+    return {value}
+'''
+
+
 COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 PREDICATES = ("isnan", "isinf", "isfinite")
 
@@ -128,7 +174,8 @@ def generate_source():
     for name, (value, deriv) in derivatives.UNARY.items():
         parts.append(_unary_source(name, value, deriv))
     for name, (value, dx, dy) in derivatives.BINARY.items():
-        parts.append(_binary_source(name, value, dx, dy))
+        make_source = _selecting_source if name in derivatives.SELECTING else _binary_source
+        parts.append(make_source(name, value, dx, dy))
     parts.append(_extra_source())
     return "\n".join(parts)
 
