@@ -38,6 +38,7 @@ import numpy as np
 from numba.core import errors, types
 
 from .._overloads import overload, register_jitable
+from ..ops import REPEATED_GAP_POWER
 from ._types import DualType
 from .adjoint_arrays import _level
 from .decompositions import (_DEPENDENT_COLUMNS, _EXTRA_COLUMNS, _RANK_DEFICIENT, _RANK_DEFICIENT_PINV,
@@ -55,7 +56,7 @@ _LSTSQ_RANK = ("duals.jit: np.linalg.lstsq has no derivative at a matrix of defi
                "solution jumps there)")
 _EIGVALSH_SECOND_ORDER = ("duals.jit: np.linalg.eigvalsh under forward over reverse (duals.hessian, hvp): "
                           "a second derivative of the eigenvalues at a repeated eigenvalue (closer "
-                          "than 1e-8 relative) needs the eigenvectors' derivative, which does not "
+                          "than 4e-11 relative) needs the eigenvectors' derivative, which does not "
                           "exist there, so it raises even for a function symmetric in them (whose "
                           "Hessian exists); differentiate to first order (duals.grad), write the "
                           "function through invariants of the matrix (np.trace(a) for the sum of "
@@ -163,7 +164,7 @@ def _distinct(w, eps):
     for i in range(n):
         scale = max(scale, abs(w[i]))
     for i in range(n - 1):
-        if abs(w[i + 1] - w[i]) <= eps ** 0.5 * scale:   # duals.ops.repeated_gap
+        if abs(w[i + 1] - w[i]) <= eps ** REPEATED_GAP_POWER * scale:   # duals.ops.repeated_gap
             return False
     return True
 
@@ -177,7 +178,7 @@ def _singular_gaps(s, m, n, eps):
     tol = max(m, n) * eps * (_real(s[0]) if k else 0.0)
     if k and _real(s[k - 1]) <= tol:
         raise np.linalg.LinAlgError(_RANK_DEFICIENT)
-    gap = eps ** 0.5 * (_real(s[0]) if k else 0.0)   # duals.ops.repeated_gap
+    gap = eps ** REPEATED_GAP_POWER * (_real(s[0]) if k else 0.0)   # duals.ops.repeated_gap
     F = np.zeros((k, k), s.dtype)
     for i in range(k):
         if i + 1 < k and _real(s[i]) - _real(s[i + 1]) <= gap:
@@ -307,7 +308,7 @@ def _distinct_nonzero(ar, m, n, eps):
     s = np.linalg.svd(ar, False)[1]
     k = s.shape[0]
     tol = max(m, n) * eps * (s[0] if k else 0.0)
-    gap = eps ** 0.5 * (s[0] if k else 0.0)   # duals.ops.repeated_gap
+    gap = eps ** REPEATED_GAP_POWER * (s[0] if k else 0.0)   # duals.ops.repeated_gap
     for i in range(k):
         if s[i] <= tol or (i + 1 < k and s[i] - s[i + 1] <= gap):
             return False

@@ -30,6 +30,7 @@ what to do. ``np.linalg.eig`` (complex in general) stays refused.
 import numpy as np
 
 from .._overloads import overload, register_jitable
+from ..ops import REPEATED_GAP_POWER
 from .extras import _real
 from .linalg import _ours, _refuse, _square
 from .parts import (add_into, join, lanes_left, lanes_right, minus, negated, plus, split,
@@ -154,7 +155,7 @@ def _inverse_gaps(w, eps, tied_nan=False):
     scale = 1e-300
     for i in range(n):
         scale = max(scale, abs(_real(w[i])))
-    tol = eps ** 0.5 * scale   # duals.ops.repeated_gap: a tie that rounding split counts as one
+    tol = eps ** REPEATED_GAP_POWER * scale   # duals.ops.repeated_gap: a split tie is a tie
     F = np.zeros((n, n), w.dtype)
     for i in range(n):
         for j in range(n):
@@ -206,7 +207,7 @@ def _singular_gaps(s, m, n, eps):
     tol = max(m, n) * eps * (s[0] if k else 0.0)
     if k and s[k - 1] <= tol:
         raise np.linalg.LinAlgError(_RANK_DEFICIENT)
-    gap = eps ** 0.5 * (s[0] if k else 0.0)   # duals.ops.repeated_gap
+    gap = eps ** REPEATED_GAP_POWER * (s[0] if k else 0.0)   # duals.ops.repeated_gap
     F = np.zeros((k, k), s.dtype)
     for i in range(k):
         if i + 1 < k and s[i] - s[i + 1] <= gap:

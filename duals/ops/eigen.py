@@ -171,7 +171,8 @@ def _repeated(values):
 
 def nearly_defective(values, cosines):
     """A mask of the eigenvalues of a general matrix that rounding split from a defective
-    (repeated) one: ``sᵢ · gapᵢ / max|λ| < sqrt(eps)``, with ``sᵢ = |ũᵢᴴ wᵢ| / (‖ũᵢ‖ ‖wᵢ‖)``
+    (repeated) one: ``sᵢ · gapᵢ / max|λ| < eps^(2/3)`` (:func:`~duals.ops.repeated_gap`), with
+    ``sᵢ = |ũᵢᴴ wᵢ| / (‖ũᵢ‖ ‖wᵢ‖)``
     (``cosines``) the reciprocal condition number of ``λᵢ``. A derivative there would be accurate
     to about ``eps / (sᵢ · gapᵢ)``, and a defective double root comes out split by ``~sqrt(eps)``
     with ``sᵢ ~ sqrt(eps)``, a triple by ``~eps^(1/3)`` with ``sᵢ ~ eps^(2/3)``: both would give a

@@ -17,7 +17,7 @@ its derivative is the one with ``Im(vᵢᴴ dvᵢ) = 0``, so only functions that
 phases (``|V|²``, ``V f(Λ) Vᴴ``) have derivatives that agree with differences of NumPy's results.
 
 Policy at repeated eigenvalues: eigenvectors have no derivative there (any rotation inside the
-eigenspace is as good), so the vectors of eigenvalues closer than ``sqrt(eps) · max|λ|`` have none
+eigenspace is as good), so the vectors of eigenvalues closer than ``eps^(2/3) · max|λ|`` have none
 (:func:`~duals.ops.repeated_gap`: a tie that rounding split counts as one):
 reverse mode raises ``np.linalg.LinAlgError`` naming the gap when their cotangent is not zero by
 structure (a vector the function uses, even through a zero eigenvalue), and forward mode, which
@@ -111,7 +111,7 @@ _AT_REPEATED = {
                 "their product), declare it as a primitive with its own second-order rule "
                 "(duals.extend.primitive), or take the Hessian off the tie (it is continuous there "
                 "for a symmetric function: a relative perturbation d of the matrix, well above "
-                "1e-8, gives it to about d)",
+                "1e-10, gives it to about d)",
     "eig": "the eigenvectors have no derivative at a repeated eigenvalue{gap}; differentiate a "
            "function of the eigenvalues that is symmetric in the repeated ones (np.trace(a) for "
            "their sum), or move the matrix off the repeated eigenvalue",
@@ -126,7 +126,7 @@ _AT_REPEATED = {
 
 def tied_gaps(w_row, also=None):
     """(F, tied): ``F_ij = 1 / (λ_j − λ_i)`` between eigenvalues apart, 0 on the diagonal and
-    between tied ones (closer than ``sqrt(eps) · max|λ|``, :func:`~duals.ops.repeated_gap`, or
+    between tied ones (closer than ``eps^(2/3) · max|λ|``, :func:`~duals.ops.repeated_gap`, or
     both marked in the row mask ``also``: a general matrix's nearly defective ones), and the mask
     of the tied pairs."""
     n = shape(w_row)[-1]
@@ -232,8 +232,8 @@ def _eigh_vjp(g, out, a, *, lower, strict=False, unreached=None):
         values, vectors = packed_marks(unreached)
         if strict:   # eigvalsh's rules, differentiated
             raise repeated_error("eigvalsh", real(w), tied)
-        if not unused(columns, vectors):
-            raise repeated_error("eigh", real(w), tied)   # (a repeated eigenvalue's vector is used)
+        if not unused(columns, vectors):   # a repeated eigenvalue's vector is used: name its gap
+            raise repeated_error("eigh", real(w), tied & _used_columns(vectors, tied.shape))
         if unused(True, vectors) and unused(columns[..., 0, :], values):
             # no vector used, nor a repeated eigenvalue: S̄ = Σ w̄ₖ vₖ vₖᵀ over the simple ones; the
             # repeated ones' vectors (NaN tangents at second order) are left out of it, so that a
@@ -243,6 +243,15 @@ def _eigh_vjp(g, out, a, *, lower, strict=False, unreached=None):
             raise repeated_error("eigh", real(w), tied, why="eigvalsh")
     inner = real(w_bar) * np.eye(n) + F * matmul(swapaxes(V, -1, -2), V_bar)
     return _fold(matmul(conj(V), matmul(inner, swapaxes(V, -1, -2))), lower)
+
+
+def _used_columns(vector_marks, shape):
+    """The pairs ``(i, j)`` of which column ``j`` is an eigenvector the function uses (not zero by
+    structure in ``vector_marks``), as a mask of ``shape``; every pair without marks."""
+    if vector_marks is None or np.ndim(vector_marks) < 2:
+        return np.ones(shape, dtype=bool)
+    used = ~np.all(vector_marks, axis=-2)
+    return np.broadcast_to(used[..., None, :] | used[..., :, None], shape)
 
 
 def packed_marks(unreached):
