@@ -94,7 +94,11 @@ def {name}__cd(x_, y_):
     out = {value}
     return _make(out, {_lanes_expr([("y_._du", dy)], "y_._du")})
 
+''' + _plain_binary_source(name, value)
 
+
+def _plain_binary_source(name, value):
+    return f'''
 def {name}__f(x_, y_):
     x = x_
     y = y_
@@ -140,12 +144,7 @@ def {name}__cd(x_, y_):
         return _make(out, lzero(y_._du))
     return _make(out, lscale(y_._du, dy_))
 
-
-def {name}__f(x_, y_):
-    x = x_
-    y = y_
-    return {value}
-'''
+''' + _plain_binary_source(name, value)
 
 
 COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
