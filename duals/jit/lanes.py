@@ -213,6 +213,30 @@ def laxpy(t1, s1, t2, s2):
     return tuple(a * s1 + b * s2 for a, b in zip(t1, t2))
 
 
+def lpick(t1, s1, t2, s2):
+    """lpick(t1, s1, t2, s2) -> t1 * s1 + t2 * s2 for the partials of a selecting entry (1, ½ or
+    0): a 0 is a branch not taken, whose lanes (or tape node) are left out, so an infinite tangent
+    or adjoint there adds nothing instead of ``0 · inf``. Lanes of index sets (sparsity
+    detection, ``union_lanes``) keep both: the pattern holds for every value."""
+    if s1 == 0.0:
+        return lscale(t2, s2)
+    return lscale(t1, s1) if s2 == 0.0 else laxpy(t1, s1, t2, s2)
+
+
+@overload(lpick)
+def _ov_lpick(t1, s1, t2, s2):
+    if getattr(t1, "union_lanes", False):
+        return lambda t1, s1, t2, s2: laxpy(t1, s1, t2, s2)
+
+    def picked(t1, s1, t2, s2):
+        if s1 == 0.0:
+            return lscale(t2, s2)
+        if s2 == 0.0:
+            return lscale(t1, s1)
+        return laxpy(t1, s1, t2, s2)
+    return picked
+
+
 def ladd(t1, t2):
     """ladd(t1, t2) -> t1 + t2 lane by lane."""
     return tuple(a + b for a, b in zip(t1, t2))

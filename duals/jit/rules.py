@@ -36,7 +36,7 @@ from duals._vocabulary_njit import *  # noqa: F401,F403  the formula vocabulary
 from duals.derivatives import CONSTANTS as _CONSTANTS
 from duals.jit._types import make as _make
 from duals.jit.extras import floor_divide, mod, maximum, minimum  # dual-aware spellings of these words
-from duals.jit.lanes import lscale, laxpy, ladd, lsub, lneg, lzero
+from duals.jit.lanes import lscale, laxpy, lpick, ladd, lsub, lneg, lzero
 
 globals().update(_CONSTANTS)
 '''
@@ -108,42 +108,29 @@ def {name}__f(x_, y_):
 
 def _selecting_source(name, value, dx, dy):
     """The rules of an entry whose partials pick an argument (``maximum``: 1, ½ or 0): a 0 is a
-    branch not taken, so its argument gets no contribution at all, as the NumPy path's ``picked``
-    gives: an infinite adjoint or tangent coming to it (``sqrt(1 - min(x, 1))`` with the cap
-    binding) adds nothing instead of ``0 · inf = NaN``."""
+    branch not taken, so its argument gets no contribution at all (:func:`~duals.jit.lanes.lpick`),
+    as the NumPy path's ``picked`` gives: an infinite adjoint or tangent coming to it
+    (``sqrt(1 - min(x, 1))`` with the cap binding) adds nothing instead of ``0 · inf = NaN``."""
     return f'''
 def {name}__dd(x_, y_):
     x = x_._re
     y = y_._re
     out = {value}
-    dx_ = {dx}
-    dy_ = {dy}
-    if dx_ == 0.0:
-        return _make(out, lscale(y_._du, dy_))
-    if dy_ == 0.0:
-        return _make(out, lscale(x_._du, dx_))
-    return _make(out, laxpy(x_._du, dx_, y_._du, dy_))
+    return _make(out, lpick(x_._du, {dx}, y_._du, {dy}))
 
 
 def {name}__dc(x_, y_):
     x = x_._re
     y = y_
     out = {value}
-    dx_ = {dx}
-    if dx_ == 0.0:
-        return _make(out, lzero(x_._du))
-    return _make(out, lscale(x_._du, dx_))
+    return _make(out, lpick(x_._du, {dx}, lzero(x_._du), 0.0))
 
 
 def {name}__cd(x_, y_):
     x = x_
     y = y_._re
     out = {value}
-    dy_ = {dy}
-    if dy_ == 0.0:
-        return _make(out, lzero(y_._du))
-    return _make(out, lscale(y_._du, dy_))
-
+    return _make(out, lpick(y_._du, {dy}, lzero(y_._du), 0.0))
 ''' + _plain_binary_source(name, value)
 
 

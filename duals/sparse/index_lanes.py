@@ -60,6 +60,8 @@ FIELDS = ("primal", "sets")
 class IndexBits(types.Type):
     """IndexBits(words): a set of input positions held as ``words`` 64-bit words."""
 
+    union_lanes = True   # a selecting rule keeps both operands' sets (duals.jit.lanes.lpick)
+
     def __init__(self, words):
         self.words = int(words)
         super().__init__(name=f"IndexBits[{self.words} words]")

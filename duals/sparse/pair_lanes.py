@@ -52,6 +52,8 @@ FIELDS = ("primal", "sets", "table")
 class PairSets(types.Type):
     """PairSets(words): the outer tangent: a set of inputs (``words`` 64-bit words) and the table's address."""
 
+    union_lanes = True   # a selecting rule keeps both operands' sets (duals.jit.lanes.lpick)
+
     def __init__(self, words):
         self.words = int(words)
         super().__init__(name=f"PairSets[{self.words} words]")

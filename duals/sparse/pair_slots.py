@@ -38,6 +38,8 @@ FIRST_LIST = 1 << 21    # pairs the first run has room for (16 MB) at most
 class PairSlots(types.Type):
     """PairSlots(slots): the outer tangent: a set of at most ``slots`` inputs and the pair list's header."""
 
+    union_lanes = True   # a selecting rule keeps both operands' sets (duals.jit.lanes.lpick)
+
     def __init__(self, slots):
         self.slots = int(slots)
         super().__init__(name=f"PairSlots[{self.slots}]")

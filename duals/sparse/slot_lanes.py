@@ -40,6 +40,8 @@ FIELDS = ("primal", "inputs")
 class IndexSlots(types.Type):
     """IndexSlots(slots): a set of at most ``slots`` inputs, as input numbers plus one (0: empty)."""
 
+    union_lanes = True   # a selecting rule keeps both operands' sets (duals.jit.lanes.lpick)
+
     def __init__(self, slots):
         self.slots = int(slots)
         super().__init__(name=f"IndexSlots[{self.slots}]")
