@@ -84,12 +84,6 @@ def _no_complex(self):
     _no_float(self, complex_number=True)
 
 
-def _caller_of_conversion():
-    """The frame that asked a traced value for a number (``float(x)``, ``complex(x)``, ``math.sin(x)``)."""
-    frame = sys._getframe(2)
-    return frame.f_back if frame.f_code is _no_complex.__code__ else frame
-
-
 def _no_float(self, complex_number=False):
     if getattr(self._trace, "imperative", False):
         raise _refused(
@@ -111,9 +105,10 @@ def _no_float(self, complex_number=False):
     if library is None and _stores_an_item(_source_line(frame)):   # (a complex buffer asks for a number)
         # (compiled code takes complex arithmetic but not complex linear algebra: no @njit advice)
         raise _refused(STORED_INTO_PLAIN_COMPLEX if complex_number else STORED_INTO_PLAIN)
+    from .float_warnings import _user_frame   # (float(x), complex(x) through _no_complex, math.sin(x))
     raise _refused(
         "converting a traced value to a Python number would drop its derivative. Keep it "
-        f"as an array ({_instead_of_math(_caller_of_conversion())}), or take duals.stop_gradient(x) "
+        f"as an array ({_instead_of_math(_user_frame(sys._getframe(1)))}), or take duals.stop_gradient(x) "
         "explicitly; inside @numba.njit code use duals.jacfwd on the compiled function")
 
 

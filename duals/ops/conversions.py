@@ -13,8 +13,6 @@ def positive(x):
     return x
 
 
-
-
 def _on_value(np_func, doc):
     """NumPy's ``np_func`` applied to the plain value under any traced layers (a constant result)."""
     def func(x, *args, **kwargs):

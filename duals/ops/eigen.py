@@ -192,7 +192,6 @@ def refuse_repeated_roots(companion):
     w, V = np.linalg.eig(companion)
     defective = nearly_defective(w, _cosines_of(V)) | _repeated(w)
     if defective.any():
-        from .spectral import repeated_error
         pairs = ~np.eye(w.shape[-1], dtype=bool) & (defective[:, None] | defective[None, :])
         raise repeated_error("roots", w[None, :], pairs)
 
