@@ -33,6 +33,7 @@ share memory and pickle nothing.
 """
 import os
 import pickle
+import signal
 import sys
 import threading
 import uuid
@@ -349,28 +350,7 @@ def _numba_threads_fork_safe():
 def _execute(spec, items, who, labels):
     """The results of ``run_block`` over ``items``, in order, on ``spec``'s workers."""
     if isinstance(spec, int):
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        context = multiprocessing.get_context(start_method())
-        pool = ProcessPoolExecutor(max_workers=min(spec, len(items)), mp_context=context)
-        workers = pool._processes   # (the pool's own record of its workers, filled as it starts them)
-        try:
-            results = _from_executor(pool, items, who, labels)
-        except (KeyboardInterrupt, SystemExit):
-            # A pool the call started: its workers must not outlive Ctrl-C. Nothing is called
-            # between the except and the try: a call's start is where Python raises a pending
-            # interrupt (each worker of the test that covers this sends one).
-            reaper = pool._executor_manager_thread
-            try:
-                _terminate(pool, workers, reaper)
-            except KeyboardInterrupt:
-                _terminate(pool, workers, reaper)
-            raise
-        except BaseException:
-            pool.shutdown()
-            raise
-        pool.shutdown()
-        return results
+        return _on_own_pool(spec, items, who, labels)
     if _is_dask_client(spec):
         return _from_dask(spec, items, labels)
     if _is_executor(spec):
@@ -378,34 +358,106 @@ def _execute(spec, items, who, labels):
     return list(spec(run_block, items))
 
 
-def _terminate(pool, workers, reaper):
-    """End the workers of a pool the call started, now (waiting for their tasks would hang the
-    interpreter's exit); ``reaper``, the pool's own thread, also reaps them and is waited for, or
-    an ended worker would still look alive for a moment.
+def _on_own_pool(size, items, who, labels):
+    """The results of ``run_block`` over ``items`` on a process pool that the call starts and ends:
+    however the call ends, no worker outlives it (on Ctrl-C the workers are ended at once; after a
+    block's error, once the blocks already running are done)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    context = multiprocessing.get_context(start_method())
+    with _HeldInterrupts() as interrupts:
+        pool = ProcessPoolExecutor(max_workers=min(size, len(items)), mp_context=context)
+        workers = pool._processes   # (the pool's own record of its workers, filled as it starts them)
+        try:
+            results = _from_executor(pool, items, who, labels, interrupts)
+            _shut_down(pool, interrupts)
+        except BaseException as exc:
+            if not (interrupts.acted or isinstance(exc, (KeyboardInterrupt, SystemExit))):
+                try:        # a block's error: the running blocks end, pending ones are cancelled
+                    _shut_down(pool, interrupts)
+                except BaseException:
+                    _terminate(pool, workers)
+                    raise
+                raise
+            _terminate(pool, workers)
+            raise
+    return results
 
-    Another Ctrl-C while this runs (a terminal sends one to every process of the job, and each key
-    press one more) starts the steps again, each of which can be repeated. (A recursion, not a
-    loop: Python raises a pending interrupt at a loop's backward jump, outside the ``try``.)
+
+class _HeldInterrupts:
+    """with _HeldInterrupts() as interrupts: Ctrl-C held back while the main thread works a pool.
+
+    A KeyboardInterrupt raised at an arbitrary point inside ``concurrent.futures`` can leave one of
+    its locks held (one taken in ``threading.Condition.__enter__``, a Python function, is never
+    released), and the pool's own thread, which needs that lock, then hangs the interpreter's
+    exit. In the main thread a SIGINT only records itself here, and :meth:`check`, called between
+    waits, where no lock is held, runs the handler it held back (Python's default raises
+    KeyboardInterrupt there). One still held back at the end runs when the block ends. Elsewhere
+    (another thread; SIGINT ignored or left to the system) nothing changes.
     """
-    try:
-        processes = list(workers.values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.join(5)
-        if reaper is not None:
-            reaper.join(5)
-    except KeyboardInterrupt:
-        _terminate(pool, workers, reaper)
+    def __init__(self):
+        self._held_back = None      # the handler in place before, while this holds SIGINT back
+        self._frame = None          # the frame a held-back SIGINT arrived in (None: none arrived)
+        self.acted = False          # whether a held-back SIGINT's handler has run
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread() \
+                and callable(signal.getsignal(signal.SIGINT)):
+            self._held_back = signal.signal(signal.SIGINT, self._record)
+        return self
+
+    def _record(self, signum, frame):
+        self._frame = frame
+
+    def check(self):
+        """Run the handler of a SIGINT that arrived (Python's default raises KeyboardInterrupt)."""
+        if self._frame is not None:
+            frame, self._frame = self._frame, None
+            self.acted = True
+            self._held_back(signal.SIGINT, frame)
+
+    def __exit__(self, *exception):
+        if self._held_back is not None:
+            signal.signal(signal.SIGINT, self._held_back)
+            if exception[0] is None:
+                self.check()
+        return False
 
 
-def _from_executor(executor, items, who, labels):
+def _shut_down(pool, interrupts):
+    """Shut ``pool`` down once its running blocks are done (pending ones are cancelled), waiting
+    in steps so that a Ctrl-C held back meanwhile is acted on."""
+    reaper = pool._executor_manager_thread
+    pool.shutdown(wait=False, cancel_futures=True)
+    while reaper is not None and reaper.is_alive():
+        reaper.join(_POLL_SECONDS)
+        interrupts.check()
+
+
+def _terminate(pool, workers):
+    """End the workers of a pool the call started, now (waiting for their tasks would hang the
+    interpreter's exit), and wait for the pool's own thread, which also reaps them (or an ended
+    worker would still look alive for a moment)."""
+    reaper = pool._executor_manager_thread
+    processes = list(workers.values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(5)
+    if reaper is not None:
+        reaper.join(5)
+
+
+_POLL_SECONDS = 0.05
+
+
+def _from_executor(executor, items, who, labels, interrupts=None):
     from concurrent.futures.process import BrokenProcessPool
     futures = []
     try:
         futures += [executor.submit(run_block, item) for item in items]
-        return [future.result() for future in futures]
+        return [_result(future, interrupts) for future in futures]
     except BrokenProcessPool as exc:
         if not futures:
             raise BrokenProcessPool(f"{who}: the process pool given as workers= is broken (a worker "
@@ -420,6 +472,15 @@ def _from_executor(executor, items, who, labels):
     finally:
         for future in futures:
             future.cancel()
+
+
+def _result(future, interrupts):
+    """``future.result()``, waited for in steps when ``interrupts`` holds Ctrl-C back."""
+    if interrupts is not None:
+        from concurrent.futures import wait
+        while not wait([future], timeout=_POLL_SECONDS).done:
+            interrupts.check()
+    return future.result()
 
 
 def _from_dask(client, items, labels):

@@ -269,18 +269,64 @@ def test_a_generator_argument_gives_every_pass_the_same_draws(workers):
         np.testing.assert_array_equal(duals.jacfwd(h.noisy_square_of, chunk_size=2, workers=w)(x, rng), exact)
 
 
-def test_ctrl_c_ends_the_workers_of_a_pool_the_call_started():
+def _interrupted_run(prelude=""):
+    """The output of a script that calls jacfwd(workers=2) whose workers each send the caller a
+    SIGINT (Ctrl-C in a terminal), after ``prelude``; on KeyboardInterrupt it prints the workers
+    still alive, and whether the SIGINT handler in place is the one before the call."""
     script = (
-        "import os, sys, numpy as np, duals\n"
+        "import os, signal, sys, numpy as np, duals\n"
         f"sys.path.insert(0, {os.path.dirname(__file__)!r})\n"
         "import workers_helpers as h\n"
+        + prelude +
+        "before = signal.getsignal(signal.SIGINT)\n"
         "try:\n"
         "    duals.jacfwd(h.interrupted_in_a_worker, chunk_size=1, workers=2)(np.ones(4), os.getpid())\n"
-        "except KeyboardInterrupt:\n"
+        "except (KeyboardInterrupt, RuntimeError) as exc:\n"
         "    import multiprocessing\n"
-        "    print('interrupted', len(multiprocessing.active_children()))\n")
+        "    print(type(exc).__name__, len(multiprocessing.active_children()),\n"
+        "          signal.getsignal(signal.SIGINT) is before)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=50)
-    assert done.stdout.strip() == "interrupted 0", done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+def test_ctrl_c_ends_the_workers_of_a_pool_the_call_started():
+    assert _interrupted_run() == "KeyboardInterrupt 0 True"
+
+
+def test_ctrl_c_inside_the_pools_own_locking_does_not_hang_the_exit():
+    # A KeyboardInterrupt raised just after a Condition's __enter__ took its lock left the lock held
+    # (a future's), and the pool's thread, waiting for it, hung the interpreter's exit (a CI run).
+    # That window is widened here so that the first Ctrl-C lands in it.
+    widened = (
+        "import threading, time, concurrent.futures._base as base\n"
+        "class SlowToEnter(threading.Condition):\n"
+        "    def __enter__(self):\n"
+        "        held = super().__enter__()\n"
+        "        if threading.current_thread() is threading.main_thread():\n"
+        "            time.sleep(0.3)\n"
+        "        return held\n"
+        "plain_init = base.Future.__init__\n"
+        "def init(self):\n"
+        "    plain_init(self)\n"
+        "    self._condition = SlowToEnter()\n"
+        "base.Future.__init__ = init\n")
+    assert _interrupted_run(widened) == "KeyboardInterrupt 0 True"
+
+
+def test_a_ctrl_c_handler_of_the_users_is_what_runs_and_stays_in_place():
+    handler = (
+        "def on_ctrl_c(signum, frame):\n"
+        "    raise RuntimeError('stopped by the user')\n"
+        "signal.signal(signal.SIGINT, on_ctrl_c)\n")
+    assert _interrupted_run(handler) == "RuntimeError 0 True"
+
+
+def test_the_sigint_handler_is_unchanged_by_a_call_with_workers():
+    import signal
+    before = signal.getsignal(signal.SIGINT)
+    duals.jacfwd(h.numpy_scalar, workers=2)(np.ones(3))
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_a_broken_pool_given_again_says_so():
