@@ -555,6 +555,33 @@ def test_astype_of_duals_to_another_float_type_is_refused_saying_what_to_write()
 
 
 @numba.njit
+def dft_power(p, a):
+    """A hand-written DFT's power, its work buffers cast to complex: one from a plain argument
+    (promoted), one from duals."""
+    n = a.size
+    x = a.astype(np.complex128)
+    y = (a * p[0]).astype(np.complex128)
+    power = 0.0
+    for k in range(n):
+        acc = 0j
+        for j in range(n):
+            acc += (x[j] * p[1] + y[j]) * np.exp(-2j * np.pi * k * j / n)
+        power += abs(acc) ** 2
+    return power
+
+
+def test_astype_to_complex_makes_complex_duals_of_a_plain_buffer_and_of_duals():
+    p, a = np.array([0.7, 1.3]), np.array([1.0, -0.5, 2.0, 0.25])
+    F = np.exp(-2j * np.pi * np.outer(np.arange(4), np.arange(4)) / 4)
+    power = lambda p: np.sum(np.abs(F @ (a * (p[0] + p[1]))) ** 2)   # noqa: E731
+    want = duals.grad(power)(p)
+    np.testing.assert_allclose(central_differences(dft_power, (p, a), 0), want, rtol=1e-7)
+    for transform in (duals.grad, duals.jacfwd):
+        np.testing.assert_allclose(transform(dft_power)(p, a), want, rtol=1e-13)
+    np.testing.assert_allclose(duals.hessian(dft_power)(p, a), duals.hessian(power)(p), rtol=1e-13)
+
+
+@numba.njit
 def tip_from_a_list(q):
     """A two-link arm's tip, written as np.array([...]) of the joint angles' float type."""
     a = q[0] + q[1]

@@ -9,8 +9,8 @@ one rewrite before typing, by which
 
 * ``np.empty``, ``np.zeros``, ``np.ones``, ``np.full`` and their ``*_like`` forms, ``np.eye``,
   ``np.identity``, ``np.array``, ``np.asarray`` of sequences, ``np.copy``, ``x.copy()`` and
-  ``x.astype`` to the same float
-  type make arrays of duals (zero tangents) wherever they would make float arrays; other dtypes
+  ``x.astype`` to the same float type (or the complex type of its precision, a work buffer of a
+  hand-written FFT) make arrays of duals (zero tangents) wherever they would make float arrays; other dtypes
   are unchanged, and ``x.astype`` of duals to an integer type takes their values;
 * ``np.concatenate``, ``np.stack``, ``np.hstack``, ``np.vstack`` and ``np.column_stack`` of
   float and dual arrays together promote the float ones;
@@ -315,17 +315,19 @@ class Promotion:
         if same_float and (dual or _is_float_array(a)):
             copy = _copier(a.dtype if dual else _over(self.dual, a.dtype))
             return lambda a, dtype: copy(a)
+        if _same_precision_complex(target, number) and (dual or _is_float_array(a)):
+            copy = _copier(_over(a.dtype if dual else self.dual, target))   # complex duals
+            return lambda a, dtype: copy(a)
         if not dual:
             return keep
         if isinstance(target, (types.Integer, types.Boolean)):
             values = _values_as(target)
             return lambda a, dtype: values(a)
-        way_out = ("for complex values write x + 0j, which makes complex duals"
-                   if isinstance(target, types.Complex) else "leave this one out (x.copy() copies the duals)")
         raise errors.TypingError(
-            f"{MARK}x.astype({target}) of an array of duals over {number}: only casts "
-            f"to {number} itself (a copy) and to integer or boolean types (the values) "
-            f"are supported; {way_out}")
+            f"{MARK}x.astype({target}) of an array of duals over {number}: only casts to "
+            f"{number} itself or to the complex type of its precision (a copy) and to integer or "
+            f"boolean types (the values) are supported; leave this one out (x.copy() copies the "
+            f"duals)")
 
     def _array_typer(self, numpy_fn):
         def typer(obj, dtype=None):
@@ -372,3 +374,11 @@ class Promotion:
 @functools.lru_cache(maxsize=None)
 def _promotion(dual_type):
     return Promotion(dual_type)
+
+
+def _same_precision_complex(target, number):
+    """Whether ``target`` is the complex type of float type ``number``'s precision (or of a
+    complex ``number``: itself)."""
+    if not isinstance(target, types.Complex):
+        return False
+    return target == number or target.underlying_float == number
