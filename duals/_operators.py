@@ -27,7 +27,7 @@ from .ops.shape import getitem
 from ._refusals import (STORED_INTO_PLAIN, STORED_INTO_PLAIN_COMPLEX, _INSIDE_NUMPY_HINTS, _PLAIN_HINT,
                         _SPELLED_WITH, _WRITERS, _conversion_cause, _copyto_refused, _instead_of_math,
                         _library_caller, _numpy_caller, _solver_refused, _source_line, _stores_an_item,
-                        _undispatched, _writer_refused)
+                        _undispatched, _writer_refused, integrator_refused)
 
 
 _primal = innermost
@@ -102,6 +102,8 @@ def _no_float(self, complex_number=False):
     library, frame, _ = _library_caller(sys._getframe(1), ("scipy",))
     if library is not None and library.startswith("scipy.optimize"):
         raise _refused(_solver_refused(library))
+    if library is not None and library.startswith("scipy.integrate"):
+        raise _refused(integrator_refused(library))
     if library is None and _stores_an_item(_source_line(frame)):   # (a complex buffer asks for a number)
         # (compiled code takes complex arithmetic but not complex linear algebra: no @njit advice)
         raise _refused(STORED_INTO_PLAIN_COMPLEX if complex_number else STORED_INTO_PLAIN)
@@ -157,6 +159,19 @@ def _no_array(self, dtype=None, copy=None):
 
 
 _REFUSED_IN_SCIPY = threading.local()
+
+
+ARRAY_ONLY = ("flags", "strides", "itemsize", "nbytes", "ctypes", "data", "tobytes")
+
+
+def refuse_array_only(self, name):
+    """``x.flags``, ``x.strides``...: an attribute of plain arrays only, which a library may read
+    before it converts its argument (``scipy.fftpack.fft`` reads ``x.flags``); an AttributeError
+    that says what the library does and what to write instead, as ``__array__``'s refusal."""
+    missing = f"{type(self).__name__!r} object has no attribute {name!r}"
+    if _library_caller(sys._getframe(1))[0] is None:
+        raise AttributeError(f"{missing} (a traced value is not a plain NumPy array)")
+    raise AttributeError(f"{missing}: {_conversion_cause()}{_at_user_line()}")
 
 
 def refusal_swallowed(exc, before):
@@ -540,6 +555,8 @@ def install():
     T.__round__ = _round
     T.__complex__ = _no_complex
     T.__array__ = _no_array
+    for name in ARRAY_ONLY:   # (a Var's __getattr__, which Python calls when they raise, does the same)
+        setattr(T, name, property(lambda self, name=name: refuse_array_only(self, name)))
     T.__getitem__ = getitem
     T.__setitem__ = _setitem
     T.__len__ = _len

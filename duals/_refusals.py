@@ -36,6 +36,13 @@ def _array_spelling(name):
     return _MATH_SPELLED.get(name) or (f"np.{name}" if isinstance(getattr(np, name, None), np.ufunc) else None)
 
 
+def _has_rule(spelled):
+    """Whether ``np.<name>`` or ``scipy.special.<name>`` is one that duals differentiates."""
+    import duals.numpy as dnp
+    module, name = spelled.rsplit(".", 1)
+    return callable(getattr(dnp.special if module == "scipy.special" else dnp, name, None))
+
+
 def _source_line(frame):
     import linecache
     return linecache.getline(frame.f_code.co_filename, frame.f_lineno) if frame is not None else ""
@@ -58,6 +65,8 @@ def _instead_of_math(frame):
     if len(names) == 1:
         name = names[0]
         spelled = _array_spelling(name)
+        if spelled is not None and not _has_rule(spelled):   # (scipy.special.gamma: np.exp(gammaln(x)))
+            spelled = _SPELLED_WITH.get(spelled.replace("np.", "numpy.", 1))
         if spelled is not None:
             return f"math.{name} takes Python numbers only: write {spelled}, which keeps derivatives"
     return "use np.* functions (or scipy.special's) instead of math.*"
@@ -313,11 +322,30 @@ _SPELLED_WITH = {
     "numpy.trim_zeros": "np.polyval(c, x) for np.poly1d(c)(x) (poly1d trims c's leading zeros with "
                         "np.trim_zeros, and a trimmed zero still has a derivative), and elsewhere "
                         "keep the zeros,",
+    "scipy.integrate.trapezoid": "np.trapezoid(y, x) (the same rule, differentiated in y and x)",
+    "scipy.integrate.trapz": "np.trapezoid(y, x) (the same rule, differentiated in y and x)",
+    "scipy.integrate.cumulative_trapezoid": "np.cumsum((y[1:] + y[:-1]) / 2 * np.diff(x)) (with "
+                                            "initial=0, np.concatenate(([0.0], ...)) of it)",
+    "scipy.integrate.simpson": "np.sum(w * y) with Simpson's weights for an odd number n of equally "
+                               "spaced points, w = h / 3 * np.r_[1, np.tile([4, 2], (n - 3) // 2), 4, 1], "
+                               "or np.trapezoid(y, x)",
     "scipy.spatial.distance.cdist": "the squared distances by broadcasting, d2 = np.sum((XA[:, None, :] - "
                                     "XB[None, :, :]) ** 2, axis=-1), and the distances as np.where(d2 > 0, "
                                     "np.sqrt(np.where(d2 > 0, d2, 1.0)), 0.0) (sqrt has no derivative "
                                     "at a zero distance)",
 }
+
+
+# (scipy.fftpack's rfft, irfft and rfftfreq pack their output otherwise than np.fft's)
+_FFTPACK_AS_NUMPY = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "fftshift", "ifftshift", "fftfreq")
+
+
+def integrator_refused(library):
+    """The way out for an adaptive SciPy integrator (quad, romberg...) given a traced integrand."""
+    return (f"{library} evaluates the integrand at points it chooses in compiled code and takes "
+            f"plain numbers from it, so no derivative passes through it. Integrate on nodes fixed "
+            f"in advance, which are differentiated: scipy.integrate.fixed_quad(f, a, b, n=...) "
+            f"(Gauss-Legendre; a and b may be traced), or np.trapezoid(f(t), t) on a grid t")
 
 
 def _counterpart(name):
@@ -327,8 +355,10 @@ def _counterpart(name):
     import duals.numpy as dnp
     if name in _SPELLED_WITH:
         return _SPELLED_WITH[name]
+    if name.startswith("scipy.fftpack.") and name[14:] in _FFTPACK_AS_NUMPY:
+        return "np.fft." + name[14:]
     for prefix, module, spelled in (("numpy.", dnp, "dnp."), ("scipy.special.", dnp.special, "dnp.special."),
-                                    ("scipy.linalg.", dnp.linalg, "np.linalg.")):
+                                    ("scipy.linalg.", dnp.linalg, "np.linalg."), ("scipy.fft.", dnp.fft, "np.fft.")):
         if name.startswith(prefix):
             leaf = name[len(prefix):]
             return spelled + leaf if "." not in leaf and callable(getattr(module, leaf, None)) else None

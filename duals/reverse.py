@@ -18,6 +18,7 @@ import numpy as np
 from . import core as _core
 from . import cotangents as _cotangents
 from .core import Trace, Tracer, bind, changed_in_place, refuse_stale
+from ._operators import ARRAY_ONLY, refuse_array_only
 from .float_warnings import call_at_user_line, error_state
 from .ops.fused_vjp import READS
 
@@ -403,6 +404,8 @@ class Var(Tracer):
                 f"a Var has no .{name}: a duals.Dual made inside a function under reverse mode (grad, "
                 f"vjp, hessian) became part of a traced value, whose .{name} is not traced. Take the "
                 f"inner derivative with duals.jvp or duals.jacfwd instead (they nest under grad)")
+        if name in ARRAY_ONLY:
+            refuse_array_only(self, name)
         raise AttributeError(f"'Var' object has no attribute {name!r}")
 
     def __init__(self, value):

@@ -5,11 +5,14 @@ loss, trapezoidal integration, a padded stencil, interpolation of a table, ...),
 against ``jacfwd(jacfwd)``; then the value-only queries, the methods, the tie policy of the
 order statistics and the errors of what stays unsupported.
 """
+import math
 import re
 import warnings
 
 import numba
 import numpy as np
+import scipy.fft
+import scipy.integrate
 import scipy.linalg
 import scipy.signal
 import scipy.spatial.distance
@@ -762,6 +765,14 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
     # (SciPy's compiled loop caught the refusal: "could not convert b, a, and x to a common type")
     (lambda b: np.sum(scipy.signal.lfilter(b, [1.0, -0.5], np.ones(8)) ** 2), np.array([0.2, 0.4]),
      r"scipy\.signal\.lfilter converts its argument to a plain array"),
+    # (a spectral trial: "duals.numpy has no counterpart of it", np.fft's are exact counterparts)
+    (lambda a: np.sum(np.abs(scipy.fft.rfft(a)) ** 2), np.array([0.2, 0.4, 0.1]),
+     r"scipy\.fft\.rfft converts .* Write np\.fft\.rfft instead"),
+    # (a scattering trial: the same for SciPy's quadrature rules that NumPy has or a sum writes)
+    (lambda y: scipy.integrate.trapezoid(y, dx=0.5), np.array([0.2, 0.4, 0.1]),
+     r"scipy\.integrate\.trapezoid converts .* Write np\.trapezoid\(y, x\)"),
+    (lambda y: scipy.integrate.simpson(y, dx=0.5), np.array([0.2, 0.4, 0.1]),
+     r"scipy\.integrate\.simpson converts .* Simpson's weights .* np\.tile\(\[4, 2\]"),
 ])
 def test_a_traced_value_made_plain_names_the_call_that_did_it(f, x, says):
     for transform in (duals.jacfwd, duals.jacrev):
@@ -770,6 +781,35 @@ def test_a_traced_value_made_plain_names_the_call_that_did_it(f, x, says):
     # and the user's line that did it (a structural-dynamics trial had to find it in the
     # traceback; a geometry trial an in-place np.add.at's)
     assert re.search(r"\(in .*test_numpy_coverage\.py, line \d+\)$", str(raised.value))
+
+
+def test_a_library_reading_an_array_attribute_of_a_traced_value_is_named_with_the_way_out():
+    # scipy.fftpack.fft reads x.flags before converting: "'Var' object has no attribute 'flags'"
+    import scipy.fftpack
+    for transform in (duals.jacfwd, duals.jacrev):
+        with pytest.raises(AttributeError, match=r"has no attribute 'flags': scipy\.fftpack\.fft converts "
+                                                 r"its argument .* Write np\.fft\.fft instead"):
+            transform(lambda a: np.sum(np.abs(scipy.fftpack.fft(a)) ** 2))(np.array([0.2, 0.4, 0.1]))
+    seen = []
+    duals.grad(lambda a: seen.append(hasattr(a, "flags")) or np.sum(a * a))(np.ones(2))
+    assert seen == [False]   # hasattr still answers
+
+
+def test_an_adaptive_integrator_is_named_with_fixed_nodes_as_the_way_out():
+    import scipy.integrate
+    moment = lambda a: scipy.integrate.quad(lambda t: a * t ** 2, 0.0, 1.0)[0]   # noqa: E731
+    with pytest.raises(TypeError, match=r"scipy\.integrate\.quad evaluates the integrand .* "
+                                        r"scipy\.integrate\.fixed_quad\(f, a, b, n=\.\.\.\)"):
+        duals.grad(moment)(1.0)
+    # the advice works, with a traced limit too: d/da of the integral of a t^2 over [0, a] is 4 a^3 / 3
+    fixed = lambda a: scipy.integrate.fixed_quad(lambda t: a * t ** 2, 0.0, a, n=3)[0]   # noqa: E731
+    np.testing.assert_allclose(duals.grad(fixed)(1.5), 4 * 1.5 ** 3 / 3, rtol=1e-14)
+
+
+def test_math_gamma_is_advised_a_spelling_that_has_a_rule():
+    # the advice was scipy.special.gamma, which has no rule (a scattering trial)
+    with pytest.raises(TypeError, match=r"math\.gamma .* write np\.exp\(scipy\.special\.gammaln\(x\)\)"):
+        duals.grad(lambda z: math.gamma(z + 1.0))(3.5)
 
 
 def conductance_matrix(g):   # a network's diag(1/dh) by scipy.sparse, as in a GGA solver
