@@ -162,6 +162,9 @@ class _Checker:
         if outer is not None and inner[:2] != (kind, prim):
             text += (f"; the first non-finite number was the {inner[0]} of {inner[1].name!r} "
                      f"inside that rule")
+            # the rule's own intermediates say nothing of the operation's inputs: its recorded
+            # arguments do (the cotangent coming in was checked at the node before)
+            inputs = (node.args or ()) if node is not None else ()
         if any(not _finite(a) for a in inputs if not isinstance(a, core.Tracer)):
             text += ("; the operation's inputs were already not finite, so the NaN/inf was "
                      "produced before: check the arguments and any plain NumPy code")

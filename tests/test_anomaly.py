@@ -84,6 +84,14 @@ def test_nan_arriving_from_the_inputs_is_said_to_come_from_outside():
     assert "inputs were already not finite" in str(e)
 
 
+def test_nan_inside_a_vjp_rule_at_a_finite_input_is_said_to_be_the_derivative():
+    # sqrt's VJP at 0 makes inf inside the rule (its select's inputs are not finite): that is
+    # no sign of a non-finite input (a scattering trial's Debye formula at r_ii = 0)
+    e = _raised(lambda: duals.jacrev(lambda x: np.sinc(np.sqrt(x)))(np.array([0.0, 1.0])))
+    assert e.primitive == "sqrt" and e.kind == "cotangent"
+    assert "its inputs were finite: the derivative is infinite or undefined" in str(e)
+
+
 def test_finite_computations_run_unchanged_inside_the_context():
     x = np.array([0.3, 1.7])
     with duals.detect_anomaly():
