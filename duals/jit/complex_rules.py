@@ -213,9 +213,10 @@ def check_kinds(*operands):
             met = "compiled reverse mode" if isinstance(t, AdjointType) else "sparsity detection"
             raise errors.TypingError(
                 f"{MARK}{FORWARD_ONLY} (jvp, "
-                f"jacfwd, hessian of the dispatcher), not by compiled reverse mode (grad, jacrev, "
-                f"vjp) or sparsity detection (here: {met}); use duals.jacfwd for this function, "
-                f"or the NumPy path (a plain Python function, not @njit)")
+                f"jacfwd, hessian of the dispatcher; grad answers by forward lanes), not by the "
+                f"compiled tape (jacrev, vjp) or sparsity detection (here: {met}); use "
+                f"duals.jacfwd or duals.grad for this function, or the NumPy path (a plain Python "
+                f"function, not @njit)")
 
 
 def unary(name, target, x):
