@@ -169,7 +169,7 @@ class Tracer:
     ``_family`` is None, or the :class:`Family` shared with the values that are one array for
     NumPy (views: ``a[0]``, ``a.T``, ``a.reshape(...)``)."""
 
-    __slots__ = ("_family",)
+    __slots__ = ("_family", "_square")   # _square: see duals.ops.complex_parts.square_is
     __array_priority__ = 1000
 
     # copy.copy / copy.deepcopy of a value of a running transformation: a traced copy, as
@@ -205,7 +205,7 @@ def _object_copy(obj, memo):
     twin = object.__new__(type(obj))
     for cls in type(obj).__mro__:
         for name in getattr(cls, "__slots__", ()):
-            if name == "__weakref__" or not hasattr(obj, name):
+            if name in ("__weakref__", "_square") or not hasattr(obj, name):
                 continue
             value = getattr(obj, name)
             if name == "_family":

@@ -11,6 +11,10 @@ and a real value's cotangent is real. With ``t`` a tangent of ``z`` and ``c`` a 
 * ``abs``: ``t ↦ Re(conj(z) t) / |z|``; ``c ↦ Re(c) conj(z) / |z|``, and ``0`` at ``z = 0``, the
   policy of the real ``abs'(0) = 0``.
 
+``abs`` (and the 2-norm, :mod:`duals.ops.norms`) remember their argument: :func:`square` of a
+modulus that is 0 takes the square from it, so ``abs(x) ** 2`` there has the square's second
+derivatives, not the chain rule's through ``abs'(0) = 0``.
+
 None of these is holomorphic: under ``holomorphic=True`` they raise (duals.holomorphic). On real
 values ``real`` and ``conj`` are the value itself and ``imag`` a constant zero: no primitive runs.
 """
@@ -122,8 +126,54 @@ abs_p.def_vjp(0, _abs_vjp)
 # the tape keeps what the rules read: the complex rule reads |z| besides z
 READS[abs_p] = lambda inputs: frozenset(("x", "out")) if inputs[0] is not None else frozenset()
 
+
+# ---------------------------------------------------------------- squares of moduli
+
+def absolute(x):
+    """absolute(x): ``|x|``, which remembers ``x`` so that its square is smooth at 0 (:func:`square`).
+
+    >>> float(absolute(-3.0))
+    3.0
+    """
+    out = abs_p(x)
+    if isinstance(out, Tracer):
+        square_is(out, squared_modulus, x)
+    return out
+
+
+def square_is(modulus, function, argument):
+    """Record on the traced ``modulus`` (``|z|``, a 2-norm) that its square is ``function(argument)``
+    (``function`` None: ``argument`` itself), a form that is smooth where the modulus is 0."""
+    modulus._square = (function, argument)
+
+
+def square(x):
+    """square(x): ``x * x``; where ``x`` is a modulus at 0 (``abs(z)``, ``np.linalg.norm(v)``), the
+    square from the smooth form its maker recorded (``|z|²`` from ``z``).
+
+    ``abs'(0) = 0`` (the kink's policy) makes the chain rule give ``abs(x) ** 2`` the second
+    derivative 0 at ``x = 0``, where ``x ** 2`` has 2 (a Newton step from ``w = 0`` of a loss with
+    ``norm(w) ** 2`` lost its Hessian's ``2I``; an absent reflection's ``|F|²``, its curvature);
+    the values, and everything away from 0, are the square's.
+
+    >>> float(square(3.0))
+    9.0
+    """
+    made = getattr(x, "_square", None)
+    if made is None:
+        return square_p(x)
+    at_zero = np.asarray(innermost(x)) == 0.0
+    if not at_zero.any():
+        return square_p(x)
+    function, argument = made
+    smooth = argument if function is None else function(argument)
+    return select(at_zero, smooth, square_p(x))
+
+
+square_p = PRIMITIVES["square"]
 for _name in ("abs", "absolute"):
-    NAMESPACE[_name] = abs_p
+    NAMESPACE[_name] = absolute
+NAMESPACE["square"] = square
 
 
 def squared_modulus(z):

@@ -8,9 +8,9 @@ every mode (as ``abs'(0) = 0``), and orders built on ``max``/``min`` split ties 
 """
 import numpy as np
 
-from ..core import _plain_under
+from ..core import Tracer, _plain_under
 from . import export, ndim_of as ndim, normalize_axis, shape_of as shape
-from .complex_parts import conj, squared_modulus
+from .complex_parts import conj, square_is, squared_modulus
 from .elementwise import PRIMITIVES, maximum, power, select, sqrt, stop_gradient
 from .linalg import _as_operand, _float_dtype, _plain, _traced, matmul
 from .shape import getitem, moveaxis, reshape, swapaxes
@@ -20,14 +20,18 @@ _abs = PRIMITIVES["abs"]
 
 
 def _safe_root(s, p):
-    """``s ** (1/p)`` with derivative 0 where ``s == 0`` (the norm's policy at the zero vector)."""
+    """``s ** (1/p)`` with derivative 0 where ``s == 0`` (the norm's policy at the zero vector);
+    a square root remembers ``s``, its square's smooth form (``norm(w) ** 2`` at ``w = 0``)."""
     zero = _plain_under(s) == 0   # (read without telling a sparsity detection: only a zero decides)
     if not zero.any():   # (the structural pattern: no value decided it)
         return sqrt(s) if p == 2 else power(s, 1.0 / p)
     _plain(s)   # (a detection's pattern is this point's: the zero drops a dependency)
     safe = select(zero, np.ones((), dtype=_float_dtype(s)), s)
     root = sqrt(safe) if p == 2 else power(safe, 1.0 / p)
-    return select(zero, np.zeros((), dtype=_float_dtype(s)), root)
+    root = select(zero, np.zeros((), dtype=_float_dtype(s)), root)
+    if p == 2 and isinstance(root, Tracer):
+        square_is(root, None, s)
+    return root
 
 
 def _vector_norm(x, ord, axis, keepdims):
