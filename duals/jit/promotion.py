@@ -9,9 +9,9 @@ one rewrite before typing, by which
 
 * ``np.empty``, ``np.zeros``, ``np.ones``, ``np.full`` and their ``*_like`` forms, ``np.eye``,
   ``np.identity``, ``np.array``, ``np.asarray`` of sequences, ``np.copy``, ``x.copy()`` and
-  ``x.astype`` to the same float type (or the complex type of its precision, a work buffer of a
-  hand-written FFT) make arrays of duals (zero tangents) wherever they would make float arrays; other dtypes
-  are unchanged, and ``x.astype`` of duals to an integer type takes their values;
+  ``x.astype`` to the same float type (or the complex type of its precision, a hand-written
+  FFT's work buffer) make arrays of duals (zero tangents) wherever they would make float arrays;
+  other dtypes are unchanged, and ``x.astype`` of duals to an integer type takes their values;
 * ``np.concatenate``, ``np.stack``, ``np.hstack``, ``np.vstack`` and ``np.column_stack`` of
   float and dual arrays together promote the float ones;
 * every ``@njit`` function it calls (global, closure variable, argument or default argument) is compiled the
