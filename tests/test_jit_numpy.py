@@ -351,18 +351,46 @@ def coulomb_limited(v):
 def test_clip_with_both_bounds_at_the_value_does_not_move_with_it():
     # (DEM trial) a contact at rest with mu = 0 or no normal force: clip(0, -0, 0) is 0 whatever
     # ft is, but maximum's and minimum's ties gave ft a quarter, and a spring that never acted
-    # changed the trajectory's derivative
+    # changed the trajectory's derivative; the band ±mu Fn opening from 0 leaves it at 0 too
     for p in (np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.5, 0.0])):
-        expected = np.array([0.0, 0.5 * p[2], 0.5 * p[1]])   # a_max's tie: ½ of d(mu Fn)
         for transform in (duals.grad, duals.jacfwd):
-            np.testing.assert_array_equal(transform(coulomb_limited)(p), expected)
-            np.testing.assert_array_equal(transform(njit(coulomb_limited))(p), expected)
+            np.testing.assert_array_equal(transform(coulomb_limited)(p), np.zeros(3))
+            np.testing.assert_array_equal(transform(njit(coulomb_limited))(p), np.zeros(3))
     forces = np.array([0.0, 0.3, -2.0])
     limited = njit(lambda ft, m: np.sum(np.clip(ft, -m, m)))   # the bounds traced too
     d_forces, d_limit = jacfwd(limited, argnums=(0, 1))(forces, 0.0)
     np.testing.assert_array_equal(d_forces, [0.0, 0.0, 0.0])
-    assert d_limit == 1.5   # ½ (pinned) + 1 (above) + 0 (below: -m and m tie, ½ each)
+    assert d_limit == 1.0   # 0 (pinned: the band's halves cancel) + 1 (above) + 0 (below: -m and m tie)
     np.testing.assert_array_equal(duals.jacfwd(lambda f: np.clip(f, 0.0, 0.0))(forces), np.zeros((3, 3)))
+
+
+def monotone_cubic_step(q):
+    """A semi-Lagrangian step of a periodic tracer: cubic Lagrange interpolation at departure
+    points half a cell upstream, clipped to the two nearest values (a monotone limiter)."""
+    n = q.size
+    i0 = np.arange(n) - 1
+    im1, i1, i2 = (i0 - 1) % n, (i0 + 1) % n, (i0 + 2) % n
+    i0 = i0 % n
+    a = 0.5
+    cubic = (-a * (a - 1) * (a - 2) / 6 * q[im1] + (a + 1) * (a - 1) * (a - 2) / 2 * q[i0]
+             - (a + 1) * a * (a - 2) / 2 * q[i1] + (a + 1) * a * (a - 1) / 6 * q[i2])
+    return np.clip(cubic, np.minimum(q[i0], q[i1]), np.maximum(q[i0], q[i1]))
+
+
+def test_clip_at_a_triple_tie_moves_with_all_three_as_they_move_together():
+    # (semi-Lagrangian trial) in a constant region the value and both bounds are equal; the step
+    # is positively homogeneous, so J q = f(q): with x nothing and the bounds ½ each the
+    # partials sum to 1 (the first rule gave the bounds ½ in all, J q = f(q) / 2)
+    clip3 = lambda v: np.clip(v[0], v[1], v[2])   # noqa: E731
+    for transform in (duals.grad, duals.jacfwd):
+        np.testing.assert_array_equal(transform(clip3)(np.ones(3)), [0.0, 0.5, 0.5])
+        np.testing.assert_array_equal(transform(njit(clip3))(np.ones(3)), [0.0, 0.5, 0.5])
+    clipped_arrays = njit(lambda v: np.sum(np.clip(v[:1], v[1:2], v[2:])))   # bounds traced arrays
+    np.testing.assert_array_equal(jacfwd(clipped_arrays)(np.ones(3)), [0.0, 0.5, 0.5])
+    q = np.full(8, 1.7)
+    for step in (monotone_cubic_step, njit(monotone_cubic_step)):
+        for transform in (duals.jacfwd, duals.jacrev):
+            np.testing.assert_allclose(transform(step)(q) @ q, step(q), rtol=1e-15)
 
 
 # ---------------------------------------------------------------- sorting

@@ -158,12 +158,13 @@ for _func, _factor in ((math.degrees, 180.0 / math.pi), (np.degrees, 180.0 / mat
 
 @register_jitable
 def _clipped(a, a_min, a_max):
-    """``min(max(a, a_min), a_max)``; where ``a == a_min == a_max`` ``a_max``'s value with ½ its
-    derivative and none of the others' (the NumPy path's ``clip``: the result is ``a_max``
-    whatever ``a`` and ``a_min`` are on either side; the two ties split gave ``a`` a quarter)."""
+    """``min(max(a, a_min), a_max)``; where ``a == a_min == a_max`` ``a_max``'s value with half
+    the bounds' derivatives each and none of ``a``'s (the NumPy path's ``clip``, which says why;
+    the two ties split gave ``(¼, ¼, ½)``)."""
     out = min(max(a, a_min), a_max)
     if a == a_min and a_min == a_max:
-        return (out - out) + _real(a_max) + 0.5 * (a_max - _real(a_max))
+        moves = (a_min - _real(a_min)) + (a_max - _real(a_max))
+        return (out - out) + _real(a_max) + 0.5 * moves
     return out
 
 
@@ -182,7 +183,30 @@ def _ov_clip(a, a_min, a_max):
         return clipped_array
     bounds_move = any(isinstance(getattr(t, "dtype", t), DualType) for t in (a_min, a_max))
     if bounds_move and not any(isinstance(t, (types.NoneType, types.Omitted)) for t in (a_min, a_max)):
-        return lambda a, a_min, a_max: np.minimum(np.maximum(a, a_min), a_max)   # arrays, a bound traced
+        def clipped_broadcast(a, a_min, a_max):   # arrays, a bound traced
+            out = np.minimum(np.maximum(a, a_min), a_max)
+            for i in np.ndindex(out.shape):
+                out[i] = _clipped(_entry(a, i), _entry(a_min, i), _entry(a_max, i))
+            return out
+        return clipped_broadcast
+
+
+def _entry(v, index):
+    """``v``'s entry at ``index`` of the broadcast shape (``v`` itself for a scalar)."""
+
+
+@overload(_entry)
+def _ov_entry(v, index):
+    if not isinstance(v, types.Array):
+        return lambda v, index: v
+    nd, offset = v.ndim, len(index) - v.ndim
+
+    def entry(v, index):   # (broadcasting: trailing axes align, axes of length 1 repeat)
+        flat = 0
+        for k in range(nd):
+            flat = flat * v.shape[k] + (index[offset + k] if v.shape[k] > 1 else 0)
+        return v.flat[flat]
+    return entry
 
 
 def _n_ary(func, most=8):

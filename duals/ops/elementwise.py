@@ -492,10 +492,13 @@ PLAIN["where"] = lambda condition, x, y: _select_impl(np.asarray(condition, dtyp
 def clip(x, a_min=None, a_max=None):
     """clip(x, a_min, a_max): ``x`` limited to ``[a_min, a_max]``; at a bound the derivative splits evenly.
 
-    Where ``x == a_min == a_max`` (a friction limit ``±mu Fn`` of a contact at rest with no
-    normal force) the result is ``a_max`` whatever ``x`` and ``a_min`` are on either side, so
-    their derivatives are 0 and ``a_max``'s is the tie's ½ (``maximum`` then ``minimum``, each
-    splitting its tie, gave ``x`` a quarter).
+    Where ``x == a_min == a_max`` the result has no derivative: it follows ``a_max`` alone, ``x``
+    alone, or ``a_min`` alone, depending on the direction. The rule takes the element of that
+    generalised gradient (partials ``≥ 0`` that sum to 1) that gives ``x`` nothing and the bounds ½
+    each: shifting all three shifts the result as much (a limiter's constant region), a band
+    ``±m`` opening from 0 leaves it alone, and so does ``x`` (a friction limit ``±mu Fn`` of a
+    contact at rest with no normal force). ``maximum`` then ``minimum``, splitting each tie, gave
+    ``(¼, ¼, ½)``.
 
     >>> float(clip(5.0, 0.0, 1.0))
     1.0
@@ -511,10 +514,9 @@ def clip(x, a_min=None, a_max=None):
         if a_min is not None:
             values = [np.asarray(innermost(v)) for v in (x, a_min, a_max)]
             pinned = (values[0] == values[1]) & (values[1] == values[2])
-            if np.any(pinned):
-                fixed = stop_gradient(a_max)
-                held = fixed + 0.5 * (a_max - fixed)   # a_max's value, ½ its derivative
-                bounded = where(pinned, held, bounded)
+            if np.any(pinned):   # a_max's value, half the bounds' derivatives each
+                moves = (a_min - stop_gradient(a_min)) + (a_max - stop_gradient(a_max))
+                bounded = where(pinned, stop_gradient(a_max) + 0.5 * moves, bounded)
     return bounded
 
 
