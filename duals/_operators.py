@@ -228,6 +228,8 @@ def _astype(self, dtype, copy=True):
         if inside is not None:
             raise TypeError(f"numpy.{inside} turns a traced argument into {np.dtype(dtype)} inside NumPy, "
                             f"which would drop its derivative. {_INSIDE_NUMPY_HINTS.get(inside, _PLAIN_HINT)}")
+        if kind in "iub":   # truncated values, as int(x): a step function, derivative 0 (an index)
+            return np.asarray(_primal(self)).astype(dtype, copy=copy)
         raise TypeError(f"astype({np.dtype(dtype)}) of a traced value would drop its derivative; "
                         f"keep a float dtype")
     if self.dtype.kind == "c":

@@ -1235,3 +1235,29 @@ def test_a_traced_value_in_a_list_given_to_a_numpy_function_is_told_what_to_pass
     b = np.array([0.2, 0.5])
     advised = duals.grad(lambda b: np.sum(np.concatenate([b[:1], np.zeros(2), b[-1:]]) * b[0]))(b)
     np.testing.assert_allclose(advised, [2 * b[0] + b[1], b[0]])
+
+
+def _linear_shift(q, u):
+    """A semi-Lagrangian step by linear interpolation, its cell index by astype (as in NumPy code)."""
+    departure = np.arange(q.size) - u
+    cell = np.floor(departure).astype(int)
+    a = departure - cell
+    return (1.0 - a) * q[cell % q.size] + a * q[(cell + 1) % q.size]
+
+
+def test_astype_to_an_integer_type_takes_the_truncated_values_as_int_does():
+    # (semi-Lagrangian trial) s.astype(int) was refused ("keep a float dtype") while int(s[0]),
+    # np.floor(s).astype(int) and compiled code's astype took the values: a step function
+    q, u = np.sin(np.linspace(0.0, 6.0, 8)), 0.3
+    for spelled in (lambda s: s.astype(int), lambda s: (s // 1.0).astype(np.int64)):
+        def step(q, u):
+            departure = np.arange(q.size) - u
+            cell = spelled(np.floor(departure) + 0.0 * departure)
+            a = departure - cell
+            return (1.0 - a) * q[cell % q.size] + a * q[(cell + 1) % q.size]
+        for transform in (duals.jacfwd, duals.jacrev):
+            np.testing.assert_array_equal(transform(step, argnums=1)(q, u), transform(_linear_shift, argnums=1)(q, u))
+    index = duals.jvp(lambda s: s.astype(np.int32), (np.array([1.7, -0.2]),), (np.ones(2),))[0]
+    assert index.dtype == np.int32 and index.tolist() == [1, 0]
+    with pytest.raises(TypeError, match=r"astype\(<U3\) of a traced value would drop its derivative"):
+        duals.grad(lambda s: s.astype("U3"))(np.ones(2))
