@@ -768,3 +768,19 @@ def test_numpy_functions_composed_from_dual_arithmetic(name):
     expected = central_differences(f, (x,), 0)
     for transform in (jacfwd, duals.jacrev):
         np.testing.assert_allclose(transform(f)(x), expected, rtol=1e-7, atol=1e-8)
+
+
+def closed_periodic_interp(q, x0):
+    """np.interp on a periodic grid closed by np.append of a single value (as NWP code writes it)."""
+    n = q.size
+    x = np.arange(n) * 1.0
+    return np.interp(x0, np.append(x, float(n)), np.append(q, q[0])) + np.sum(np.append(x, q[1]))
+
+
+def test_append_of_a_single_dual_value_closes_a_periodic_grid():
+    # (semi-Lagrangian trial) np.append(q, q[0]) did not compile: Numba's takes array-like values
+    q = np.array([1.0, 2.0, 4.0])
+    for x0, want in ((2.5, [0.5, 1.0, 0.5]), (0.25, [0.75, 1.25, 0.0])):
+        for transform in (duals.jacfwd, duals.grad):
+            np.testing.assert_allclose(transform(njit(closed_periodic_interp))(q, x0), want, rtol=1e-15)
+        np.testing.assert_allclose(central_differences(njit(closed_periodic_interp), (q, x0), 0), want, rtol=1e-7)

@@ -235,3 +235,20 @@ def _n_ary(func, most=8):
 
 _n_ary(builtins.min)
 _n_ary(builtins.max)
+
+
+@overload(np.append, target="cpu")   # (Numba's takes array-like values: np.asarray of a dual fails)
+def _ov_append(arr, values, axis=None):
+    no_axis = axis is None or isinstance(axis, (types.NoneType, types.Omitted))
+    if not (isinstance(values, DualType) and isinstance(arr, types.Array) and no_axis):
+        return None
+    element = arr.dtype if isinstance(arr.dtype, DualType) else values
+
+    def appended(arr, values, axis=None):   # (np.append(q, q[0]): a periodic grid closed)
+        flat = arr.ravel()
+        out = np.empty(flat.size + 1, element)
+        for i in range(flat.size):
+            out[i] = flat[i]
+        out[flat.size] = values
+        return out
+    return appended
