@@ -192,8 +192,8 @@ def _conversion_cause():
         if counterpart is None:
             use = ("duals.numpy has no counterpart of it (docs/supported.md lists what works): write "
                    "it with np.* functions, which keep derivatives, or give it a derivative with "
-                   "duals.extend (docs/custom_rules.md" + (": an interpolant's is its .derivative())"
-                                                           if library.startswith("scipy.interpolate") else ")"))
+                   "duals.extend (docs/custom_rules.md" + (_INTERPOLANT if library.startswith(
+                       "scipy.interpolate") else ")"))
         else:
             use = f"Write {counterpart} instead" + (" (import duals.numpy as dnp)"
                                                     if counterpart.startswith("dnp.") else "")
@@ -338,6 +338,13 @@ _SPELLED_WITH = {
 
 # (scipy.fftpack's rfft, irfft and rfftfreq pack their output otherwise than np.fft's)
 _FFTPACK_AS_NUMPY = ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "fftshift", "ifftshift", "fftfreq")
+
+
+# (a semi-Lagrangian trial differentiated in the data, where .derivative() is no help)
+_INTERPOLANT = ("; in the query point an interpolant's derivative is its .derivative()); in the data "
+                "values the interpolant is linear, so build its weights once from plain unit vectors "
+                "and multiply: W = CubicSpline(x, np.eye(len(x)))(t), then W @ y (any interpolant "
+                "that takes several columns of values)")
 
 
 def integrator_refused(library):

@@ -806,6 +806,17 @@ def test_an_adaptive_integrator_is_named_with_fixed_nodes_as_the_way_out():
     np.testing.assert_allclose(duals.grad(fixed)(1.5), 4 * 1.5 ** 3 / 3, rtol=1e-14)
 
 
+def test_an_interpolant_of_traced_data_is_advised_its_weights_which_work():
+    from scipy.interpolate import CubicSpline
+    x, t = np.linspace(0.0, 1.0, 6), np.array([0.13, 0.5, 0.91])
+    with pytest.raises(TypeError, match=r"in the data values the interpolant is linear.*"
+                                        r"W = CubicSpline\(x, np\.eye\(len\(x\)\)\)\(t\), then W @ y"):
+        duals.jacrev(lambda y: CubicSpline(x, y)(t))(np.sin(3 * x))
+    W = CubicSpline(x, np.eye(len(x)))(t)   # the advice, as written
+    np.testing.assert_allclose(duals.jacrev(lambda y: W @ y)(np.sin(3 * x)),
+                               central_differences(lambda y: CubicSpline(x, y)(t), (np.sin(3 * x),), 0), atol=1e-8)
+
+
 def test_math_gamma_is_advised_a_spelling_that_has_a_rule():
     # the advice was scipy.special.gamma, which has no rule (a scattering trial)
     with pytest.raises(TypeError, match=r"math\.gamma .* write np\.exp\(scipy\.special\.gammaln\(x\)\)"):
