@@ -259,6 +259,9 @@ STORED_INTO_PLAIN_COMPLEX = ("storing a traced value into a plain complex NumPy 
 
 
 # functions without a counterpart of their own name, and what computes them as written
+_SERIES = (("legendre", "leg"), ("chebyshev", "cheb"), ("hermite", "herm"), ("hermite_e", "herme"),
+           ("laguerre", "lag"), ("polynomial", "poly"))
+_SERIES_CLASSES = ("Legendre", "Chebyshev", "Hermite", "HermiteE", "Laguerre", "Polynomial")
 _DENSE_BANDS = ("a dense matrix from its bands, np.diag(main) + np.diag(upper, 1) + np.diag(lower, -1) "
                 "(scipy.sparse's matrices cannot hold traced values; a dense one is differentiated in "
                 "every entry), solved with np.linalg.solve")
@@ -329,6 +332,17 @@ _SPELLED_WITH = {
     "scipy.integrate.simpson": "np.sum(w * y) with Simpson's weights for an odd number n of equally "
                                "spaced points, w = h / 3 * np.r_[1, np.tile([4, 2], (n - 3) // 2), 4, 1], "
                                "or np.trapezoid(y, x)",
+    # (a climate trial: Legendre expansions of an energy-balance model)
+    **{f"numpy.polynomial.{module}.{short}val": (
+        f"np.polynomial.{module}.{short}vander(x, len(c) - 1) @ c (for a plain x; a traced x "
+        f"with plain coefficients is differentiated by {short}val itself)")
+       for module, short in _SERIES},
+    "numpy.polynomial.polynomial.polyval": "np.polyval(c[::-1], x) (the same polynomial, its "
+                                           "coefficients highest degree first)",
+    **{f"numpy.polynomial.{module}.{kind}": (
+        f"np.polynomial.{module}.{short}val(off + scl * x, p.coef) with off, scl = p.mapparms(), "
+        f"which is what p(x) computes (a traced x, plain coefficients)")
+       for (module, short), kind in zip(_SERIES, _SERIES_CLASSES)},
     "scipy.spatial.distance.cdist": "the squared distances by broadcasting, d2 = np.sum((XA[:, None, :] - "
                                     "XB[None, :, :]) ** 2, axis=-1), and the distances as np.where(d2 > 0, "
                                     "np.sqrt(np.where(d2 > 0, d2, 1.0)), 0.0) (sqrt has no derivative "

@@ -771,6 +771,14 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
     # (a scattering trial: the same for SciPy's quadrature rules that NumPy has or a sum writes)
     (lambda y: scipy.integrate.trapezoid(y, dx=0.5), np.array([0.2, 0.4, 0.1]),
      r"scipy\.integrate\.trapezoid converts .* Write np\.trapezoid\(y, x\)"),
+    # (a climate trial: Legendre(c)(x) blamed the coefficients; polyval of traced coefficients)
+    (lambda x: np.polynomial.Legendre([1.0, 2.0, 0.5])(x), np.array([0.2, 0.4]),
+     r"numpy\.polynomial\.legendre\.Legendre converts .*\.legval\(off \+ scl \* x, p\.coef\) with "
+     r"off, scl = p\.mapparms\(\)"),
+    (lambda c: np.polynomial.polynomial.polyval(0.5, c), np.array([0.2, 0.4]),
+     r"polynomial\.polyval converts .* Write np\.polyval\(c\[::-1\], x\)"),
+    (lambda c: np.polynomial.chebyshev.chebval(0.5, c), np.array([0.2, 0.4]),
+     r"chebyshev\.chebval converts .* Write np\.polynomial\.chebyshev\.chebvander\(x, len\(c\) - 1\) @ c"),
     (lambda y: scipy.integrate.simpson(y, dx=0.5), np.array([0.2, 0.4, 0.1]),
      r"scipy\.integrate\.simpson converts .* Simpson's weights .* np\.tile\(\[4, 2\]"),
 ])

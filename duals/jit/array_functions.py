@@ -470,7 +470,11 @@ UNSUPPORTED = {
     "drop the NaNs first (x[~np.isnan(x)]) and call the function without nan":
         ("nanpercentile", "nanquantile", "nanprod", "nanvar", "nanstd"),
     "write it as a loop over the entries, or differentiate it on the Python path (duals.numpy)":
-        ("polyval", "cov", "corrcoef", "unique", "linspace"),
+        ("cov", "corrcoef", "unique", "linspace"),
+    # (a climate trial: the plain call fails too, which the generic advice did not say)
+    "Numba has none, not even for plain numbers: write np.polynomial.polynomial.polyval(x, "
+    "c[::-1]) (Numba's, differentiated by duals; coefficients lowest degree first) or Horner's "
+    "loop, p = c[0], then p = p * x + c[k] for k = 1, 2, ...": ("polyval",),
     # (with edges or range= Numba's own counts them: piecewise constant, derivative 0)
     "with bins a number and no range=, its edges would move with the data; give the edges (an "
     "array) or range=(lo, hi), and the counts are Numba's, with derivative 0": ("histogram",),

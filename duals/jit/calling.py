@@ -229,17 +229,25 @@ def _promoting_call(f, args, who):
 
 def _no_common_dtype(exc, who):
     """The error for a function of Numba's NumPy support that asks NumPy for a common dtype of a
-    dual array's (a structured dtype: there is none), named from the traceback."""
-    name, tb = None, exc.__traceback__
+    dual array's (a structured dtype: there is none), naming the function being typed and the
+    call's line, both read from the traceback's typing frames."""
+    name, where, tb = None, "", exc.__traceback__
     while tb is not None:
-        code = tb.tb_frame.f_code
-        if f"{os.sep}numba{os.sep}np{os.sep}" in code.co_filename:
-            name = code.co_name
+        frame = tb.tb_frame
+        this = frame.f_locals.get("self")
+        key = getattr(this, "key", None)    # a typing template: the function it types
+        if name is None and callable(key) and getattr(key, "__module__", "").startswith("numpy"):
+            name = f"{key.__module__}.{key.__name__}"   # (the outermost: the one the code calls)
+        loc = getattr(this, "loc", None)    # a call constraint: the call's place in the code
+        if getattr(loc, "filename", None) and not name:
+            where = f" (in {loc.filename}, line {loc.line})"
+        if name is None and f"{os.sep}numba{os.sep}np{os.sep}" in frame.f_code.co_filename:
+            name = frame.f_code.co_name
         tb = tb.tb_next
-    return TypeError(f"{who}: Numba's implementation of a NumPy function{f' ({name})' if name else ''} "
-                     f"cannot take arrays of duals (it asks NumPy for a common dtype, which a dual "
-                     f"array has not); write that computation with loops and arithmetic, or "
-                     f"differentiate it on the Python path (duals.numpy)")
+    return TypeError(f"{who}: Numba's implementation of {name or 'a NumPy function'} cannot take "
+                     f"arrays of duals (it asks NumPy for a common dtype, which a dual array has "
+                     f"not); write that computation with loops and arithmetic, or differentiate it "
+                     f"on the Python path (duals.numpy){where}")
 
 
 def _uncompiled(f, args, exc, who):

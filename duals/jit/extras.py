@@ -252,3 +252,40 @@ def _ov_append(arr, values, axis=None):
         out[flat.size] = values
         return out
     return appended
+
+
+@register_jitable
+def _horner(c, at):
+    value = c[c.size - 1] + 0.0 * at   # (typed as the result whichever operand is dual)
+    for k in range(c.size - 2, -1, -1):
+        value = value * at + c[k]
+    return value
+
+
+def polyval_of_duals(x, c, tensor=True):
+    """``numpy.polynomial.polynomial.polyval`` of duals in compiled code (the promoting copy calls
+    it instead: Numba's own asks NumPy for a common dtype, which a dual array has not)."""
+
+
+def polyval_takes(x, c):
+    """Whether :func:`polyval_of_duals` serves ``polyval(x, c)`` of these Numba types."""
+    return isinstance(c, types.Array) and c.ndim == 1 and _is_dual(getattr(x, "dtype", x), c.dtype)
+
+
+@overload(polyval_of_duals)
+def _ov_polyval(x, c, tensor=True):
+    """By Horner's rule: ``x`` a number or an array, ``c`` one row of coefficients (lowest degree
+    first)."""
+    if not polyval_takes(x, c):
+        return None
+    x_type = getattr(x, "dtype", x)
+    if not isinstance(x, types.Array):
+        return lambda x, c, tensor=True: _horner(c, x)
+    element = x_type if isinstance(x_type, DualType) else c.dtype
+
+    def polyval_array(x, c, tensor=True):
+        out = np.empty(x.shape, element)
+        for i in np.ndindex(x.shape):
+            out[i] = _horner(c, x[i])
+        return out
+    return polyval_array

@@ -210,6 +210,7 @@ class Promotion:
             typers[joiner] = self._joiner_typer(joiner, with_axis=True)
         for joiner in (np.hstack, np.vstack, np.column_stack):
             typers[joiner] = self._joiner_typer(joiner, with_axis=False)
+        typers[np.polynomial.polynomial.polyval] = _polyval_typer
         return typers
 
     def _creation_typer(self, numpy_fn, fill):
@@ -382,3 +383,11 @@ def _same_precision_complex(target, number):
     if not isinstance(target, types.Complex):
         return False
     return target == number or target.underlying_float == number
+
+
+def _polyval_typer(x, c, tensor=True):
+    """``numpy.polynomial.polynomial.polyval``: of duals by Horner's rule, else Numba's own."""
+    from .extras import polyval_of_duals, polyval_takes
+    if polyval_takes(x, c):
+        return lambda x, c, tensor=True: polyval_of_duals(x, c)
+    return lambda x, c, tensor=True: np.polynomial.polynomial.polyval(x, c, tensor)
