@@ -137,12 +137,13 @@ def _no_index(self):
 
 
 _SCIPY = os.sep + "scipy" + os.sep
+_NUMBA_UFUNCS = os.sep + os.path.join("numba", "np", "ufunc") + os.sep   # (a @vectorize's call)
 
 
 def _at_user_line():
     """`` (in file, line N)``: the user's line that made the refused call (SciPy's is not theirs)."""
     from .float_warnings import _user_frame, at_line
-    return at_line(_user_frame(sys._getframe(1), also=(_SCIPY,)))
+    return at_line(_user_frame(sys._getframe(1), also=(_SCIPY, _NUMBA_UFUNCS)))
 
 
 def _refused(message):
@@ -343,23 +344,48 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
                           f"(np.ravel_multi_index for a tuple of index arrays), which is "
                           f"differentiable, " if ufunc is np.add else "")
             + "or write the loop in a @numba.njit function (compiled mode allows a[i] += b[k])")
-    home = "numpy" if getattr(np, ufunc.__name__, None) is ufunc else _ufunc_home(ufunc)
+    home, name = ("numpy", ufunc.__name__) if getattr(np, ufunc.__name__, None) is ufunc else _ufunc_home(ufunc)
     if home == "the ufunc" and method == "__call__":
+        if _numba_vectorized_caller() is not None:   # (a default-target @vectorize called from Python)
+            raise _refused(
+                f"the @numba.vectorize function {ufunc.__name__!r} runs its compiled kernel on plain "
+                f"numbers when Python code calls it on a traced value. duals differentiates that "
+                f"kernel where compiled code runs it: call it inside the @numba.njit function you "
+                f"differentiate, or give it to the transformation itself (duals.jacfwd({ufunc.__name__}, "
+                f"argnums=...)); else declare a primitive with its own derivative rules "
+                f"(duals.extend.elementwise)")
         raise _refused(
             f"the ufunc {ufunc.__name__!r} is neither NumPy's nor SciPy's, and its kernel is hidden "
             f"from duals: a @numba.vectorize with target='parallel' or 'cuda', np.frompyfunc or "
             f"a C extension's. A @numba.vectorize with the default target is differentiated "
             f"through its kernel (drop target=); else declare it as a primitive with its own "
             f"derivative rules (duals.extend.primitive)")
-    raise _refused(_unsupported(f"{home}.{ufunc.__name__}{'' if method == '__call__' else '.' + method}"))
+    raise _refused(_unsupported(f"{home}.{name}{'' if method == '__call__' else '.' + method}"))
 
 
 def _ufunc_home(ufunc):
+    """(module, name) of a ufunc that is not NumPy's: SciPy's special functions, also those that
+    a public wrapper calls by a private name (``lambertw`` calls ``_lambertw``); else the ufunc."""
     import sys
     special = sys.modules.get("scipy.special")
-    if special is not None and getattr(special, ufunc.__name__, None) is ufunc:
-        return "scipy.special"
-    return "the ufunc"
+    name = ufunc.__name__
+    if special is not None and getattr(special, name, None) is ufunc:
+        return "scipy.special", name
+    if special is not None and name.startswith("_") and callable(getattr(special, name[1:], None)) \
+            and getattr(getattr(special, "_ufuncs", None), name, None) is ufunc:
+        return "scipy.special", name[1:]
+    return "the ufunc", name
+
+
+def _numba_vectorized_caller():
+    """The @numba.vectorize function (a DUFunc) whose call is running, or None."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if type(owner).__name__ == "DUFunc" and type(owner).__module__.startswith("numba"):
+            return owner
+        frame = frame.f_back
+    return None
 
 
 def _call_options(ufunc, inputs, options):

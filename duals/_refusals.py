@@ -88,6 +88,12 @@ _DECORATOR_FRAMES = ("wrapper", "wrapped", "inner", "decorated")   # not the fun
 
 def _solver_refused(library):
     """The refusal of a SciPy solver (``scipy.optimize.brentq``) run inside a differentiated function."""
+    if library == "scipy.optimize.newton":   # (its vectorised form: an array x0; a photovoltaics trial)
+        return ("scipy.optimize.newton with an array x0 (its vectorised form) makes the iterate a "
+                "plain array, which drops its derivative; with a number x0 it runs in Python and "
+                "is differentiated through the iterations: call it entry by entry, or write the "
+                "vectorised Newton loop in Python (x = x - F(x) / dF(x) on the traced arrays), or "
+                "differentiate the root by the implicit function theorem, dr/dp = -(dF/dp) / (dF/dr)")
     return (f"{library} calls your function on plain numbers and takes plain numbers from it, which "
             f"would drop the derivative of what it closes over: SciPy's solvers do not run on traced "
             f"values. For a root or a minimum inside a differentiated function write the iteration "
@@ -343,6 +349,11 @@ _SPELLED_WITH = {
         f"np.polynomial.{module}.{short}val(off + scl * x, p.coef) with off, scl = p.mapparms(), "
         f"which is what p(x) computes (a traced x, plain coefficients)")
        for (module, short), kind in zip(_SERIES, _SERIES_CLASSES)},
+    # (a photovoltaics trial: the single-diode model's explicit solution)
+    "scipy.special.lambertw": "a primitive of the principal branch for real arguments >= -1/e, "
+                              "W = duals.extend.elementwise('lambertw_real', lambda x: "
+                              "scipy.special.lambertw(x).real, lambda w, x: np.exp(-w) / (1 + w)), "
+                              "then W(x)",
     "scipy.spatial.distance.cdist": "the squared distances by broadcasting, d2 = np.sum((XA[:, None, :] - "
                                     "XB[None, :, :]) ** 2, axis=-1), and the distances as np.where(d2 > 0, "
                                     "np.sqrt(np.where(d2 > 0, d2, 1.0)), 0.0) (sqrt has no derivative "

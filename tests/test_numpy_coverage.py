@@ -825,6 +825,52 @@ def test_an_interpolant_of_traced_data_is_advised_its_weights_which_work():
                                central_differences(lambda y: CubicSpline(x, y)(t), (np.sin(3 * x),), 0), atol=1e-8)
 
 
+def test_scipys_lambertw_is_named_with_a_primitive_that_works():
+    # (photovoltaics trial) it said "the ufunc '_lambertw' is neither NumPy's nor SciPy's"
+    import scipy.special
+    with pytest.raises(TypeError, match=r"^scipy\.special\.lambertw has no derivative rule .*"
+                                        r"np\.exp\(-w\) / \(1 \+ w\)"):
+        duals.grad(lambda v: scipy.special.lambertw(np.exp(v)).real)(0.5)
+    W = duals.extend.elementwise("lambertw_real_test", lambda x: scipy.special.lambertw(x).real,
+                                 lambda w, x: np.exp(-w) / (1 + w))   # the advice, as written
+    x = np.array([0.0, 0.5, 30.0])
+    np.testing.assert_allclose(np.diag(duals.jacfwd(W)(x)),
+                               central_differences(lambda x: scipy.special.lambertw(x).real, (x,), 0).diagonal(),
+                               rtol=1e-8)
+
+
+@numba.vectorize(["float64(float64, float64)"])
+def diode_current(v, light):
+    """A single-diode current by Newton iterations, as a default-target @numba.vectorize."""
+    current = light
+    for _ in range(30):
+        e = math.exp((v + 0.3 * current) / 1.7)
+        current -= (light - 1e-10 * (e - 1.0) - current) / (-1e-10 * e * 0.3 / 1.7 - 1.0)
+    return current
+
+
+def test_a_default_target_vectorize_called_from_python_code_says_where_it_is_differentiated():
+    # (photovoltaics trial) it said "drop target=" of a function that has none, at numba's line
+    v = np.linspace(0.0, 30.0, 4)
+    with pytest.raises(TypeError, match=r"@numba\.vectorize function 'diode_current' runs its compiled "
+                                        r"kernel on plain numbers.*duals\.jacfwd\(diode_current, "
+                                        r"argnums=\.\.\.\).*\(in .*test_numpy_coverage\.py, line \d+\)$"):
+        duals.grad(lambda light: np.sum(v * diode_current(v, light)))(9.0)
+    np.testing.assert_allclose(duals.jacfwd(diode_current, argnums=1)(v, 9.0),   # the advice
+                               central_differences(diode_current, (v, 9.0), 1), rtol=1e-6)
+
+
+def test_vectorised_scipy_newton_is_refused_saying_that_a_number_x0_works():
+    import scipy.optimize
+    def voltage(light, x0):
+        return scipy.optimize.newton(lambda v: light - 1e-3 * (np.exp(v) - 1.0), x0)
+    with pytest.raises(TypeError, match=r"scipy\.optimize\.newton with an array x0 \(its vectorised "
+                                        r"form\).*with a number x0 it runs in Python"):
+        duals.grad(lambda light: np.sum(voltage(light, np.array([6.0, 6.5]))))(0.5)
+    exact = 1.0 / (0.5 + 1e-3)   # v = log(1 + light / 1e-3): dv/dlight = 1 / (light + 1e-3)
+    np.testing.assert_allclose(duals.grad(lambda light: voltage(light, 6.0))(0.5), exact, rtol=1e-10)
+
+
 def test_math_gamma_is_advised_a_spelling_that_has_a_rule():
     # the advice was scipy.special.gamma, which has no rule (a scattering trial)
     with pytest.raises(TypeError, match=r"math\.gamma .* write np\.exp\(scipy\.special\.gammaln\(x\)\)"):
