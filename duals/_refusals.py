@@ -206,6 +206,13 @@ def _conversion_cause():
         return (f"{library} converts its argument to a plain array. {use}, or pass a plain "
                 f"value (duals.stop_gradient(x)) if no derivative through it is wanted")
     line = _source_line(frame)
+    tree = re.search(r"\b(c?KDTree|BallTree|NearestNeighbors)\(", line)
+    if tree is not None:   # (compiled classes: no Python frame names them; an SPH trial)
+        return (f"{tree.group(1)}(...) builds its search structure from plain numbers in compiled "
+                f"code; build it from the plain positions, {tree.group(1)}(duals.stop_gradient(x)), "
+                f"and compute the distances of the pairs it finds with np.* on the traced positions, "
+                f"which are differentiated (a neighbour list changes only where a pair crosses the "
+                f"cutoff)")
     drawn = re.search(r"\.(normal|uniform|lognormal|exponential|gamma|beta|poisson|laplace|logistic|gumbel|"
                       r"weibull|rayleigh|triangular|wald|vonmises|pareto|binomial|chisquare|standard_t|"
                       r"standard_gamma|multivariate_normal)\(", line)

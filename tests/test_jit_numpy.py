@@ -810,3 +810,22 @@ def test_numba_polynomial_polyval_of_duals_matches_the_numpy_path():
     np.testing.assert_allclose(duals.hessian(njit(fitted_profile_misfit))(c, x0),
                                duals.hessian(numpy_path)(c, x0), rtol=1e-14)
 
+
+
+def minimum_image_energy(x, box):
+    """Pair energy in a periodic box, the separation wrapped by np.round (MD and SPH codes)."""
+    energy = 0.0
+    for i in range(x.size):
+        for j in range(i + 1, x.size):
+            dx = x[j] - x[i]
+            dx -= box * np.round(dx / box)
+            energy += dx * dx + 0.1 * np.round(dx, 1)
+    return energy
+
+
+def test_np_round_of_a_dual_number_is_a_step_function_in_compiled_code():
+    # (SPH trial) np.round(x) of a number did not compile on duals, with a misleading message
+    x, box = np.array([0.12, 0.93, 0.51]), 1.0   # (no separation at a rounding boundary)
+    want = central_differences(minimum_image_energy, (x, box), 0)
+    for transform in (duals.jacfwd, duals.grad):
+        np.testing.assert_allclose(transform(njit(minimum_image_energy))(x, box), want, rtol=1e-7)

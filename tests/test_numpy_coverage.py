@@ -1326,3 +1326,34 @@ def test_astype_to_an_integer_type_takes_the_truncated_values_as_int_does():
     assert index.dtype == np.int32 and index.tolist() == [1, 0]
     with pytest.raises(TypeError, match=r"astype\(<U3\) of a traced value would drop its derivative"):
         duals.grad(lambda s: s.astype("U3"))(np.ones(2))
+
+
+def _pair_energy(x, cutoff=1.5):
+    """A 1-D particle system's pair energy, the pairs within the cutoff found by SciPy's tree on
+    the plain positions (a neighbour list), the distances on the traced ones."""
+    from scipy.spatial import cKDTree
+    pairs = cKDTree(duals.stop_gradient(x)[:, None]).query_pairs(cutoff, output_type="ndarray")
+    r = x[pairs[:, 1]] - x[pairs[:, 0]]
+    return np.sum((cutoff - np.abs(r)) ** 2)
+
+
+def test_stop_gradient_is_a_plain_value_in_every_mode_for_code_that_needs_one():
+    # (SPH trial) under grad it returned a traced Var, which cdist and cKDTree refused, while the
+    # refusals advised it
+    import scipy.spatial.distance
+    x = np.array([0.0, 0.7, 2.1, 2.5])
+    seen = []
+    for transform in (duals.grad, duals.jacfwd, duals.jacrev, duals.hessian):
+        transform(lambda x: seen.append(type(duals.stop_gradient(x))) or np.sum(x * x))(x)
+    assert seen == [np.ndarray] * 4
+    want = central_differences(_pair_energy, (x,), 0)
+    for transform in (duals.grad, duals.jacfwd):
+        np.testing.assert_allclose(transform(_pair_energy)(x), want, rtol=1e-8)
+    plain = duals.stop_gradient
+    near = lambda x: np.sum(x * (scipy.spatial.distance.cdist(plain(x)[:, None],   # noqa: E731
+                                                              plain(x)[:2, None]) < 1.0).sum(axis=1))
+    np.testing.assert_array_equal(duals.grad(near)(x), [2.0, 2.0, 0.0, 0.0])
+    with pytest.raises(TypeError, match=r"cKDTree\(\.\.\.\) builds its search structure .* "
+                                        r"cKDTree\(duals\.stop_gradient\(x\)\)"):
+        from scipy.spatial import cKDTree
+        duals.grad(lambda x: np.sum(cKDTree(x[:, None]).query(x[:, None], k=2)[0]))(x)

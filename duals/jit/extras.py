@@ -24,7 +24,7 @@ from .._overloads import overload, register_jitable
 from ._types import DualType
 
 VALUE_ONLY = (math.floor, math.ceil, math.trunc, np.floor, np.ceil, np.trunc, np.rint, np.signbit)
-COMPOSED = (builtins.round, builtins.bool, builtins.divmod, np.divmod, math.log, np.clip, builtins.min,
+COMPOSED = (builtins.round, np.round, np.around, builtins.bool, builtins.divmod, np.divmod, math.log, np.clip, builtins.min,
             builtins.max, math.degrees, math.radians, np.degrees, np.radians, np.rad2deg, np.deg2rad)
 
 
@@ -120,6 +120,15 @@ def _ov_round(x, ndigits=None):
         if ndigits is None or isinstance(ndigits, (types.NoneType, types.Omitted)):
             return lambda x, ndigits=None: round(_real(x))
         return lambda x, ndigits=None: round(_real(x), ndigits)
+
+
+def _ov_np_round(a, decimals=0, out=None):
+    if isinstance(a, DualType):   # (a number: dx -= L * np.round(dx / L), the minimum image)
+        return lambda a, decimals=0, out=None: np.round(_real(a), decimals)
+
+
+for _func in (np.round, np.around):
+    overload(_func, target="cpu")(_ov_np_round)
 
 
 def _ov_divmod(x, y):

@@ -532,13 +532,18 @@ stop_gradient_p.def_sparsity(lambda sets, out, x: None)
 
 
 def stop_gradient(x):
-    """stop_gradient(x): ``x`` itself, treated as a constant by every mode.
+    """stop_gradient(x): the plain value of ``x`` (a copy of it), a constant for every mode and
+    every level, so that code which needs plain numbers (a neighbour search, ``cdist``, a SciPy
+    solver) can take it.
 
     >>> import duals
     >>> duals.grad(lambda x: x * stop_gradient(x))(3.0)
     3.0
     """
-    return stop_gradient_p(x)
+    if not isinstance(x, Tracer):
+        return stop_gradient_p(x)
+    value = innermost(x)
+    return value.copy() if isinstance(value, np.ndarray) else value
 
 
 def _integer_pow_impl(x, *, n):
