@@ -344,7 +344,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
                           f"(np.ravel_multi_index for a tuple of index arrays), which is "
                           f"differentiable, " if ufunc is np.add else "")
             + "or write the loop in a @numba.njit function (compiled mode allows a[i] += b[k])")
-    home, name = ("numpy", ufunc.__name__) if getattr(np, ufunc.__name__, None) is ufunc else _ufunc_home(ufunc)
+    numpys = getattr(np, ufunc.__name__, None) is ufunc
+    home, name = ("numpy", ufunc.__name__) if numpys else _ufunc_home(ufunc)
     if home == "the ufunc" and method == "__call__":
         if _numba_vectorized_caller() is not None:   # (a default-target @vectorize called from Python)
             raise _refused(
@@ -366,7 +367,6 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 def _ufunc_home(ufunc):
     """(module, name) of a ufunc that is not NumPy's: SciPy's special functions, also those that
     a public wrapper calls by a private name (``lambertw`` calls ``_lambertw``); else the ufunc."""
-    import sys
     special = sys.modules.get("scipy.special")
     name = ufunc.__name__
     if special is not None and getattr(special, name, None) is ufunc:

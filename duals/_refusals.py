@@ -397,7 +397,8 @@ def _counterpart(name):
     if name.startswith("scipy.fftpack.") and name[14:] in _FFTPACK_AS_NUMPY:
         return "np.fft." + name[14:]
     for prefix, module, spelled in (("numpy.", dnp, "dnp."), ("scipy.special.", dnp.special, "dnp.special."),
-                                    ("scipy.linalg.", dnp.linalg, "np.linalg."), ("scipy.fft.", dnp.fft, "np.fft.")):
+                                    ("scipy.linalg.", dnp.linalg, "np.linalg."),
+                                    ("scipy.fft.", dnp.fft, "np.fft.")):
         if name.startswith(prefix):
             leaf = name[len(prefix):]
             return spelled + leaf if "." not in leaf and callable(getattr(module, leaf, None)) else None

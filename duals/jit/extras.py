@@ -24,8 +24,9 @@ from .._overloads import overload, register_jitable
 from ._types import DualType
 
 VALUE_ONLY = (math.floor, math.ceil, math.trunc, np.floor, np.ceil, np.trunc, np.rint, np.signbit)
-COMPOSED = (builtins.round, np.round, np.around, builtins.bool, builtins.divmod, np.divmod, math.log, np.clip, builtins.min,
-            builtins.max, math.degrees, math.radians, np.degrees, np.radians, np.rad2deg, np.deg2rad)
+COMPOSED = (builtins.round, np.round, np.around, builtins.bool, builtins.divmod, np.divmod, math.log,
+            np.clip, builtins.min, builtins.max, math.degrees, math.radians, np.degrees, np.radians,
+            np.rad2deg, np.deg2rad)
 
 
 def _is_dual(*ts):
