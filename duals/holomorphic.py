@@ -18,7 +18,7 @@ import numpy as np
 
 from . import tree
 from .arguments import argnums as argnums_of
-from .core import Tracer, bind
+from .core import Tracer
 from .forward import Dual, JVPTrace
 from .ops import is_complex
 from .reverse import ReverseTrace, Var
@@ -66,10 +66,6 @@ class HolomorphicReverseTrace(ReverseTrace):
         self.who = who
 
     def process(self, primitive, args, params, reported=False):
-        from .ops.elementwise import stop_gradient_p
-        if primitive is stop_gradient_p:   # a constant, as in forward mode: what follows is not refused
-            return bind(primitive, *[a._value if type(a) is Var and a._trace is self else a for a in args],
-                        **params)
         if not primitive.holomorphic:
             for a in args:
                 if type(a) is Var and a._trace is self:

@@ -148,7 +148,7 @@ OTHER = [
 ]
 
 # primitives whose derivative is deliberately not the finite difference of their value
-EXEMPT = {"stop_gradient": "treated as a constant by design; tested in test_transforms.py"}
+EXEMPT = {}
 
 
 def _collect():

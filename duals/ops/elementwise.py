@@ -520,17 +520,6 @@ def clip(x, a_min=None, a_max=None):
     return bounded
 
 
-def _stop_gradient_impl(x):
-    return x
-
-
-stop_gradient_p = Primitive("stop_gradient", _stop_gradient_impl)
-stop_gradient_p.elementwise = True
-stop_gradient_p.def_jvp(0, lambda t, out, x: None)
-stop_gradient_p.def_vjp(0, lambda g, out, x, unreached=None: None)
-stop_gradient_p.def_sparsity(lambda sets, out, x: None)
-
-
 def stop_gradient(x):
     """stop_gradient(x): the plain value of ``x`` (a copy of it), a constant for every mode and
     every level, so that code which needs plain numbers (a neighbour search, ``cdist``, a SciPy
@@ -541,7 +530,7 @@ def stop_gradient(x):
     3.0
     """
     if not isinstance(x, Tracer):
-        return stop_gradient_p(x)
+        return x
     value = innermost(x)
     return value.copy() if isinstance(value, np.ndarray) else value
 
