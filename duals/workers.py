@@ -370,17 +370,13 @@ def _on_own_pool(size, items, who, labels):
         workers = pool._processes   # (the pool's own record of its workers, filled as it starts them)
         try:
             results = _from_executor(pool, items, who, labels, interrupts)
-            _shut_down(pool, interrupts)
         except BaseException as exc:
-            if not (interrupts.acted or isinstance(exc, (KeyboardInterrupt, SystemExit))):
-                try:        # a block's error: the running blocks end, pending ones are cancelled
-                    _shut_down(pool, interrupts)
-                except BaseException:
-                    _terminate(pool, workers)
-                    raise
-                raise
-            _terminate(pool, workers)
+            if interrupts.acted or isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                _terminate(pool, workers)
+            else:   # a block's error: the running blocks end, pending ones are cancelled
+                _shut_down(pool, workers, interrupts)
             raise
+        _shut_down(pool, workers, interrupts)
     return results
 
 
@@ -424,14 +420,18 @@ class _HeldInterrupts:
         return False
 
 
-def _shut_down(pool, interrupts):
+def _shut_down(pool, workers, interrupts):
     """Shut ``pool`` down once its running blocks are done (pending ones are cancelled), waiting
-    in steps so that a Ctrl-C held back meanwhile is acted on."""
+    in steps so that a Ctrl-C held back meanwhile is acted on: it ends the workers at once."""
     reaper = pool._executor_manager_thread
     pool.shutdown(wait=False, cancel_futures=True)
-    while reaper is not None and reaper.is_alive():
-        reaper.join(_POLL_SECONDS)
-        interrupts.check()
+    try:
+        while reaper is not None and reaper.is_alive():
+            reaper.join(_POLL_SECONDS)
+            interrupts.check()
+    except BaseException:
+        _terminate(pool, workers)
+        raise
 
 
 def _terminate(pool, workers):
