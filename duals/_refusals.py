@@ -16,7 +16,8 @@ import numpy as np
 
 
 # math functions the derivative table does not name (its own are in _vocabulary.MATH_SPELLINGS)
-_MATH_SPELLED = {"lgamma": "scipy.special.gammaln", "gamma": "scipy.special.gamma", "pow": "np.power",
+_MATH_SPELLED = {"lgamma": "scipy.special.gammaln", "pow": "np.power",
+                 "gamma": "np.exp(scipy.special.gammaln(x)) (for positive x; scipy.special.gamma has no rule)",
                  "fabs": "np.abs", "fsum": "np.sum", "prod": "np.prod", "dist": "np.linalg.norm(p - q)"}
 
 
@@ -34,13 +35,6 @@ def _array_spelling(name):
     if word is not None:
         return f"np.{word}" if isinstance(getattr(np, word, None), np.ufunc) else f"scipy.special.{word}"
     return _MATH_SPELLED.get(name) or (f"np.{name}" if isinstance(getattr(np, name, None), np.ufunc) else None)
-
-
-def _has_rule(spelled):
-    """Whether ``np.<name>`` or ``scipy.special.<name>`` is one that duals differentiates."""
-    import duals.numpy as dnp
-    module, name = spelled.rsplit(".", 1)
-    return callable(getattr(dnp.special if module == "scipy.special" else dnp, name, None))
 
 
 def _source_line(frame):
@@ -65,8 +59,6 @@ def _instead_of_math(frame):
     if len(names) == 1:
         name = names[0]
         spelled = _array_spelling(name)
-        if spelled is not None and not _has_rule(spelled):   # (scipy.special.gamma: np.exp(gammaln(x)))
-            spelled = _SPELLED_WITH.get(spelled.replace("np.", "numpy.", 1))
         if spelled is not None:
             return f"math.{name} takes Python numbers only: write {spelled}, which keeps derivatives"
     return "use np.* functions (or scipy.special's) instead of math.*"
