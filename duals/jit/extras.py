@@ -193,30 +193,16 @@ def _ov_clip(a, a_min, a_max):
         return clipped_array
     bounds_move = any(isinstance(getattr(t, "dtype", t), DualType) for t in (a_min, a_max))
     if bounds_move and not any(isinstance(t, (types.NoneType, types.Omitted)) for t in (a_min, a_max)):
+        from .arrays import _at, _spread   # (arrays, through rules, imports this module)
+
         def clipped_broadcast(a, a_min, a_max):   # arrays, a bound traced
             out = np.minimum(np.maximum(a, a_min), a_max)
+            xs, los, his = _spread(a, out, out.shape), _spread(a_min, out, out.shape), \
+                _spread(a_max, out, out.shape)
             for i in np.ndindex(out.shape):
-                out[i] = _clipped(_entry(a, i), _entry(a_min, i), _entry(a_max, i))
+                out[i] = _clipped(_at(xs, i), _at(los, i), _at(his, i))
             return out
         return clipped_broadcast
-
-
-def _entry(v, index):
-    """``v``'s entry at ``index`` of the broadcast shape (``v`` itself for a scalar)."""
-
-
-@overload(_entry)
-def _ov_entry(v, index):
-    if not isinstance(v, types.Array):
-        return lambda v, index: v
-    nd, offset = v.ndim, len(index) - v.ndim
-
-    def entry(v, index):   # (broadcasting: trailing axes align, axes of length 1 repeat)
-        flat = 0
-        for k in range(nd):
-            flat = flat * v.shape[k] + (index[offset + k] if v.shape[k] > 1 else 0)
-        return v.flat[flat]
-    return entry
 
 
 def _n_ary(func, most=8):
