@@ -11,8 +11,24 @@ of a solver. The texts shared with compiled mode's errors live here too.
 'np.linalg.solve'
 """
 import os
+import sys
 
 import numpy as np
+
+
+_SCIPY = os.sep + "scipy" + os.sep
+_NUMBA_UFUNCS = os.sep + os.path.join("numba", "np", "ufunc") + os.sep   # (a @vectorize's call)
+
+
+def _at_user_line():
+    """`` (in file, line N)``: the user's line that made the refused call (SciPy's is not theirs)."""
+    from .float_warnings import _user_frame, at_line
+    return at_line(_user_frame(sys._getframe(1), also=(_SCIPY, _NUMBA_UFUNCS)))
+
+
+def _refused(message):
+    """The TypeError of a refused NumPy call on a traced value, naming the user's line."""
+    return TypeError(message + _at_user_line())
 
 
 # math functions the derivative table does not name (its own are in _vocabulary.MATH_SPELLINGS)
