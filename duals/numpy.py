@@ -17,6 +17,7 @@ import numpy as _np
 
 from . import ops as _ops
 from .ops import elementwise as _elementwise  # noqa: F401  (registers the primitives)
+from .ops import powers as _powers  # noqa: F401
 from .ops import conversions as _conversions  # noqa: F401
 from .ops import complex_parts as _complex_parts  # noqa: F401
 from .ops import reductions as _reductions  # noqa: F401

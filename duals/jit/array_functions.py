@@ -343,7 +343,7 @@ def _fn_on_arrays(stub, arity):
 # ---------------------------------------------------------------- sinc
 
 def _sinc(x):
-    from ..ops.elementwise import SINC_SERIES
+    from ..ops.powers import SINC_SERIES
     series = tuple(SINC_SERIES)
     top = len(series) - 1
     if isinstance(x, DualType) and isinstance(x.float, types.Float):

@@ -77,7 +77,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     >>> logspace(0.0, 2.0, 3).tolist()
     [1.0, 10.0, 100.0]
     """
-    from .elementwise import power
+    from .powers import power
     if not traced(start, stop, base):
         return np.logspace(start, stop, num, endpoint, base, dtype, axis)
     float_only("logspace", dtype)

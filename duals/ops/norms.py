@@ -10,10 +10,11 @@ import numpy as np
 
 from ..core import Tracer, _plain_under
 from . import export, ndim_of as ndim, normalize_axis, shape_of as shape
-from .complex_parts import conj, square_is, squared_modulus
-from .elementwise import PRIMITIVES, maximum, power, select, sqrt, stop_gradient
-from .linalg import _as_operand, _float_dtype, _plain, _traced, matmul
-from .shape import getitem, moveaxis, reshape, swapaxes
+from .complex_parts import square_is, squared_modulus
+from .elementwise import PRIMITIVES, select, sqrt
+from .linalg import _as_operand, _float_dtype, _plain, _traced
+from .powers import power
+from .shape import getitem, moveaxis, reshape
 from .reductions import max as _max, min as _min, sum as _sum
 
 _abs = PRIMITIVES["abs"]
