@@ -38,7 +38,7 @@ from .calling import _check_dispatcher, _input
 from .python_reach import may_reach_python
 from .errors import message_lines
 from .reverse import _Recording, _release, _thread_tape, seed
-from .tape import untouched
+from .sweeps import untouched
 
 __all__ = ["loop_value_and_grad"]
 

@@ -36,7 +36,8 @@ from .entry_arguments import _inputs, _size, check_aliases, positional
 from .driver import REVERSE_SAVING_S, hot, plain_arguments
 from .reverse_driver import ADJOINT, grad_driver, pull_driver
 from .seeding import driven_entry, layout_key_at
-from .tape import CAPACITY, COUNT, FAILED, Tape, positive_zeros, push_scaled, untouched
+from .sweeps import positive_zeros, untouched
+from .tape import CAPACITY, COUNT, FAILED, Tape, push_scaled
 from .._numba_cache import cached_njit
 
 __all__ = ["compiled_vjp", "compiled_grad", "compiled_value_and_grad", "compiled_jacrev"]

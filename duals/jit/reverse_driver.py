@@ -27,7 +27,8 @@ from numba.extending import intrinsic
 from .._overloads import overload
 from ._types import make
 from .adjoint import AdjointType
-from .tape import BUFFER, COUNT, FAILED, UNTOUCHED, TapeRef, sweep
+from .sweeps import UNTOUCHED, sweep
+from .tape import BUFFER, COUNT, FAILED, TapeRef
 
 __all__ = ["grad_driver", "pull_driver", "ADJOINT"]
 
@@ -84,7 +85,7 @@ def _generate(kind, fn, arity, nums):
 
 @numba.njit(inline="always")
 def _zeroed(scratch, count):
-    """``count`` untouched adjoints (:data:`~duals.jit.tape.UNTOUCHED`): the front of ``scratch``
+    """``count`` untouched adjoints (:data:`~duals.jit.sweeps.UNTOUCHED`): the front of ``scratch``
     when it is long enough."""
     if count <= scratch.shape[0]:
         adj = scratch[:count]

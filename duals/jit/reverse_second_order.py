@@ -22,7 +22,7 @@ from .entry_arguments import _inputs, _size, positional
 from .python_reach import may_reach_python
 from .reverse import NotScalarOutput, _Recording, _release, _scalar_node, _thread_tape, split_inputs
 from .running import transformation
-from .tape import untouched
+from .sweeps import untouched
 
 __all__ = ["compiled_hvp", "compiled_hessian_rev", "compiled_hessian_auto", "REVERSE_HESSIAN_LANES"]
 
