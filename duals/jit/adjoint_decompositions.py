@@ -47,7 +47,7 @@ from .differentials import (_any_adjoint, _attach, _contiguous, _copy_rhs, _diag
                             _minus, _negated, _pair, _right, _scaled, _step, _values, _zeros)
 from .errors import MARK
 from .extras import _real
-from .linalg import truncated_pinv
+from .least_squares import truncated_pinv
 from .parts import real_values
 
 __all__ = []
