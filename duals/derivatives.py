@@ -136,9 +136,11 @@ TABLE = {
     # x^(y-1) (1 + y log x): a constant 0 wherever y = 0 made ∂²/∂x∂y 0 instead of 1/x)
     "pow": binary("x ** y",
                   # (0 ** -1 only in the branches not taken at x = y = 0 made a divide-by-zero
-                  # warning: their base and exponent are guarded, the same numbers where taken)
+                  # warning: their base and exponent are guarded, the same numbers where taken;
+                  # a select, not x + (x == 0): adding 0.0 to -2 - 0j made it -2 + 0j, the other
+                  # side of a complex power's branch cut)
                   "where(x == 0.0, where(y == 0.0, 0.0, y * x ** (y - 1.0 + (y == 0.0))), "
-                  "y * (x + (x == 0.0)) ** (y - 1.0))",
+                  "y * where(x == 0.0, 1.0, x) ** (y - 1.0))",
                   # (log of 1, not of 0, where the branch is not taken: no warning at x = 0)
                   "where(x == 0.0, 0.0, out * log(where(x == 0.0, 1.0, x)))", numpy=("power", "float_power"),
                   domain=(0.3, 2.0), holomorphic=True),

@@ -103,6 +103,23 @@ def test_unary_derivative_on_a_branch_cut_is_that_of_the_side_numpy_takes(name):
         close(got[defined], expected[defined], 1e-5)
 
 
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("other", [2.5, 0.5 - 1.2j])
+def test_binary_derivative_on_a_branch_cut_is_that_of_the_side_numpy_takes(name, other):
+    """The first argument on a cut (a non-integer power of ``-1.3 - 0j`` is the lower side's), the
+    second a constant: the derivative in the first must be that side's, in forward and reverse mode
+    (``pow``'s took the other side's: ``-7.07j`` for ``+7.07j`` at ``(-2 - 0j) ** 2.5``)."""
+    op = PRIMITIVES[name]
+    y = np.full(ON_THE_AXES.shape, other)
+    direction = np.where(ON_THE_AXES.real != 0, 1.0 + 0j, 1j)
+    with np.errstate(all="ignore"):
+        expected = (along_the_axis(lambda z: op(z, y), 1e-7) - along_the_axis(lambda z: op(z, y), -1e-7)) / 2e-7
+        forward = duals.jvp(lambda z: op(z, y), (ON_THE_AXES,), (direction,))[1]
+        reverse = duals.vjp(lambda z: op(z, y), ON_THE_AXES)[1](np.ones_like(ON_THE_AXES))[0] * direction
+    for got in (forward, reverse):
+        close(got, expected, 1e-5)
+
+
 @pytest.mark.parametrize("name", UNARY)
 def test_unary_reverse_is_the_transpose_of_forward(name):
     gap, scale = adjoint_gap(PRIMITIVES[name], [sample(name)], 0, np.random.default_rng(1))

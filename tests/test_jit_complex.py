@@ -613,6 +613,20 @@ def test_cmath_values_are_the_plain_calls_where_numpys_overflow_or_take_another_
         assert slope == 1 / (cmath.sqrt(z - 1.0) * cmath.sqrt(z - -1.0))   # (- -1.0 keeps -0.0: the side)
 
 
+def test_a_complex_power_on_its_branch_cut_has_the_derivative_of_the_side_its_value_takes():
+    # (Heston trial) z ** 2.5 at -2 - 0j is the lower side's value, and its derivative was the upper
+    # side's (-7.07j for +7.07j; for z ** (0.5 - 1.2j) 1800 times too large): the rule's guard
+    # x + (x == 0) turned -0.0j into +0.0j
+    power = numba.njit(lambda z, p: z ** p)
+    for exponent in (2.5, 0.5 - 1.2j):
+        for z in (complex(-2.0, -0.0), complex(-2.0, 0.0)):
+            value, slope = duals.jvp(power, (z, exponent), (1 + 0j, 0 * exponent))
+            assert value == power(z, exponent)
+            expected = (power(complex(-2.0 + 1e-6, z.imag), exponent)
+                        - power(complex(-2.0 - 1e-6, z.imag), exponent)) / 2e-6
+            close(slope, expected, rtol=1e-7)
+
+
 def test_a_complex_partial_that_divides_by_zero_is_inf_or_nan_not_an_exception():
     # (EIS trial) sqrt'(0) = 0.5 / 0j raised ZeroDivisionError from Numba's complex division: the
     # NumPy path gives NaN (inf + nan j), as real compiled code gives math.sqrt'(0) = inf
