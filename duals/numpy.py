@@ -86,7 +86,7 @@ PASSTHROUGH = frozenset("""
     dtype finfo iinfo ndarray generic number floating integer signedinteger unsignedinteger
     float16 float32 float64 longdouble int8 int16 int32 int64 uint8 uint16 uint32 uint64 intp
     uintp bool_ complex64 complex128
-    zeros ones empty full arange eye identity tri indices ix_ mgrid ogrid
+    zeros ones empty arange eye identity tri indices ix_ mgrid ogrid
     diag_indices tril_indices triu_indices unravel_index ravel_multi_index s_ index_exp
     broadcast_shapes promote_types can_cast isscalar
     errstate seterr geterr printoptions set_printoptions get_printoptions random

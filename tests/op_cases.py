@@ -119,6 +119,7 @@ OTHER = [
     Case("moveaxis", lambda x: dnp.moveaxis(x, 0, -1), ((2, 3, 2),), ("transpose",)),
     Case("swapaxes", lambda x: dnp.swapaxes(x, 0, 1), ((2, 3),), ("transpose",)),
     Case("broadcast_to", lambda x: dnp.broadcast_to(x, (2, 3)) * 1.5, ((3,),), ("broadcast_to",)),
+    Case("full", lambda x: dnp.full((2, 3), x) * dnp.full_like(x, x[0] ** 2), ((3,),), ("broadcast_to", "copy")),
     Case("expand-squeeze", lambda x: dnp.squeeze(dnp.expand_dims(x, 0)) ** 2, ((3,),), ("reshape",)),
     Case("getitem-slice", lambda x: x[1:] - x[:-1] ** 2, ((5,),), ("getitem",)),
     Case("getitem-int", lambda x: x[1] * x[0, 2], ((2, 3),), ("getitem",)),

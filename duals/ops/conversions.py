@@ -5,7 +5,7 @@ import numpy as np
 
 from ..core import Primitive, Tracer
 from ..index_sets import elementwise_rule
-from . import dtype_of, export, innermost, shape_of as shape
+from . import dtype_of, export, innermost, shape_of, shape_of as shape
 
 
 @export()
@@ -89,5 +89,39 @@ def _shaped_like(np_func):
     return func
 
 
-for _np_func in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
+for _np_func in (np.zeros_like, np.ones_like, np.empty_like):
     export(_np_func.__name__, value_only=True)(_shaped_like(_np_func))
+
+
+@export()
+def full(shape, fill_value, dtype=None, order="C", **kwargs):
+    """full(shape, fill_value, dtype=None): an array of ``shape`` filled with ``fill_value``; a
+    traced fill value (a scalar or an array that broadcasts) gives a traced array whose entries all
+    carry its derivative, as ``fill_value * np.ones(shape)`` does.
+
+    >>> import duals
+    >>> float(duals.grad(lambda r: np.sum(full(3, r * r)))(2.0))
+    12.0
+    """
+    if not isinstance(fill_value, Tracer):
+        return np.full(shape, fill_value, dtype, order, **kwargs)
+    if dtype is not None and np.dtype(dtype).kind not in "fc":   # truncated values, as astype(int)
+        return np.full(shape, innermost(fill_value), dtype, order, **kwargs)
+    from .shape import broadcast_to
+    value = fill_value if dtype is None else fill_value.astype(dtype)
+    return copy(broadcast_to(value, (shape,) if np.ndim(shape) == 0 else tuple(shape)))
+
+
+@export()
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    """full_like(a, fill_value, dtype=None, shape=None): :func:`full` of ``a``'s shape and dtype (a
+    plain array unless ``fill_value`` is traced; ``a``'s values are not read).
+
+    >>> import duals
+    >>> float(duals.grad(lambda r: np.sum(full_like(np.zeros(2), 3 * r)))(1.0))
+    6.0
+    """
+    if not isinstance(fill_value, Tracer):
+        like = np.empty(shape_of(a), dtype_of(a)) if isinstance(a, Tracer) else a
+        return np.full_like(like, fill_value, dtype, order, subok, shape, **kwargs)
+    return full(shape_of(a) if shape is None else shape, fill_value, dtype_of(a) if dtype is None else dtype)
