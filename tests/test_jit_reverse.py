@@ -861,6 +861,25 @@ def test_values_traced_by_an_enclosing_python_transformation_are_refused_clearly
 
 
 @njit
+def poisson_log_likelihood_terms(u, theta):
+    s = 0.0
+    for i in range(u.shape[0]):
+        s += math.exp(theta[0] + u[i]) - theta[1] * u[i] + 0.5 * u[i] ** 2
+    return s
+
+
+def test_the_refusal_of_a_compiled_gradient_inside_jacfwd_names_a_hessian_block_that_gives_it():
+    # (Laplace trial) d/dtheta of grad_u f: its advice was only grad(fn.py_func), which fails for
+    # code written with math.* (the usual Numba style)
+    u, theta = np.linspace(-1.0, 1.0, 5), np.array([0.1, 0.5])
+    with pytest.raises(TypeError, match=r"H\[0\]\[1\] of duals.hessian\(fn, argnums=\(0, 1\)\)") as refused:
+        duals.jacfwd(lambda t: duals.grad(poisson_log_likelihood_terms)(u, t))(theta)
+    assert "math.* takes Python numbers only" in str(refused.value)
+    block = duals.hessian(poisson_log_likelihood_terms, argnums=(0, 1))(u, theta)[0][1]
+    np.testing.assert_allclose(block, np.stack([np.exp(theta[0] + u), -np.ones(5)], axis=1), rtol=1e-14)
+
+
+@njit
 def scaled_square_sum(x, c):
     return c * np.sum(x * x)
 

@@ -165,10 +165,13 @@ TRACED_ARGUMENT = (
     "is a value traced by an enclosing duals transformation of Python code; compiled code runs "
     "on plain arrays only, and a compiled transformation does not nest inside one of Python code. "
     "Differentiate the compiled function itself: duals.jacfwd, grad ... of the dispatcher to first "
-    "order, duals.hessian and duals.hvp to second (compiled code goes no higher: for third "
-    "derivatives write it in Python); a Python function that calls compiled code can be decorated "
-    "with @numba.njit too and differentiated as one. Or transform the Python function behind the "
-    "dispatcher (duals.grad(fn.py_func)): transformations of Python code nest to any depth")
+    "order, duals.hessian and duals.hvp to second (a derivative of its gradient in u with respect "
+    "to theta is the block H[0][1] of duals.hessian(fn, argnums=(0, 1))(u, theta); compiled code "
+    "goes no higher: for third derivatives write it in Python); a Python function that calls "
+    "compiled code can be decorated with @numba.njit too and differentiated as one. Or, where "
+    "fn is written with np.* functions (math.* takes Python numbers only), transform the Python "
+    "function behind the dispatcher (duals.grad(fn.py_func)): transformations of Python code nest "
+    "to any depth")
 
 
 _PLAIN_SCALARS = frozenset((type(None), float, int, bool, complex, str, np.float64, np.float32,
