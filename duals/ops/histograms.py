@@ -30,7 +30,7 @@ import numpy as np
 
 from ..core import Primitive, Tracer
 from ..index_sets import collect, take
-from . import export, innermost
+from . import dtype_of, export, innermost, shape_of
 from .assembly import traced
 from .calculus import diff
 from .grids import linspace
@@ -96,12 +96,14 @@ def bincount(x, weights=None, minlength=0):
     plain_x = _plain(x)
     if weights is None or not isinstance(weights, Tracer):
         return np.bincount(plain_x, _plain(weights), minlength)
-    plain_weights = _plain(weights)
-    if np.iscomplexobj(plain_weights):
+    dtype = dtype_of(weights)
+    if dtype.kind == "c":
         raise TypeError("bincount: traced complex weights are not supported; count the real and "
                         "imaginary parts separately")
-    counts = np.bincount(plain_x, plain_weights, minlength)   # NumPy's checks of x and weights
-    w = weights if plain_weights.dtype == np.float64 else weights.astype(np.float64)
+    # NumPy's checks of x and the weights' shape and dtype: their values are not read, so a
+    # sparsity pattern does not count them as a decision by value
+    counts = np.bincount(plain_x, np.zeros(shape_of(weights), dtype), minlength)
+    w = weights if dtype == np.float64 else weights.astype(np.float64)
     return bin_sum_p(w, index=np.asarray(plain_x, np.intp), bins=counts.size, block=None)
 
 
