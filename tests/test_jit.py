@@ -6,6 +6,7 @@ makes this file fast and each specialisation is compiled once per session. The t
 """
 import collections
 import cmath
+import heapq
 import math
 
 import numba
@@ -15,7 +16,7 @@ import pytest
 import duals
 import duals.numpy as dnp
 from duals import derivatives
-from duals.jit import DualType, fn
+from duals.jit import DualType, extras, fn
 from duals.jit._types import DIGEST
 from duals.jit.running import transformations_running
 from finite_differences import central_differences
@@ -698,7 +699,8 @@ def test_every_entry_has_a_compiled_spelling():
     for name in list(derivatives.UNARY) + list(derivatives.BINARY):
         assert callable(getattr(fn, name)), name
     assert np.sin in spellings("sin") and math.asinh in spellings("arcsinh")
-    assert max in spellings("maximum") and pow in spellings("pow")
+    assert extras.table_maximum in spellings("maximum") and pow in spellings("pow")
+    assert max not in spellings("maximum")   # (Python's choice at a NaN: test_builtin_min_and_max_...)
 
 
 def tied_builtins(x):
@@ -722,7 +724,67 @@ def test_builtin_max_and_min_in_compiled_code_split_ties_like_np_maximum(transfo
                                    rtol=1e-14, atol=1e-15)
 
 
+def first_arrival(x):
+    # an eikonal sweep's update: times start at inf, and a candidate from two infinite neighbours is
+    # inf - inf = NaN, which Python's min passes over (min(a, b) is a unless b < a)
+    t = np.inf
+    candidate = (t + t + math.sqrt(2.0 * x[0] * x[0] - (t - t) ** 2)) / 2.0
+    t = min(t, candidate)
+    latest = max(-np.inf, candidate)
+    return min(t, 3.0 * x[0]) + max(latest, x[1] * x[1]) + min(x[0], math.nan) + max(x[1], math.nan, x[0])
+
+
+@pytest.mark.parametrize("transform", [duals.grad, duals.jacfwd, duals.jacrev, duals.hessian])
+def test_builtin_min_and_max_of_duals_pass_over_a_nan_as_the_plain_call_does(transform):
+    # (eikonal trial) they took np.minimum's NaN: every traveltime's derivative NaN where the plain
+    # call was finite, and grad 0.0 for 1.0 with no NaN to warn
+    x = np.array([0.7, 1.3])
+    compiled = njit(first_arrival)
+    expected = {duals.hessian: np.diag([0.0, 2.0])}.get(transform, np.array([3.0 + 1.0, 2.0 * x[1] + 1.0]))
+    np.testing.assert_allclose(transform(compiled)(x), expected, rtol=1e-15, atol=0.0)
+    assert duals.jvp(compiled, (x,), (np.ones(2),))[0] == compiled(x) == first_arrival(x)
+    propagated = njit(lambda x: np.minimum(x[0], math.nan) + np.maximum(math.nan, x[1]))   # NumPy's NaN
+    assert np.isnan(duals.jvp(propagated, (x,), (np.ones(2),))[0]) and np.isnan(propagated(x))
+
+
 # ---------------------------------------------------------------- bad input
+
+def squares_in_a_list_of_floats(x):
+    out = [0.0] * x.size
+    for k in range(x.size):
+        out[k] = x[k] ** 2
+    return out[0] + out[-1]
+
+
+def squares_in_a_list_of_duals(x):
+    out = [x[0]] * x.size
+    for k in range(x.size):
+        out[k] = x[k] ** 2
+    return out[0] + out[-1]
+
+
+def heap_ordered_by_plain_keys(x):
+    heap = [(0.0, 0)]
+    for k in range(x.size):
+        heapq.heappush(heap, (duals.stop_gradient(x[k]), k))
+    total = 0.0
+    while len(heap) > 0:
+        _, k = heapq.heappop(heap)
+        total = 2.0 * total + x[k]
+    return total
+
+
+def test_a_dual_stored_into_a_list_of_plain_numbers_names_spellings_that_work():
+    # (eikonal trial: a fast-marching heap [(0.0, i0)] of arrival times) the message said only
+    # "this construct is not supported on duals"
+    x = np.array([3.0, 1.0, 2.0])
+    for transform in (duals.jacfwd, duals.grad):
+        with pytest.raises(TypeError, match=r"a dual stored into a list made of plain numbers.*"
+                                            r"\[x\[0\]\] \* n.*duals.stop_gradient\(t\)"):
+            transform(njit(squares_in_a_list_of_floats))(x)
+        np.testing.assert_array_equal(transform(njit(squares_in_a_list_of_duals))(x), [6.0, 0.0, 4.0])
+        np.testing.assert_array_equal(transform(njit(heap_ordered_by_plain_keys))(x), [9.0, 4.0, 2.0])
+
 
 def test_a_buffer_made_with_np_empty_holds_duals():
     x = np.array([1.0, 2.0])

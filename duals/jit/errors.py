@@ -229,6 +229,13 @@ def _stored_or_drawn(text, first, hint):
         name = ufunc.group(1)
         return (first, f"np.{name}(x, out) writes into out, which NumPy's functions on duals do not "
                        f"do; write out[:] = np.{name}(x), or out = np.{name}(x)")
+    if re.match(r"no implementation of (?:heappush|heapreplace|heappushpop|setitem|append|insert)"
+                r"\(list\((?:float|Tuple\(float)[^\n]*(?:Dual|Adjoint)\d*\[", first):
+        return ("a dual stored into a list made of plain numbers",
+                "Numba fixes a list's element type where the list is made ([0.0] * n, [(0.0, i)]): "
+                "make it from a differentiated value ([x[0]] * n, heap = [(T[i0], i0)]) or use an "
+                "array (np.zeros(n) holds duals); where the value only orders the entries (a heap's "
+                "key), store duals.stop_gradient(t)")
     drawn = re.match(r"no implementation of (normal|uniform|lognormal|exponential|gamma|beta)\(.*(?:Dual|Adjoint)", first)
     if drawn is not None:
         return first, RANDOM_PARAMETERS

@@ -21,7 +21,7 @@ from numba.core import types
 
 from .. import _vocabulary_njit
 from .._overloads import overload, register_jitable
-from ._types import DualType
+from ._types import DualType, _is_complex
 
 VALUE_ONLY = (math.floor, math.ceil, math.trunc, np.floor, np.ceil, np.trunc, np.rint, np.signbit)
 COMPOSED = (builtins.round, np.round, np.around, builtins.bool, builtins.divmod, np.divmod, math.log,
@@ -74,18 +74,58 @@ def minimum(x, y):
     return _vocabulary_njit.minimum(x, y)
 
 
+def table_maximum(x, y):
+    """table_maximum(x, y): the table's ``maximum`` (``np.maximum``'s NaN), a spelling of that entry
+    that only duals' own code calls: the generated rules register themselves on it."""
+    return _vocabulary_njit.maximum(x, y)
+
+
+def table_minimum(x, y):
+    """table_minimum(x, y): as :func:`table_maximum`."""
+    return _vocabulary_njit.minimum(x, y)
+
+
 @overload(maximum)
 def _ov_maximum(x, y):
     if _is_dual(x, y):   # (the vocabulary's x if x >= y else y took one side whole at a tie)
-        return lambda x, y: builtins.max(x, y)
+        return lambda x, y: table_maximum(x, y)
     return lambda x, y: _vocabulary_njit.maximum(x, y)
 
 
 @overload(minimum)
 def _ov_minimum(x, y):
     if _is_dual(x, y):
-        return lambda x, y: builtins.min(x, y)
+        return lambda x, y: table_minimum(x, y)
     return lambda x, y: _vocabulary_njit.minimum(x, y)
+
+
+def _python_choice(func, name, table):
+    """``func(a, b)`` (the builtin ``min`` or ``max``) of duals with Python's choice: ``a`` unless
+    ``b`` is smaller (larger), so a NaN ``b`` is passed over as the plain call passes it (an
+    eikonal sweep's ``T = min(T, t_new)`` with a candidate ``inf - inf``); elsewhere the table's
+    entry, whose NaN and tie (split evenly) are np.minimum's."""
+    @overload(func)
+    def ov(a, b):
+        if not _is_dual(a, b):
+            return None
+        from . import complex_rules
+        from .rules import as_dual
+        if _is_complex(a) or _is_complex(b):
+            return complex_rules.binary(name, func, a, b)
+        if isinstance(a, DualType) and (not isinstance(b, DualType) or a.tag >= b.tag):
+            result = a
+        else:
+            result = b
+
+        def impl(a, b):
+            if _real(b) != _real(b) and _real(a) == _real(a):
+                return as_dual(a, result)
+            return table(a, b)
+        return impl
+
+
+_python_choice(builtins.min, "minimum", table_minimum)
+_python_choice(builtins.max, "maximum", table_maximum)
 
 
 # The generated rules use these instead of duals._vocabulary_njit's: there ``mod`` of nested duals would
