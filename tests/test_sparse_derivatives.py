@@ -126,6 +126,29 @@ def test_infinite_derivatives_do_not_leak_into_other_columns_of_their_colour():
             np.testing.assert_array_equal(jac(f, sparsity="auto")(x).toarray(), dense)
 
 
+SPRINGS = np.array([[0, 1], [1, 2]])
+
+
+def spring_energy(x):
+    X = x.reshape(-1, 3)
+    d = X[SPRINGS[:, 0]] - X[SPRINGS[:, 1]]
+    length = np.sqrt(np.sum(d * d, axis=1))
+    return 0.5 * np.sum(np.array([10.0, 20.0]) * (length - np.array([0.5, 0.9])) ** 2)
+
+
+def test_a_sparse_hessian_with_a_nan_row_is_the_dense_one_nans_included():
+    """Two coincident particles (a zero-length spring: sqrt'(0)) make their gradient rows NaN;
+    the sparse Hessian mirrored them into NaN columns, over the finite entries of the other spring
+    (H[6, 3] = -19.16 became NaN: a cloth trial), where the dense one keeps them."""
+    x = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.2, 0.1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dense = duals.hessian(spring_energy)(x)
+        sparse = duals.hessian(spring_energy, sparsity="auto")(x).toarray()
+    assert np.isnan(dense[:6]).all() and np.isfinite(dense[6:]).all()
+    np.testing.assert_array_equal(np.isnan(sparse), np.isnan(dense))
+    np.testing.assert_allclose(sparse[6:], dense[6:], rtol=1e-14, atol=1e-14)
+
+
 def test_auto_detects_again_where_the_pattern_depends_on_the_point():
     f = lambda x: dnp.maximum(x, 0.0) * x[::-1]   # noqa: E731
     jac = duals.jacfwd(f, sparsity="auto")

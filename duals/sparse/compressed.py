@@ -320,15 +320,16 @@ def symmetric(S, push, dtype, check=None):
         from_b, from_a = slot[b] >= 0, (slot[b] < 0) & (slot[a] >= 0)
         values[from_b] = exact[slot[b[from_b]], a[from_b]]
         values[from_a] = exact[slot[a[from_a]], b[from_a]]
+        # a pair not finite: each entry its own column's, as the dense matrix has it (a NaN row of
+        # the gradient, a coincident pair's, leaves the finite entries of its column); every entry
+        # that is not finite lies in a broken colour's column, evaluated exactly here
+        own = ~np.isfinite(values) & (slot[j] >= 0)
+        values[own] = exact[slot[j[own]], i[own]]
         inside = np.zeros((wanted.size, n), dtype=bool)
         known = slot[j] >= 0
         inside[slot[j[known]], i[known]] = True
         which, row = np.nonzero(~np.isfinite(exact) & ~inside)
-        col = wanted[which]
-        extra = (np.concatenate([row, col]), np.concatenate([col, row]), np.tile(exact[which, row], 2))
-        keep = np.ones(extra[0].size, dtype=bool)
-        keep[row.size:] = row != col                     # the diagonal once
-        extra = tuple(e[keep] for e in extra)
+        extra = (row, wanted[which], exact[which, row])
     H = _with_extra(_csr(values, P), *extra)
     if check is not None:
         check(H, direction, lanes[-1])
