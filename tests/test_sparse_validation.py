@@ -50,6 +50,16 @@ def test_a_compiled_functions_missing_entries_are_named_and_auto_advised_only_wh
     assert "pass sparsity='auto'" not in str(caught.value)
 
 
+def test_a_check_that_fails_with_no_entry_lacking_says_so_instead_of_advising_auto():
+    # (cloth trial) a failed check where the detected pattern lacked nothing said "entries yours
+    # lacks, e.g. []; pass sparsity='auto'", raised by sparsity='auto' itself
+    from duals.sparse.api import _explain
+    f = lambda x: x[1:] * x[:-1]   # noqa: E731
+    x = np.linspace(1.0, 2.0, 5)
+    said = _explain(f, (x,), 0, {}, duals.sparsity(f, x), "jacobian")(np.array([0]))
+    assert "lacks nothing" in said and "not finite" in said and "sparsity='auto'" not in said
+
+
 def test_a_missing_entry_shared_with_a_column_of_its_colour_is_caught():
     # entry (0, 2) is missing, and column 2 shares colour 0 with column 0 in the given pattern
     f = lambda x: dnp.stack([x[0] + x[2], x[1]])   # noqa: E731

@@ -303,6 +303,10 @@ def _explain(f, args, argnum, kwargs, S, kind, has_aux=False):
             return advice
         lacking = (here.pattern > S.pattern).tocoo()
         pairs = list(zip(lacking.row.tolist(), lacking.col.tolist()))[:6]
+        if not pairs:   # (no entry lacking: the lanes disagree where a derivative is inf or NaN)
+            return ("the pattern detected at this point lacks nothing, so the compressed lanes and "
+                    "the check disagree in values, where a derivative is not finite at this point "
+                    "(inf or NaN); compute the dense matrix there (no sparsity=)")
         return (f"the pattern detected at this point has entries yours lacks, e.g. {pairs}; "
                 + advice)
     return explain
