@@ -1395,6 +1395,24 @@ def test_an_index_array_named_in_argnums_is_named_with_the_way_out(transform):
     np.testing.assert_array_equal(transform(sampled_energy)(c, receivers), [0, 2 * c[1], 0, 0, 2 * c[4], 0])
 
 
+@njit
+def weighted_pair_sum(x, i, j, n):
+    t = 0.0
+    for k in range(n):
+        t += x[i] * x[j] * k
+    return t
+
+
+def test_integers_given_tangents_are_all_named_counts_as_well_as_indices():
+    # (eikonal trial) it said "argument 1, 2, which holds" and left out the loop count, so fixing
+    # what it listed led to a second error
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match=r"needs integers in arguments 1 and 2, which hold .*leave them out .*"
+                                        r"argument 3 holds a whole number too: a loop count"):
+        duals.jvp(weighted_pair_sum, (x, 0, 2, 4), (np.ones(3), 0, 0, 0))
+    assert duals.jvp(weighted_pair_sum, (x, 0, 2, 4), (np.ones(3), None, None, None)) == (18.0, 24.0)
+
+
 def test_what_the_code_fixes_as_a_float_or_an_integer_is_named_with_the_way_out():
     with pytest.raises(TypeError, match=r"decay_series needs integers in argument 1.*tangent None"):
         duals.jvp(decay_series, (np.array([2.0]), 5), (np.ones(1), 0.0))

@@ -23,7 +23,7 @@ from ..forward import Dual
 from ..arguments import as_input as _as_input, is_compiled as _is_compiled
 from ..random_states import before_call
 from ._types import _typeof_dual, dtype_of_type
-from .errors import MARK, needed_integers, plain_failure, reraise
+from .errors import MARK, needed_integers, plain_failure, reraise, whole_numbers
 from . import promotion_notes
 from .running import TRACED_ARGUMENT, counted
 from .promotion import dual_type_of, promoted_arguments, promoted_call
@@ -258,11 +258,23 @@ def _uncompiled(f, args, exc, who):
     name = getattr(f, "__name__", None)
     counts = needed_integers(f, args) if plain is not None else ()
     if counts:
-        listed = ", ".join(map(str, counts))
-        raise TypeError(f"{who}: {name} needs integers in argument {listed}, which holds whole "
-                        f"numbers differentiated as floats (a count, an index array); leave it out "
-                        f"of argnums (in jvp, give it the tangent None)") from None
+        more = [i for i in whole_numbers(args) if i not in counts and np.ndim(args[i]) == 0]   # (counts)
+        also = (f"; {_numbered(more)} {'holds a whole number' if len(more) == 1 else 'hold whole numbers'} "
+                f"too: a loop count (range(n)) cannot be differentiated either" if more else "")
+        them = "it" if len(counts) == 1 else "them"
+        raise TypeError(f"{who}: {name} needs integers in {_numbered(counts)}, which "
+                        f"{'holds' if len(counts) == 1 else 'hold'} whole numbers differentiated as "
+                        f"floats (a count, an index array); leave {them} out of argnums (in jvp, give "
+                        f"{them} the tangent None){also}") from None
     reraise(exc if plain is None else plain, who, name, plain_too=plain is not None)
+
+
+def _numbered(positions):
+    """``argument 1``, ``arguments 1 and 2``, ``arguments 1, 2 and 3``."""
+    words = [str(p) for p in positions]
+    if len(words) == 1:
+        return f"argument {words[0]}"
+    return f"arguments {', '.join(words[:-1])} and {words[-1]}"
 
 
 def _is_float_array(a):
