@@ -224,7 +224,8 @@ _ACCUMULATORS = {"add": ("cumsum", {"axis"}), "multiply": ("cumprod", {"axis", "
 _FUNCTIONS = {}
 
 
-def _numpy_function(name):
+def numpy_function(name):
+    """numpy_function("linalg.solve") -> numpy.linalg.solve, or None."""
     obj = np
     for part in name.split("."):
         obj = getattr(obj, part, None)
@@ -236,7 +237,7 @@ def _numpy_function(name):
 def array_function(self, func, types, args, kwargs):
     if not _FUNCTIONS:
         for name, impl in N.items():
-            target = _numpy_function(name)
+            target = numpy_function(name)
             if callable(target):
                 _FUNCTIONS[target] = impl
     impl = _FUNCTIONS.get(func)

@@ -64,16 +64,6 @@ Functions with no derivative rule raise an error naming them, on every path
 """
 
 
-def _numpy_callable(name):
-    import numpy as np
-    obj = np
-    for part in name.split("."):
-        obj = getattr(obj, part, None)
-        if obj is None:
-            return None
-    return obj
-
-
 def _scipy_callable(leaf, module="scipy.special"):
     try:
         found = importlib.import_module(module)
@@ -130,6 +120,7 @@ def _dispatches(target, scipy_ufuncs):
 def rows():
     """[(public name, as written, forward, reverse, compiled, rules in)], one per registered name."""
     import duals  # noqa: F401
+    from duals._array_protocols import numpy_function
     from duals.ops import NAMESPACE, VALUE_ONLY
     from duals.ops.special import scipy_ufuncs
     _scipy_callable("erf")                      # SciPy's ufuncs are recognised once it is imported
@@ -143,7 +134,7 @@ def rows():
         elif name in SCIPY_LINALG:
             target = _scipy_callable(name[7:], "scipy.linalg")
         else:
-            target = _numpy_callable(name)
+            target = numpy_function(name)
         written = "✓" if _dispatches(target, recognised) else f"`dnp.{name}`"
         mode = "*value*" if name in VALUE_ONLY else "✓"
         module = getattr(func, "__module__", None) or type(func).__module__
