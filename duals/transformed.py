@@ -20,7 +20,9 @@ __all__ = ["Transformed", "returns_transformed"]
 
 class Transformed:
     """Transformed(call, made_by, f, options): ``call`` (what ``duals.<made_by>(f, **options)``
-    returned), named after ``f``; pickles as that transformation of ``f``."""
+    returned), named after ``f``; pickles as that transformation of ``f``. ``options`` may be a
+    function that returns them (worked out only when pickled: binding the transformation's
+    signature at every ``duals.grad(f)`` costs a loop that makes one per call 20 us)."""
 
     def __init__(self, call, made_by, f, options):
         self._call, self._made_by, self._f, self._options = call, made_by, f, options
@@ -62,7 +64,8 @@ class Transformed:
         return getattr(self._call, name)
 
     def __reduce__(self):
-        return _remake, (self._made_by, self._f, self._options)
+        options = self._options() if callable(self._options) else self._options
+        return _remake, (self._made_by, self._f, options)
 
     def __repr__(self):
         return f"<duals.{self._made_by} of {self.__name__}>"
@@ -77,10 +80,13 @@ def returns_transformed(transform):
     """Decorator of a transformation ``transform(f, ...)``: what it returns is a :class:`Transformed`."""
     signature = inspect.signature(transform)
 
+    def options(f, args, kwargs):
+        bound = dict(signature.bind(f, *args, **kwargs).arguments)
+        del bound[next(iter(signature.parameters))]
+        return bound
+
     @functools.wraps(transform)
     def make(f, *args, **kwargs):
         call = transform(f, *args, **kwargs)
-        options = dict(signature.bind(f, *args, **kwargs).arguments)
-        del options[next(iter(signature.parameters))]
-        return Transformed(call, transform.__name__, f, options)
+        return Transformed(call, transform.__name__, f, lambda: options(f, args, kwargs))
     return make

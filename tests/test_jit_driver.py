@@ -143,6 +143,29 @@ def test_one_jacfwd_object_reused_across_layouts_returns_fresh_correct_blocks():
         jac(state)
 
 
+def test_jacfwd_made_afresh_at_every_call_shares_the_plans_of_its_layout_only():
+    """duals.jacfwd(f)(x) in a loop (a Newton loop writes it so) finds the plan the last one made
+    (kept on f); calls of other argnums, chunk sizes and layouts of the same f, interleaved, must
+    each get their own blocks."""
+    state, params = np.array([1.0, 1.0, 1.0]), np.array([10.0, 28.0, 8.0 / 3.0])
+    x = np.linspace(0.1, 1.0, 4)
+    want_params = central_differences(lorenz_final, [state, params, 30, 0.01], 1)
+    want_state = central_differences(lorenz_final, [state, params, 30, 0.01], 0)
+    want_x = central_differences(damped_energy, [x, 0.5], 0)
+    for _ in range(CALLS):
+        np.testing.assert_allclose(duals.jacfwd(lorenz_final, argnums=1)(state, params, 30, 0.01),
+                                   want_params, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(duals.jacfwd(lorenz_final)(state, params, 30, 0.01), want_state,
+                                   rtol=1e-6, atol=1e-8)
+        both = duals.jacfwd(lorenz_final, argnums=(0, 1), chunk_size=2)(state, params, 30, 0.01)
+        np.testing.assert_allclose(np.concatenate(both, axis=1), np.concatenate([want_state, want_params], axis=1),
+                                   rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(duals.jacfwd(damped_energy)(x, 0.5), want_x, rtol=1e-7)
+        gx, gc = duals.jacfwd(damped_energy, argnums=(0, 1))(x, 0.5)
+        np.testing.assert_array_equal(gx, duals.jacfwd(damped_energy)(x, 0.5))
+        assert type(gc) is float
+
+
 def test_blocks_of_several_arguments_through_the_driver_are_independent():
     """With several ``argnums`` the driver's one block is cut into one Jacobian per argument
     (views of it, not copies): each must equal the general path's, and writing into one block

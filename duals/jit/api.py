@@ -29,7 +29,7 @@ from ..arguments import COMPILED_HESSIAN_LANES, COMPILED_LANES, chunk_lanes as _
 from ..random_states import each_from_one_state
 from .python_reach import may_reach_python
 from ._types import DualType
-from .driver import drivable, hot, jacfwd_driver, jvp_driver
+from .driver import drivable, hot, jacfwd_driver, jvp_driver, kept_on
 from .running import transformation
 from .promotion import promoting_copy
 from .seeding import SeededArguments, driven_entry, float_dtype, layout_key, layout_key_at
@@ -169,7 +169,10 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
         return holomorphic_jacfwd(f, argnums, has_aux, chunk_size)
     f = _check_dispatcher(f, "jacfwd")
     pool = _resolve_workers(workers, "jacfwd")
-    known, plans = {}, {}
+    known = {}
+    # the plans live on f, shared by every jacfwd(f): duals.jacfwd(f)(x) made afresh at each call
+    # of a Newton loop finds its seeded directions (70 us of a 100 us call to make again)
+    plans = kept_on(f, "_duals_jacfwd_plans")
     driven = {}   # (arity,) + layout of the differentiated arguments -> a plan with a driver
 
     @transformation("jacfwd")
@@ -184,14 +187,15 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
                 if block is not None:   # the driver's own array: no copy
                     return block if plan.as_is else plan.split(block, fresh=True)
         args, nums, single = _inputs(f, args, argnums, "jacfwd", known, lanes=True)
-        key = (threading.get_ident(),) + layout_key_at(args, nums)
+        layout = layout_key_at(args, nums)
+        key = (threading.get_ident(), chunk_size, tuple(nums), single) + layout
         plan = plans.get(key)
         if plan is None:
             if len(plans) > 64:
                 plans.clear()
             plan = plans[key] = _JacobianPlan(args, nums, single, chunk_size)
-            if plan.drivable:  # the layout's state lives on f, shared by every jacfwd(f)
-                plan.hot = hot(f, ("jacfwd", plan.chunk, tuple(nums)) + key[1:])
+            if plan.drivable:
+                plan.hot = hot(f, ("jacfwd", plan.chunk, tuple(nums)) + layout)
         if plan.hot is not None and plan.hot.driver is not None and pool is None and not has_aux:
             block = plan.hot.run(*args)
             if block is not None:
@@ -213,7 +217,7 @@ def compiled_jacfwd(f, argnums=0, has_aux=False, chunk_size=None, workers=None, 
             if plan.hot.driver is not None:
                 if len(driven) > 64:
                     driven.clear()
-                driven[key[1:]] = plan
+                driven[layout] = plan
         jacobians = []
         for k, block in enumerate(blocks):
             if len(passes) > 1:

@@ -118,12 +118,19 @@ def drivers_now():
         _NOW.on = before
 
 
+def kept_on(f, name):
+    """kept_on(f, name) -> the dict ``name`` kept on dispatcher ``f`` (made empty on first use), so
+    what it holds lives and dies with ``f`` and every transformation of ``f`` shares it."""
+    table = f.__dict__.get(name)
+    if table is None:
+        table = f.__dict__[name] = {}
+    return table
+
+
 def hot(f, key):
     """hot(f, key) -> the :class:`Hot` of dispatcher ``f`` for ``key`` (kept on the dispatcher,
     so it lives and dies with it)."""
-    table = f.__dict__.get("_duals_hot")
-    if table is None:
-        table = f.__dict__["_duals_hot"] = {}
+    table = kept_on(f, "_duals_hot")
     found = table.get(key)
     if found is None:
         if len(table) > 64:
