@@ -349,6 +349,8 @@ def _install():
             _register(_inplace_impl if _is_inplace(f) else _binary_impl, name, f)
     for name in COMPARISONS:
         _register(_binary_impl, name, getattr(operator, name))
+    for name, f in (("minimum", np.fmin), ("maximum", np.fmax)):   # (their scalars: .extras)
+        _register(_binary_impl, name, f)
     keep_out_of_fused_loops(_not_fusable)
     nan_aware(lambda dtype: isinstance(dtype, DualType))
     # a method call x.sum() resolves to Numba's own overload function: overloaded here too

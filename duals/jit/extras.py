@@ -25,7 +25,7 @@ from ._types import DualType, _is_complex
 
 VALUE_ONLY = (math.floor, math.ceil, math.trunc, np.floor, np.ceil, np.trunc, np.rint, np.signbit)
 COMPOSED = (builtins.round, np.round, np.around, builtins.bool, builtins.divmod, np.divmod, math.log,
-            np.clip, builtins.min, builtins.max, math.degrees, math.radians, np.degrees, np.radians,
+            np.clip, builtins.min, builtins.max, np.fmin, np.fmax, math.degrees, math.radians, np.degrees, np.radians,
             np.rad2deg, np.deg2rad)
 
 
@@ -99,11 +99,12 @@ def _ov_minimum(x, y):
     return lambda x, y: _vocabulary_njit.minimum(x, y)
 
 
-def _python_choice(func, name, table):
-    """``func(a, b)`` (the builtin ``min`` or ``max``) of duals with Python's choice: ``a`` unless
-    ``b`` is smaller (larger), so a NaN ``b`` is passed over as the plain call passes it (an
-    eikonal sweep's ``T = min(T, t_new)`` with a candidate ``inf - inf``); elsewhere the table's
-    entry, whose NaN and tie (split evenly) are np.minimum's."""
+def _nan_passing_choice(func, name, table, either=False):
+    """``func(a, b)`` of duals that passes over a NaN ``b`` (and, ``either``, a NaN ``a``):
+    the builtin ``min``/``max`` with Python's choice (``a`` unless ``b`` is smaller, larger), so
+    an eikonal sweep's ``T = min(T, t_new)`` passes over a candidate ``inf - inf`` as the plain
+    call does, and ``np.fmin``/``np.fmax`` (``either``); elsewhere the table's entry, whose NaN
+    and tie (split evenly) are np.minimum's."""
     @overload(func)
     def ov(a, b):
         if not _is_dual(a, b):
@@ -120,12 +121,16 @@ def _python_choice(func, name, table):
         def impl(a, b):
             if _real(b) != _real(b) and _real(a) == _real(a):
                 return as_dual(a, result)
+            if either and _real(a) != _real(a) and _real(b) == _real(b):
+                return as_dual(b, result)
             return table(a, b)
         return impl
 
 
-_python_choice(builtins.min, "minimum", table_minimum)
-_python_choice(builtins.max, "maximum", table_maximum)
+_nan_passing_choice(builtins.min, "minimum", table_minimum)
+_nan_passing_choice(builtins.max, "maximum", table_maximum)
+_nan_passing_choice(np.fmin, "minimum", table_minimum, either=True)
+_nan_passing_choice(np.fmax, "maximum", table_maximum, either=True)
 
 
 # The generated rules use these instead of duals._vocabulary_njit's: there ``mod`` of nested duals would
