@@ -761,6 +761,23 @@ def test_np_fmin_and_fmax_of_duals_ignore_a_nan_on_either_side_as_on_the_numpy_p
     assert njit(nan_ignoring_extremes)(x) == nan_ignoring_extremes(x)
 
 
+def defensive_asarray(params):
+    b = np.asarray(params, dtype=np.float64)   # the array itself, as NumPy returns it
+    b[1] = b[0] * 2.0
+    return params[1] * b[0]
+
+
+def test_np_asarray_with_the_inputs_float_dtype_is_the_array_of_duals_itself():
+    # (viscoelastic trial) it was refused, advising np.argsort and np.partition
+    p = np.array([3.0, 1.0])
+    for transform in (duals.jacfwd, duals.grad):
+        np.testing.assert_array_equal(transform(njit(defensive_asarray))(p), [12.0, 0.0])
+    np.testing.assert_array_equal(duals.hessian(njit(defensive_asarray))(p), [[4.0, 0.0], [0.0, 0.0]])
+    narrowing = numba.njit(lambda x: np.asarray(x, dtype=np.float32)[0] * 2.0)
+    with pytest.raises(TypeError, match=r"np.asarray\(x, dtype=float32\) of duals over float64: .*drop dtype="):
+        duals.jacfwd(narrowing)(p)
+
+
 # ---------------------------------------------------------------- bad input
 
 def squares_in_a_list_of_floats(x):

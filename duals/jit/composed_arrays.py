@@ -145,9 +145,28 @@ def _zero_dimensional(a, dtype=None):
     return make
 
 
+def _typed_asarray(a, dtype=None):
+    """np.asarray(x, dtype=np.float64) of an array of duals (a defensive first line of a model):
+    ``x`` itself where the duals are over that float, as NumPy returns the array itself (Numba's
+    own calls ``x.astype``, which it cannot type for duals); another float refuses by name."""
+    if not (isinstance(a, types.Array) and isinstance(a.dtype, DualType)):
+        return None
+    if dtype is None or isinstance(dtype, (types.NoneType, types.Omitted)):
+        return None
+    wanted = getattr(dtype, "dtype", getattr(dtype, "instance_type", None))
+    if not isinstance(wanted, types.Float):
+        return None
+    if wanted != a.dtype.float:
+        raise errors.TypingError(f"{MARK}np.asarray(x, dtype={wanted}) of duals over {a.dtype.float}: "
+                                 f"compiled duals keep the float type of the inputs; drop dtype= (or "
+                                 f"give the function {wanted} inputs)")
+    return lambda a, dtype=None: a
+
+
 def _install():
     for func, ov in ((np.vdot, _vdot), (np.vander, _vander), (np.nan_to_num, _nan_to_num),
-                     (np.unwrap, _unwrap), (np.asarray, _zero_dimensional), (np.array, _zero_dimensional)):
+                     (np.unwrap, _unwrap), (np.asarray, _zero_dimensional), (np.array, _zero_dimensional),
+                     (np.asarray, _typed_asarray)):
         overload(func, target="cpu")(ov)
 
 
