@@ -114,6 +114,13 @@ def hvp(f, x, v, /, *args, **kwargs):
     >>> hvp(lambda x, c: c * np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]), 2.0).tolist()
     [12.0, 0.0]
     """
+    if type(x) is tuple and type(v) is tuple and len(x) != len(v):
+        raise TypeError(
+            f"hvp: x is a tuple of {len(x)} and v of {len(v)}, as JAX's hvp(f, primals, tangents) "
+            f"takes them; duals.hvp takes hvp(f, x, v, *args): the point x, the direction v of its "
+            f"shape, then f's other arguments, held constant (for f(p, t, data) with v a direction "
+            f"in p: duals.hvp(f, p, v, t, data)). A tuple x is differentiated leaf by leaf, with a "
+            f"tuple v of the same structure (for a Python function)")
     if _is_compiled(f):
         if kwargs:   # compiled code takes its arguments by position
             x, *args = _jit().api.positional(f, (x,) + args, kwargs, "hvp")

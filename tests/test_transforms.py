@@ -163,6 +163,24 @@ def test_hvp_names_itself_when_the_loss_is_not_a_scalar():
         duals.hvp(lambda x: x ** 2, np.ones(2), np.ones(2))
 
 
+def decay_misfit(p, t, data):
+    r = p[0] * np.exp(-t / p[1]) - data
+    return 0.5 * np.dot(r, r)
+
+
+def test_hvp_called_as_jaxs_names_its_own_signature_and_that_works():
+    # (viscoelastic trial) hvp(f, (p, t, data), (v,)), as JAX's cookbook writes it, said "pass the
+    # arrays as separate arguments" (compiled) or spoke of jvp's tangents (Python); hvp(f, p, t, data)
+    # then took t for the direction
+    t = np.linspace(0.0, 3.0, 20)
+    data, p, v = 2.0 * np.exp(-t / 0.7), np.array([1.8, 0.6]), np.array([1.0, 0.0])
+    want = duals.hessian(decay_misfit)(p, t, data) @ v
+    for f in (decay_misfit, numba.njit(decay_misfit)):
+        with pytest.raises(TypeError, match=r"hvp\(f, x, v, \*args\).*duals.hvp\(f, p, v, t, data\)"):
+            duals.hvp(f, (p, t, data), (v,))
+        np.testing.assert_allclose(duals.hvp(f, p, v, t, data), want, rtol=1e-12)
+
+
 def test_a_float_of_a_count_has_the_zero_gradient_and_jacobians_stay_zero():
     x = np.array([0.3, 0.9])
     np.testing.assert_array_equal(duals.grad(lambda x: float(count_above(x)))(x), [0.0, 0.0])
