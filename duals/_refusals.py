@@ -364,6 +364,14 @@ _SPELLED_WITH = {
         f"np.polynomial.{module}.{short}val(off + scl * x, p.coef) with off, scl = p.mapparms(), "
         f"which is what p(x) computes (a traced x, plain coefficients)")
        for (module, short), kind in zip(_SERIES, _SERIES_CLASSES)},
+    # (a viscoelastic trial: hereditary integrals and a Prony series' recursion)
+    **{f"scipy.signal.{name}": "np.convolve(a, b) for 1-d arrays (SciPy's mode='full'; its 'same', "
+                               "the size of a, and 'valid' are slices of it)"
+       for name in ("fftconvolve", "convolve", "oaconvolve")},
+    "scipy.signal.lfilter": "the recursion itself, y[n] = (b[0] x[n] + b[1] x[n-1] ... - a[1] y[n-1] "
+                            "...) / a[0], in a loop that appends each traced y[n] to a list, then "
+                            "dnp.stack(the list) (or the loop in a @numba.njit function); for a = [1], "
+                            "np.convolve(b, x)[:len(x)]",
     # (a photovoltaics trial: the single-diode model's explicit solution)
     "scipy.special.lambertw": "a primitive of the principal branch for real arguments >= -1/e, "
                               "W = duals.extend.elementwise('lambertw_real', lambda x: "

@@ -599,7 +599,7 @@ def scattered_buffer(x):
 
 
 def filled_like(x):
-    return np.sum(np.full_like(x, x[0]) * x)
+    return np.sum(np.full_like(np.zeros(2), x[0]) * x)   # (of a traced x, np.full_like(x, x[0]) works)
 
 
 TRIPLET_ROWS, TRIPLET_COLS = np.array([0, 0, 1, 1, 1, 2, 2]), np.array([0, 1, 0, 1, 2, 1, 2])
@@ -764,7 +764,10 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
      r"\.exponential\(\.\.\.\) is a random draw: .*scale \* np\.random\.exponential\(\)"),
     # (SciPy's compiled loop caught the refusal: "could not convert b, a, and x to a common type")
     (lambda b: np.sum(scipy.signal.lfilter(b, [1.0, -0.5], np.ones(8)) ** 2), np.array([0.2, 0.4]),
-     r"scipy\.signal\.lfilter converts its argument to a plain array"),
+     r"scipy\.signal\.lfilter converts its argument to a plain array\. Write the recursion itself"),
+    # (a viscoelastic trial: generic advice where np.convolve is the same convolution)
+    (lambda w: scipy.signal.fftconvolve(w, np.ones(4), mode="same"), np.array([0.2, 0.4, 0.1]),
+     r"scipy\.signal\.fftconvolve converts .* Write np\.convolve\(a, b\) for 1-d arrays"),
     # (a spectral trial: "duals.numpy has no counterpart of it", np.fft's are exact counterparts)
     (lambda a: np.sum(np.abs(scipy.fft.rfft(a)) ** 2), np.array([0.2, 0.4, 0.1]),
      r"scipy\.fft\.rfft converts .* Write np\.fft\.rfft instead"),
@@ -789,6 +792,30 @@ def test_a_traced_value_made_plain_names_the_call_that_did_it(f, x, says):
     # and the user's line that did it (a structural-dynamics trial had to find it in the
     # traceback; a geometry trial an in-place np.add.at's)
     assert re.search(r"\(in .*test_numpy_coverage\.py, line \d+\)$", str(raised.value))
+
+
+def test_np_full_like_of_a_traced_array_with_a_traced_fill_value_differentiates():
+    w = np.array([0.2, 0.4, 0.1, -0.3])
+    np.testing.assert_allclose(duals.grad(lambda w: np.sum(np.full_like(w, w[0]) * w))(w), [np.sum(w) + w[0], *[w[0]] * 3])
+
+
+def test_the_spellings_advised_for_scipy_signal_give_its_numbers_and_derivatives():
+    w, x = np.array([0.2, 0.4, 0.1, -0.3]), np.sin(np.linspace(0.0, 3.0, 9))
+    # SciPy's mode='full' (its 'same', the size of the first argument, and 'valid' are slices of it)
+    np.testing.assert_allclose(np.convolve(w, x), scipy.signal.fftconvolve(w, x), atol=1e-14)
+    np.testing.assert_allclose(duals.jacfwd(lambda w: np.convolve(w, x))(w),
+                               np.transpose([scipy.signal.fftconvolve(e, x) for e in np.eye(4)]), atol=1e-14)
+
+    def filtered(a):   # lfilter([1 - a], [1, -a], x) as its recursion
+        y, previous = [], 0.0
+        for n in range(x.size):
+            previous = (1.0 - a) * x[n] + a * previous
+            y.append(previous)
+        return dnp.stack(y)
+    np.testing.assert_allclose(filtered(0.3), scipy.signal.lfilter([0.7], [1.0, -0.3], x), rtol=1e-14)
+    h = 1e-6
+    np.testing.assert_allclose(duals.jacfwd(filtered)(0.3), (scipy.signal.lfilter([1 - 0.3 - h], [1.0, -0.3 - h], x)
+                               - scipy.signal.lfilter([1 - 0.3 + h], [1.0, -0.3 + h], x)) / (2 * h), rtol=1e-7, atol=1e-9)
 
 
 def test_a_library_reading_an_array_attribute_of_a_traced_value_is_named_with_the_way_out():
