@@ -25,8 +25,8 @@ from ._types import DualType, _is_complex
 
 VALUE_ONLY = (math.floor, math.ceil, math.trunc, np.floor, np.ceil, np.trunc, np.rint, np.signbit)
 COMPOSED = (builtins.round, np.round, np.around, builtins.bool, builtins.divmod, np.divmod, math.log,
-            np.clip, builtins.min, builtins.max, np.fmin, np.fmax, math.degrees, math.radians, np.degrees, np.radians,
-            np.rad2deg, np.deg2rad)
+            np.clip, builtins.min, builtins.max, np.fmin, np.fmax, math.degrees, math.radians, np.degrees,
+            np.radians, np.rad2deg, np.deg2rad)
 
 
 def _is_dual(*ts):

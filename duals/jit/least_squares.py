@@ -21,7 +21,8 @@ from .parts import is_dual_array, join, lanes_left, lanes_right, minus, plus, sp
 @register_jitable
 def truncated_pinv(u, s, vt, rank):
     """The pseudo-inverse of the matrix ``u s vt`` (a thin SVD) from its ``rank`` largest singular
-    values, those lstsq keeps: lstsq's solution is this times ``b``, linear in ``b`` for a constant matrix."""
+    values, those lstsq keeps: lstsq's solution is this times ``b``, linear in ``b`` for a
+    constant matrix."""
     return np.ascontiguousarray(np.dot(vt[:rank].T / s[:rank], np.ascontiguousarray(u[:, :rank].T)))
 
 

@@ -5,8 +5,8 @@ each operand order of binary rules: dual-dual, dual-constant, constant-dual), pa
 the table's formula strings, plus a float version for :data:`fn`. They are registered as
 ``@overload`` of every spelling of the operation that Numba code may use: the operator
 (``+``, ``**``, ``abs`` …), ``math.*`` and ``np.*`` (the builtin ``min``/``max`` are
-:mod:`.extras`' for Python's choice at a NaN), and ``duals.jit.fn.<name>`` (which exists for every entry, also
-those with no ``math``/``np`` spelling such as ``expit``).
+:mod:`.extras`' for Python's choice at a NaN), and ``duals.jit.fn.<name>`` (which exists for
+every entry, also those with no ``math``/``np`` spelling such as ``expit``).
 
 The source is written to a real file in the cache directory named after its hash (as
 :mod:`duals.kernels` does), so line numbers in errors point at real code.

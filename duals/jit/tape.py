@@ -7,7 +7,8 @@ for *a multiple of a node of a tape*, ``scale · node``: ``lscale(t, s)`` only m
 scale (a chain of one-argument operations records nothing), ``laxpy(t1, s1, t2, s2)`` appends the
 node ``(t1, t2, s1 · scale1, s2 · scale2)`` and returns a reference to it with scale 1. So the very same generated rules
 record the linearised computation (JAX's "linearize, then transpose"), and the reverse sweep
-(:func:`duals.jit.sweeps.sweep`) walks the nodes backwards accumulating ``adj[parent] += partial * adj[node]``.
+(:func:`duals.jit.sweeps.sweep`) walks the nodes backwards accumulating
+``adj[parent] += partial * adj[node]``.
 
 Node 0 is the constant: a reference to it (the all-zero ``TapeRef``, what a float promoted to
 an adjoint gets) records nothing, and the sweep's writes to it are ignored. A result's cotangent
