@@ -321,10 +321,12 @@ def symmetric(S, push, dtype, check=None):
         values[from_b] = exact[slot[b[from_b]], a[from_b]]
         values[from_a] = exact[slot[a[from_a]], b[from_a]]
         # a pair not finite: each entry its own column's, as the dense matrix has it (a NaN row of
-        # the gradient, a coincident pair's, leaves the finite entries of its column); every entry
-        # that is not finite lies in a broken colour's column, evaluated exactly here
-        own = ~np.isfinite(values) & (slot[j] >= 0)
-        values[own] = exact[slot[j[own]], i[own]]
+        # the gradient, a coincident pair's, leaves the finite entries of its column), read exactly
+        # (a broken colour's column) or alone in its row of its colour's lane
+        own = ~np.isfinite(values)
+        exactly, lone = own & (slot[j] >= 0), own & (slot[j] < 0) & alone[i * k + colors[j]]
+        values[exactly] = exact[slot[j[exactly]], i[exactly]]
+        values[lone] = read(i[lone], j[lone])
         inside = np.zeros((wanted.size, n), dtype=bool)
         known = slot[j] >= 0
         inside[slot[j[known]], i[known]] = True
