@@ -232,6 +232,27 @@ def test_events_report_state_sensitivities_and_event_time_derivatives():
     np.testing.assert_allclose(res.t_events_sensitivity[0], [[-t_e / k, 1 / (k * y0)]], rtol=1e-7)
 
 
+def test_an_event_written_as_scipys_takes_no_parameters_and_one_reading_them_is_refused():
+    """event(t, y), as SciPy's, raised Python's "takes 2 positional arguments but 3 were given" from
+    inside duals (an events trial). y = cos(2 sqrt(k)/2 t) crosses 0 at pi / (2 sqrt(k)):
+    dt/dk = -pi / 4 k^-3/2."""
+    def spring(t, y, p):
+        return dnp.stack([y[1], -p["k"] * y[0]])
+
+    def crossing(t, y):
+        return y[0]
+    crossing.terminal = True
+    res = solve_ivp(spring, (0.0, 3.0), [1.0, 0.0], {"k": 4.0}, events=crossing, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res.t_events[0], [math.pi / 4], rtol=1e-9)
+    np.testing.assert_allclose(res.t_events_sensitivity[0], [[-math.pi / 4 * 4.0 ** -1.5]], rtol=1e-7)
+    parameters = {"k": 4.0}
+
+    def reading(t, y):
+        return y[0] - 0.1 * parameters["k"]
+    with pytest.raises(TypeError, match=r"event\(t, y\) reads p from a closure .*event\(t, y, p\)"):
+        solve_ivp(spring, (0.0, 3.0), [1.0, 0.0], parameters, events=reading)
+
+
 def test_an_event_that_never_fires_gives_empty_arrays():
     """Reshaping no hits with -1 raised (a user trial): the arrays are empty, as SciPy's."""
     def never(t, y, k):

@@ -30,7 +30,7 @@ from ..transforms import value_and_grad
 from ._optional import require
 from .model import RightHandSide
 from .ode import SolveFailedError, _is_implicit, reached
-from .parameters import Parameters, as_state, returning_a_number
+from .parameters import Parameters, as_state, returning_a_number, takes_parameters
 
 __all__ = ["adjoint_gradient", "AdjointResult"]
 
@@ -125,7 +125,7 @@ class _Term:
 
     def __init__(self, f, params, call):
         self.params = params
-        self.with_p = _takes_parameters(f, call, params)
+        self.with_p = takes_parameters(f, call, params, WHO)
         checked = returning_a_number(f, WHO, call + (", p)" if self.with_p else ")"))
         self.value_and_grad = value_and_grad(checked, argnums=(1, 2) if self.with_p else 1)
 
@@ -135,30 +135,6 @@ class _Term:
             return value, gy, None
         value, (gy, gp) = self.value_and_grad(t, y, self.params.value)
         return value, gy, np.asarray(self.params.columns(gp, 1), dtype=np.float64).reshape(-1)
-
-
-def _takes_parameters(f, call, params):
-    """Whether ``f`` (``loss`` or ``integrand``) takes ``(t, y, p)``; a two-argument one that
-    reads the very ``p`` given from a closure or a global is refused: its direct dependence on the
-    parameters would be missing from the gradient."""
-    import inspect
-    try:
-        parameters = inspect.signature(getattr(f, "py_func", f)).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    positional = [q for q in parameters if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)
-                  and q.default is q.empty]
-    if len(positional) >= 3:
-        return True
-    try:
-        seen = inspect.getclosurevars(getattr(f, "py_func", f))
-    except TypeError:   # (not Python code: nothing to look into)
-        return False
-    if any(v is params.given for v in (*seen.nonlocals.values(), *seen.globals.values())):
-        raise TypeError(f"{WHO}: {call}) reads p from a closure or a global, so its direct "
-                        f"dependence on the parameters would be missing from the gradient; "
-                        f"take p as the third argument, {call}, p), and it is differentiated too")
-    return False
 
 
 class _Adjoint:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ._optional import require
 from .model import RightHandSide
-from .parameters import Parameters, as_state
+from .parameters import Parameters, as_state, takes_parameters
 
 _integrate = require("scipy.integrate", "duals.sensitivity.solve_ivp")
 try:
@@ -151,9 +151,9 @@ def _is_implicit(method):
         method, tuple(getattr(_integrate, name) for name in IMPLICIT))
 
 
-def _wrap_event(event, n, p):
+def _wrap_event(event, n, p, with_p):
     def wrapped(t, z):
-        return event(t, z[:n], p)
+        return event(t, z[:n], p) if with_p else event(t, z[:n])
     for attribute in ("terminal", "direction"):
         if hasattr(event, attribute):
             setattr(wrapped, attribute, getattr(event, attribute))
@@ -225,8 +225,8 @@ def solve_ivp(fun, t_span, y0, p, *, sens_y0=False, method="RK45", t_eval=None,
         sens_atol: absolute tolerance of the sensitivities, broadcast to ``(n_state, n_param)``;
             by default ``atol_i / |θ_j|`` (``atol_i`` where ``θ_j = 0``), as CVODES scales them.
         names: labels for the entries of an array ``p`` (a dict is labelled by its keys).
-        events: functions ``event(t, y, p)`` (``terminal`` and ``direction`` attributes as in
-            SciPy); they see the state, not the sensitivities.
+        events: functions ``event(t, y, p)`` or, as SciPy's, ``event(t, y)`` (``terminal`` and
+            ``direction`` attributes as in SciPy); they see the state, not the sensitivities.
 
     Returns:
         A :class:`SensitivityResult`: every field of SciPy's result (``t``, ``y``, ``nfev`` and
@@ -297,7 +297,8 @@ def solve_ivp(fun, t_span, y0, p, *, sens_y0=False, method="RK45", t_eval=None,
     wrapped = None
     if events is not None:
         listed = list(events) if isinstance(events, (list, tuple)) else [events]
-        wrapped = [_wrap_event(e, n, params.value) for e in listed]
+        reading_p = [takes_parameters(e, "event(t, y", params, WHO) for e in listed]   # (SciPy's: (t, y))
+        wrapped = [_wrap_event(e, n, params.value, with_p) for e, with_p in zip(listed, reading_p)]
     sol = _integrate.solve_ivp(system, (t0, t1), z0, method=method, t_eval=t_eval,
                                dense_output=dense_output, events=wrapped, rtol=rtol,
                                atol=_tolerances(atol, sens_atol, y0, params, sens_y0, k), **options)
@@ -318,27 +319,27 @@ def solve_ivp(fun, t_span, y0, p, *, sens_y0=False, method="RK45", t_eval=None,
     else:
         result.sensitivity_sol = None
     if wrapped is not None:
-        _split_events(result, sol, listed, rhs, params, n, k)
+        _split_events(result, sol, listed, reading_p, rhs, params, n, k)
     return result
 
 
-def _split_events(result, sol, events, rhs, params, n, k):
+def _split_events(result, sol, events, reading_p, rhs, params, n, k):
     from ..transforms import jacfwd
     y_events, s_events, t_sens = [], [], []
-    for event, t_hits, z_hits in zip(events, sol.t_events, sol.y_events):
+    for event, with_p, t_hits, z_hits in zip(events, reading_p, sol.t_events, sol.y_events):
         z_hits = np.asarray(z_hits).reshape(len(t_hits), n * (1 + k))   # (0 hits: -1 is ambiguous)
         y_events.append(z_hits[:, :n])
         S = z_hits[:, n:].reshape(len(t_hits), k, n).transpose(0, 2, 1)
         s_events.append(S)
         rows = np.empty((len(t_hits), k))
         if len(t_hits):
-            argnums = (0, 1, 2) if params.size else (0, 1)
+            argnums = (0, 1, 2) if params.size and with_p else (0, 1)
             gradient = jacfwd(event, argnums=argnums)
         for h, (t, y) in enumerate(zip(t_hits, z_hits[:, :n])):
-            parts = gradient(float(t), y, params.value)
+            parts = gradient(float(t), y, params.value) if with_p else gradient(float(t), y)
             g_t, g_y = float(parts[0]), np.asarray(parts[1], dtype=np.float64).reshape(n)
             g_p = np.zeros(k)
-            if params.size:
+            if params.size and with_p:
                 g_p[:params.size] = np.asarray(params.columns(parts[2], 1)).reshape(-1)
             speed = g_t + g_y @ rhs.value(float(t), y)
             with np.errstate(divide="ignore", invalid="ignore"):

@@ -141,3 +141,32 @@ def returning_a_number(f, who, call):
                              f"number itself (y[0] rather than y, or np.sum(...) of the terms)")
         return out
     return checked
+
+
+def takes_parameters(f, call, params, who):
+    """Whether ``f`` (a loss, an integrand, an event) takes ``(t, y, p)``, else ``(t, y)``; a
+    two-argument one that reads the very ``p`` given from a closure or a global is refused: its
+    direct dependence on the parameters would be missing from the derivatives. ``call`` is how
+    the refusal writes it, ``"loss(t, y"``.
+
+    >>> takes_parameters(lambda t, y: y[0], "event(t, y", Parameters([1.0], "solve_ivp"), "solve_ivp")
+    False
+    """
+    import inspect
+    try:
+        parameters = inspect.signature(getattr(f, "py_func", f)).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [q for q in parameters if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)
+                  and q.default is q.empty]
+    if len(positional) >= 3:
+        return True
+    try:
+        seen = inspect.getclosurevars(getattr(f, "py_func", f))
+    except TypeError:   # (not Python code: nothing to look into)
+        return False
+    if any(v is params.given for v in (*seen.nonlocals.values(), *seen.globals.values())):
+        raise TypeError(f"{who}: {call}) reads p from a closure or a global, so its direct "
+                        f"dependence on the parameters would be missing from the gradient; "
+                        f"take p as the third argument, {call}, p), and it is differentiated too")
+    return False
