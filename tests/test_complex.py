@@ -449,3 +449,15 @@ def test_a_custom_primitive_runs_under_holomorphic_only_when_declared_holomorphi
     cube = elementwise("trial_cube", lambda w: w ** 3, lambda out, w: 3.0 * w ** 2, holomorphic=True)
     for transform in (duals.jacfwd, duals.jacrev):
         close(np.diag(transform(cube, holomorphic=True)(z)), 3.0 * z ** 2)
+
+
+def test_interpolated_complex_data_has_the_complex_slope_in_the_query_point_and_the_grid():
+    # (EM trial: measured S-parameters) the plain complex data was cast to float64: the value came from
+    # NumPy but the derivative kept the real part of the slope (jvp 2 for 2 - 3j)
+    xp, fp = np.array([0.0, 1.0, 2.0]), np.array([1.0 + 2.0j, 3.0 - 1.0j, 0.0 + 0.0j])
+    at = lambda x: np.interp(x, xp, fp)   # noqa: E731
+    assert duals.jvp(at, (0.4,), (1.0,)) == (at(0.4), 2.0 - 3.0j)
+    for part in (np.real, np.imag, lambda z: np.abs(z) ** 2):
+        close(duals.grad(lambda x: part(at(x)))(0.4), central(lambda x: part(at(x)), 0.4, 1.0), 1e-8)
+        scaled = lambda s: part(np.interp(0.4, s * xp, fp))   # noqa: E731
+        close(duals.jacrev(scaled)(1.0), central(scaled, 1.0, 1.0), 1e-8)
