@@ -1435,11 +1435,11 @@ def weighted_pair_sum(x, i, j, n):
 
 
 def test_integers_given_tangents_are_all_named_counts_as_well_as_indices():
-    # (eikonal trial) it said "argument 1, 2, which holds" and left out the loop count, so fixing
-    # what it listed led to a second error
+    # (eikonal trial) it said "argument 1, 2, which holds" and not that a loop count needs it too, so
+    # fixing what it listed led to a second error (naming whole-valued scalars blamed a frequency 3e8)
     x = np.array([1.0, 2.0, 3.0])
     with pytest.raises(TypeError, match=r"needs integers in arguments 1 and 2, which hold .*leave them out .*"
-                                        r"argument 3 holds a whole number too: a loop count"):
+                                        r"and so a loop count \(range\(n\)\) too"):
         duals.jvp(weighted_pair_sum, (x, 0, 2, 4), (np.ones(3), 0, 0, 0))
     assert duals.jvp(weighted_pair_sum, (x, 0, 2, 4), (np.ones(3), None, None, None)) == (18.0, 24.0)
 

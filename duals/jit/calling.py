@@ -23,7 +23,7 @@ from ..forward import Dual
 from ..arguments import as_input as _as_input, is_compiled as _is_compiled
 from ..random_states import before_call
 from ._types import _typeof_dual, dtype_of_type
-from .errors import MARK, needed_integers, plain_failure, reraise, whole_numbers
+from .errors import MARK, needed_integers, plain_failure, reraise
 from . import promotion_notes
 from .running import TRACED_ARGUMENT, counted
 from .promotion import dual_type_of, promoted_arguments, promoted_call
@@ -258,14 +258,11 @@ def _uncompiled(f, args, exc, who):
     name = getattr(f, "__name__", None)
     counts = needed_integers(f, args) if plain is not None else ()
     if counts:
-        more = [i for i in whole_numbers(args) if i not in counts and np.ndim(args[i]) == 0]   # (counts)
-        also = (f"; {_numbered(more)} {'holds a whole number' if len(more) == 1 else 'hold whole numbers'} "
-                f"too: a loop count (range(n)) cannot be differentiated either" if more else "")
         them = "it" if len(counts) == 1 else "them"
         raise TypeError(f"{who}: {name} needs integers in {_numbered(counts)}, which "
                         f"{'holds' if len(counts) == 1 else 'hold'} whole numbers differentiated as "
                         f"floats (a count, an index array); leave {them} out of argnums (in jvp, give "
-                        f"{them} the tangent None){also}") from None
+                        f"{them} the tangent None), and so a loop count (range(n)) too") from None
     reraise(exc if plain is None else plain, who, name, plain_too=plain is not None)
 
 
