@@ -37,7 +37,7 @@ import numpy as np
 
 from .core import REGISTRY, Primitive, Tracer
 from .ops import lead_of, shape_of
-from .ops.elementwise import align, fill_to
+from .ops.elementwise import align, fill_to, masked
 from .ops.reductions import unbroadcast
 from .ops.shape import getitem, reshape, stack
 
@@ -157,6 +157,7 @@ def elementwise(name, impl, *partials, nondiff=(), holomorphic=False):
     0.5
     """
     p = primitive(name, impl, nondiff=nondiff, holomorphic=holomorphic)
+    p.elementwise = True   # a branch not taken passes its exact zeros through it, as the table's
     for i, d in enumerate(partials):
         if i in p.nondiff:
             continue
@@ -194,8 +195,9 @@ def _elementwise_jvp(name, i, d):
 
 
 def _elementwise_vjp(name, i, d):
-    def rule(g, out, *args, **params):
-        return unbroadcast(_partial(name, i, d, out, args, params) * g, out, shape_of(args[i]))
+    def rule(g, out, *args, unreached=None, **params):   # (unreached: a branch not taken, zeros)
+        return unbroadcast(masked(_partial(name, i, d, out, args, params) * g, unreached), out,
+                           shape_of(args[i]))
     return rule
 
 

@@ -143,3 +143,20 @@ def test_a_vectorized_rule_for_a_broadcast_argument_is_told_to_align_its_lanes()
         duals.jacfwd(lambda b: scaled(np.array([0.3, 0.8, 1.4]), b))(2.0)
     scaled.def_jvp(1, lambda t, out, a, b: a * t[..., None], vectorized=True)
     np.testing.assert_allclose(duals.jacfwd(lambda b: scaled(np.array([0.3, 0.8, 1.4]), b))(2.0), [0.3, 0.8, 1.4])
+
+
+def test_a_branch_not_taken_through_a_custom_elementwise_primitive_passes_exact_zeros():
+    # (EM trial: a custom Hankel-function primitive over R = sqrt(dx**2 + dy**2) + eye, its diagonal
+    # masked by np.where) grad and jacrev were NaN where jacfwd and the table's np.cos are exact:
+    # the branch's zeros met sqrt'(0) = inf behind the custom primitive
+    cosine = duals.extend.elementwise("cosine_behind_a_branch", np.cos, lambda out, x: -np.sin(x))
+    x = np.array([0.0, 1.0])
+
+    def ring(a, kernel):
+        d = a * x[:, None] - a * x[None, :]
+        R = np.sqrt(d ** 2) + np.eye(2)
+        return np.sum(np.where(np.eye(2, dtype=bool), 0.0, kernel(R)))
+    for transform in (duals.grad, duals.jacfwd, duals.jacrev):
+        assert transform(lambda a: ring(a, cosine))(1.5) == transform(lambda a: ring(a, np.cos))(1.5)
+    np.testing.assert_allclose(duals.grad(lambda a: ring(a, cosine))(1.5), -2 * np.sin(1.5), rtol=1e-14)
+    assert duals.grad(lambda x: np.where(x > 0, cosine(np.sqrt(x)), 1.0))(0.0) == 0.0
