@@ -291,6 +291,11 @@ _SPELLED_WITH = {
                                  "of the solution, docs/sensitivity.md)",
     "scipy.integrate.ivp.solve_ivp": "duals.sensitivity.solve_ivp (its sensitivities are the "
                                      "derivatives of the solution, docs/sensitivity.md)",
+    # (an events trial: odeint, the classic pharmacometrics call)
+    "scipy.integrate.odeint": "duals.sensitivity.solve_ivp(lambda t, y, p: rhs(y, t, *p), (t[0], "
+                              "t[-1]), y0, p, t_eval=t) (odeint's rhs(y, t, ...) takes the state "
+                              "first; the sensitivities are the derivatives of the solution, "
+                              "docs/sensitivity.md)",
     "scipy.sparse.linalg.spsolve": "np.linalg.solve(A.toarray(), b) (a dense solve, differentiated "
                                    "in A and b), or the assembly and the solve in a @numba.njit "
                                    "function",

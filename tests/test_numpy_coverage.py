@@ -765,6 +765,10 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
     # (SciPy's compiled loop caught the refusal: "could not convert b, a, and x to a common type")
     (lambda b: np.sum(scipy.signal.lfilter(b, [1.0, -0.5], np.ones(8)) ** 2), np.array([0.2, 0.4]),
      r"scipy\.signal\.lfilter converts its argument to a plain array\. Write the recursion itself"),
+    # (an events trial: odeint, the classic pharmacometrics call, had the generic advice)
+    (lambda k: scipy.integrate.odeint(lambda y, t, k: -k * y, [1.0], [0.0, 1.0], args=(k[0],))[:, 0],
+     np.array([0.3]), r"scipy\.integrate\.odeint converts .* Write duals\.sensitivity\.solve_ivp\(lambda t, y, p: "
+                      r"rhs\(y, t, \*p\)"),
     # (a viscoelastic trial: generic advice where np.convolve is the same convolution)
     (lambda w: scipy.signal.fftconvolve(w, np.ones(4), mode="same"), np.array([0.2, 0.4, 0.1]),
      r"scipy\.signal\.fftconvolve converts .* Write np\.convolve\(a, b\) for 1-d arrays"),
