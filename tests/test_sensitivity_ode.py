@@ -398,3 +398,18 @@ def test_a_compiled_fun_making_its_own_dual_is_refused_not_mixed_with_the_sensit
     # its one lane had the type of the single parameter's: y(T) 0.7605 for e^-1 = 0.3679
     with pytest.raises(ValueError, match="nested inside compiled code"):
         solve_ivp(decay_through_an_inner_dual, (0.0, 2.0), [1.0], np.array([0.5]), t_eval=[2.0])
+
+
+def test_inside_a_transformation_the_sensitivity_functions_name_the_chain_rule_instead():
+    # (events trial: y0 a steady state of p, an outer fit) the advice was np.array's or "a NumPy
+    # function without a duals rule"
+    def damped(t, y, p):
+        return dnp.stack([y[1], -p["k"] * y[0] - p["c"] * y[1]])
+    for transform, call in (
+            (duals.jacfwd, lambda y0: solve_ivp(damped, (0.0, 1.0), y0, {"k": 4.0, "c": 0.3}).y[:, -1]),
+            (duals.grad, lambda k: solve_ivp(damped, (0.0, 1.0), [1.0, 0.0], {"k": k, "c": 0.3}).y[0, -1]),
+            (duals.grad, lambda k: duals.sensitivity.adjoint_gradient(
+                damped, (0.0, 1.0), [1.0, 0.0], {"k": k, "c": 0.3}, lambda t, y: y[0] ** 2).value)):
+        with pytest.raises(TypeError, match=r"(y0|p\['k'\]) is traced by an enclosing duals transformation.*"
+                                            r"dy/dθ = S_p \+ S_y0 · dy0/dθ"):
+            transform(call)(np.array([1.0, 0.0]) if transform is duals.jacfwd else 4.0)

@@ -11,12 +11,29 @@ array in C order; labels read ``"k1"``, ``"K[0,1]"``, ``"p[2]"``.
 import numpy as np
 
 from .. import numpy as dnp
+from ..core import Tracer
 from ..validation import check_float_dtype
 
 __all__ = ["Parameters", "as_state"]
 
 
-def _as_float(value, what):
+def refuse_traced(value, what, who):
+    """Raise where ``value`` (or an entry of a list or tuple of them) is traced by an enclosing
+    duals transformation: the sensitivity functions compute their derivatives themselves, on
+    plain numbers, and their results are the pieces of the chain rule to apply instead."""
+    items = value if isinstance(value, (list, tuple)) else (value,)
+    if any(isinstance(v, Tracer) for v in items):
+        raise TypeError(
+            f"{who}: {what} is traced by an enclosing duals transformation (jacfwd, grad ...); "
+            f"{who} computes its derivatives itself, on plain numbers, so it does not run inside "
+            f"one. Take its sensitivities and chain them instead: with sens_y0=True, dy/dθ = "
+            f"S_p + S_y0 · dy0/dθ for a y0 that depends on θ (a steady state), and an outer fit "
+            f"takes the sensitivities as its Jacobian (docs/sensitivity.md)")
+
+
+def _as_float(value, who, name):
+    refuse_traced(value, name, who)
+    what = f"{who}: {name}"
     if isinstance(value, (bool, np.bool_)):
         check_float_dtype(np.bool_(value), what)
     a = np.asarray(value)
@@ -47,9 +64,9 @@ class Parameters:
             if names is not None:
                 raise TypeError(f"{who}: names= labels the entries of an array p; a dict p is "
                                 f"labelled by its keys already")
-            items = [(key, _as_float(v, f"{who}: p[{key!r}]")) for key, v in p.items()]
+            items = [(key, _as_float(v, who, f"p[{key!r}]")) for key, v in p.items()]
         else:
-            items = [(default, _as_float(p, f"{who}: p"))]
+            items = [(default, _as_float(p, who, default))]
         self.blocks, flat, self.labels, start = [], [], [], 0
         for key, a in items:
             self.blocks.append((key, start, start + a.size, a.shape))
@@ -110,6 +127,7 @@ def as_state(y0, who):
     """
     if isinstance(y0, dict):
         raise TypeError(f"{who}: y0 is a dict; the state is one 1-d float array")
+    refuse_traced(y0, "y0", who)
     a = np.asarray(y0)
     if a.dtype.kind in "OSU":
         raise TypeError(f"{who}: y0 has dtype {a.dtype}; give the initial state as a 1-d float "
