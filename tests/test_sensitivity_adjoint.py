@@ -179,3 +179,17 @@ def test_a_loss_and_an_integrand_that_read_the_parameters_take_them_and_are_diff
 
     with pytest.raises(TypeError, match=r"loss\(t, y\) reads p from a closure or a global.*loss\(t, y, p\)"):
         adjoint_gradient(fun, (0.0, 3.0), [1.0], p, lambda t, y: (y[0] - p["Rc"]) ** 2, t_eval=times)
+
+
+def test_events_are_refused_naming_the_split_at_a_dose_which_gives_the_gradient():
+    # (events trial) "events= is not accepted (duals sets up both solves)" did not say what to do
+    decay = lambda t, y, p: -p["k"] * y   # noqa: E731
+    with pytest.raises(TypeError, match=r"events= is not accepted: .*Split at the events .*grad_y0 · y"):
+        adjoint_gradient(decay, (0.0, 2.0), [100.0], {"k": 0.5}, lambda t, y: y[0] ** 2, events=lambda t, y: y[0])
+    options, dose = dict(rtol=1e-11, atol=1e-12), 50.0
+    before = solve_ivp(decay, (0.0, 1.0), [100.0], {"k": 0.5}, **options).y[:, -1]
+    second = adjoint_gradient(decay, (1.0, 2.0), before + dose, {"k": 0.5}, lambda t, y: y[0] ** 2, **options)
+    first = adjoint_gradient(decay, (0.0, 1.0), [100.0], {"k": 0.5}, lambda t, y: second.grad_y0 @ y, **options)
+    final = lambda k: (100.0 * np.exp(-k) + dose) * np.exp(-k)   # noqa: E731
+    np.testing.assert_allclose(first.grad_p["k"] + second.grad_p["k"],
+                               (final(0.5 + 1e-6) ** 2 - final(0.5 - 1e-6) ** 2) / 2e-6, rtol=1e-8)

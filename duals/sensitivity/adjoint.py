@@ -207,7 +207,13 @@ def adjoint_gradient(fun, t_span, y0, p, loss=None, *, t_eval=None, integrand=No
     (0.63212056, -0.26424112)
     """
     integrate = require("scipy.integrate", WHO)
-    for option in ("jac", "jac_sparsity", "args", "vectorized", "dense_output", "events"):
+    if "events" in options:
+        raise TypeError(f"{WHO}: events= is not accepted: the adjoint runs backwards over one smooth "
+                        f"solution. Split at the events (doses, switches): adjoint_gradient of each "
+                        f"segment, the last first, whose loss adds the next segment's grad_y0 · y at "
+                        f"its end (a jump y+ = y- + dose passes grad_y0 on unchanged); or "
+                        f"duals.sensitivity.solve_ivp, forward, which takes events=")
+    for option in ("jac", "jac_sparsity", "args", "vectorized", "dense_output"):
         if option in options:
             raise TypeError(f"{WHO}: {option}= is not accepted (duals sets up both solves)")
     if "workers" in options:
