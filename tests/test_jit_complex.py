@@ -637,3 +637,14 @@ def test_a_complex_partial_that_divides_by_zero_is_inf_or_nan_not_an_exception()
     assert value == -np.inf and np.isnan(slope)
     with pytest.raises(ZeroDivisionError):   # the user's own division by zero still raises as written
         duals.jvp(njit(lambda z: 1.0 / z), (0j,), (1 + 0j,))
+
+
+def test_interp_of_complex_data_is_refused_naming_its_parts_which_give_the_derivative():
+    # (EM trial: measured S-parameters) it said an array operation got a single dual number
+    refused = numba.njit(lambda x, xp, fp: abs(np.interp(x, xp, fp)) ** 2)
+    by_parts = numba.njit(lambda x, xp, fp: abs(np.interp(x, xp, fp.real) + 1j * np.interp(x, xp, fp.imag)) ** 2)
+    xp, fp = np.array([0.0, 1.0, 2.0]), np.array([1.0 + 2.0j, 3.0 - 1.0j, 0.0])
+    with pytest.raises(TypeError, match=r"np.interp of complex fp .*np.interp\(x, xp, fp.real\) \+ 1j"):
+        duals.grad(refused)(0.4, xp, fp)
+    close(duals.grad(by_parts)(0.4, xp, fp), 2.4, rtol=1e-14)   # d|1 + 2j + (2 - 3j) x|^2 / dx at 0.4
+    assert by_parts(0.4, xp, fp) == refused(0.4, xp, fp)

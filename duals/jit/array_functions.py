@@ -32,7 +32,7 @@ from numba.core import errors, types
 
 from .._overloads import overload, register_jitable
 from . import extras, reductions, rules, sorting
-from ._types import DualType
+from ._types import DualType, _is_complex
 from .arrays import _at, _binary_impl, _register, _unary_impl
 from . import errors as _errors
 from .errors import MARK
@@ -94,6 +94,10 @@ def _interp(x, xp, fp):
     if not (isinstance(xp, types.Array) and xp.ndim == 1 and isinstance(fp, types.Array)
             and fp.ndim == 1):
         raise errors.TypingError(f"{MARK}np.interp of duals takes 1-d arrays xp and fp")
+    if isinstance(fp.dtype, types.Complex) or _is_complex(fp.dtype):
+        raise errors.TypingError(f"{MARK}np.interp of complex fp (measured S-parameters) is not "
+                                 f"supported on duals; interpolate its parts, np.interp(x, xp, fp.real) "
+                                 f"+ 1j * np.interp(x, xp, fp.imag) (the same numbers)")
     T = level_of("np.interp", x, xp, fp, scalar_operations=True)
 
     @register_jitable
