@@ -12,6 +12,7 @@ second order) and a Horner polynomial under holomorphic=True.
 import ast
 import cmath
 import math
+import os
 
 import numba
 import numpy as np
@@ -648,3 +649,24 @@ def test_interp_of_complex_data_is_refused_naming_its_parts_which_give_the_deriv
         duals.grad(refused)(0.4, xp, fp)
     close(duals.grad(by_parts)(0.4, xp, fp), 2.4, rtol=1e-14)   # d|1 + 2j + (2 - 3j) x|^2 / dx at 0.4
     assert by_parts(0.4, xp, fp) == refused(0.4, xp, fp)
+
+
+@numba.njit(cache=True)
+def impedance_fill(p):
+    A = np.empty((3, 3), dtype=np.complex128)
+    for i in range(3):
+        for j in range(3):
+            A[i, j] = cmath.exp(-1j * p[1] * abs(i - j) * p[0]) + (3.0 if i == j else 0.0)
+    return A
+
+
+def test_a_compiled_fill_solved_in_python_names_the_primitive_route_from_both_sides():
+    # (EM trial) the Python caller was told to compile itself, and compiled, to go back to Python
+    b = np.array([1.0, 0.0, 0.0], dtype=complex)
+    where = r"primitive whose rules call duals.jacfwd of it \(docs/custom_rules\.md, 'A compiled piece inside"
+    with pytest.raises(TypeError, match=where):
+        duals.grad(lambda p: np.real(np.linalg.solve(impedance_fill(p), b)[0]))(np.array([0.5, 6.0]))
+    with pytest.raises(TypeError, match=where):
+        duals.grad(numba.njit(lambda p: np.linalg.solve(impedance_fill(p), b)[0].real))(np.array([0.5, 6.0]))
+    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "custom_rules.md")) as f:
+        assert "### A compiled piece inside Python code" in f.read()

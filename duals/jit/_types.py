@@ -390,7 +390,10 @@ def _typeof_dual(val, c):
 
 _DIFFERENTIATE_IT_ITSELF = (
     "differentiate the compiled function itself (duals.jacfwd(njit_fn), duals.grad(njit_fn): "
-    "compiled forward and reverse mode), or decorate the calling function with @numba.njit too")
+    "compiled forward and reverse mode), or decorate the calling function with @numba.njit too; "
+    "where the caller needs what compiled code lacks (complex linear algebra), make the compiled "
+    "function a primitive whose rules call duals.jacfwd of it (docs/custom_rules.md, 'A compiled "
+    "piece inside Python code')")
 
 
 @typeof_impl.register(Var)

@@ -37,7 +37,10 @@ class ComplexDualType(DualType):
     lanes_refusal = ("duals.jit: {name} of complex dual numbers is not supported in compiled "
                      "code (complex values work element by element: arithmetic, cmath and np "
                      "functions, abs, real, imag, conj, sums and loops); differentiate this "
-                     "function on the NumPy path instead (a plain Python function, not @njit)")
+                     "function on the NumPy path instead (a plain Python function, not @njit), "
+                     "with a compiled piece it calls (a matrix fill) as a primitive whose rules "
+                     "call duals.jacfwd of it (docs/custom_rules.md, 'A compiled piece inside "
+                     "Python code')")
 
     def __init__(self, base, lanes):
         self.base = base
