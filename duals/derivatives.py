@@ -137,10 +137,11 @@ TABLE = {
     "pow": binary("x ** y",
                   # (0 ** -1 only in the branches not taken at x = y = 0 made a divide-by-zero
                   # warning: their base and exponent are guarded, the same numbers where taken;
-                  # a select, not x + (x == 0): adding 0.0 to -2 - 0j made it -2 + 0j, the other
-                  # side of a complex power's branch cut)
+                  # x - (-0.0), not x + 0.0, where x is not 0: adding 0.0 to -2 - 0j made it
+                  # -2 + 0j, the other side of a complex power's branch cut; not a select, whose
+                  # 0-d array took np.power's rounding instead of math.pow's)
                   "where(x == 0.0, where(y == 0.0, 0.0, y * x ** (y - 1.0 + (y == 0.0))), "
-                  "y * where(x == 0.0, 1.0, x) ** (y - 1.0))",
+                  "y * (x - (x == 0.0) * -1.0) ** (y - 1.0))",
                   # (log of 1, not of 0, where the branch is not taken: no warning at x = 0)
                   "where(x == 0.0, 0.0, out * log(where(x == 0.0, 1.0, x)))", numpy=("power", "float_power"),
                   domain=(0.3, 2.0), holomorphic=True),
