@@ -442,7 +442,9 @@ def _one_period(x, xp, fp, period):
         raise ValueError("period must be a non-zero value")
     period = abs(period)
     xp = np.asarray(xp, dtype=np.float64)
-    fp = fp if isinstance(fp, Tracer) else np.asarray(fp, dtype=np.result_type(fp, np.float64))   # (complex too)
+    if not isinstance(fp, Tracer):   # float64, or complex128 for complex data
+        fp = np.asarray(fp)
+        fp = fp.astype(np.result_type(fp, np.float64))
     if xp.ndim != 1 or ndim(fp) != 1:
         raise ValueError("Data points must be 1-D sequences")
     if xp.shape[0] != shape(fp)[0]:
@@ -476,7 +478,9 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         return np.interp(x, xp, fp, left, right)
     knots = np.asarray(_plain(xp), dtype=np.float64)
     xp = xp if isinstance(xp, Tracer) else knots
-    fp = fp if isinstance(fp, Tracer) else np.asarray(fp, dtype=np.result_type(fp, np.float64))   # (complex too)
+    if not isinstance(fp, Tracer):   # float64, or complex128 for complex data
+        fp = np.asarray(fp)
+        fp = fp.astype(np.result_type(fp, np.float64))
     if knots.ndim != 1 or shape(fp) != knots.shape:
         raise ValueError("fp and xp are not of the same length." if knots.ndim == 1 else
                          "object too deep for desired array")
