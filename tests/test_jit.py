@@ -809,8 +809,8 @@ def test_a_dual_stored_into_a_list_of_plain_numbers_names_spellings_that_work():
     # (eikonal trial: a fast-marching heap [(0.0, i0)] of arrival times) the message said only
     # "this construct is not supported on duals"
     x = np.array([3.0, 1.0, 2.0])
-    for transform in (duals.jacfwd, duals.grad):
-        with pytest.raises(TypeError, match=r"a dual stored into a list made of plain numbers.*"
+    for transform, values in ((duals.jacfwd, "dual numbers"), (duals.grad, "the adjoints of compiled reverse mode")):
+        with pytest.raises(TypeError, match=rf"for {values}: a dual stored into a list made of plain numbers.*"
                                             r"\[x\[0\]\] \* n.*duals.stop_gradient\(t\)"):
             transform(njit(squares_in_a_list_of_floats))(x)
         np.testing.assert_array_equal(transform(njit(squares_in_a_list_of_duals))(x), [6.0, 0.0, 4.0])

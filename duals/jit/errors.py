@@ -394,7 +394,8 @@ def reraise(exc, who, name=None, plain_too=False):
             message = (f"Numba cannot compile {name or 'the function'} even for plain numbers, so "
                        f"the error is in the function, not in its derivative: {first[:300]}{plain_hint}")
         else:
-            message = (f"Numba could not compile {name or 'the function'} for dual numbers: "
+            values = "the adjoints of compiled reverse mode" if "Adjoint" in text else "dual numbers"
+            message = (f"Numba could not compile {name or 'the function'} for {values}: "
                        f"{first[:300]}. " + (hint or "If the plain call works, this construct is "
                                              "not supported on duals; see the compiled-mode guide "
                                              "for what is"))
