@@ -133,6 +133,41 @@ def test_repeated_eigenvalues_and_equal_largest_entries_raise_naming_the_way_out
                                [[0.0, 0.5], [-0.5, 0.0]], atol=1e-15)   # the values stay differentiable
 
 
+CYCLE = np.roll(np.eye(3), 1, axis=1)
+STOCHASTIC = 0.3 * np.eye(3) + 0.5 * CYCLE + 0.2 * CYCLE.T   # a complex pair, and 1 with vector (1, 1, 1)
+
+
+def moved_chain(x):
+    E, F = np.zeros((3, 3)), np.zeros((3, 3))
+    E[0, 0], E[0, 1], F[1, 1], F[1, 2] = -1.0, 1.0, -1.0, 1.0   # rows still sum to 1
+    return STOCHASTIC + x[0] * E + x[1] * F
+
+
+def test_a_tie_of_largest_entries_raises_only_where_a_phase_is_used():
+    """(A stability trial) a real eigenvector of a real matrix (a stochastic matrix's constant one)
+    has no phase to follow, and eigvals' own use does not depend on phases: Hessians of eigvals and
+    phase-free functions of the other vectors raised "two entries of equal largest modulus"."""
+    x = np.array([0.01, 0.02])
+    second_modulus = lambda x: np.sort(np.abs(np.linalg.eigvals(moved_chain(x))))[-2]   # noqa: E731 (mixing)
+    gradient = duals.grad(second_modulus)
+    central = central_differences(gradient, [x], 0, h=1e-5)
+    for hessian in (duals.hessian(second_modulus), duals.jacfwd(gradient), duals.jacrev(gradient)):
+        np.testing.assert_allclose(hessian(x), central, rtol=1e-7, atol=1e-9)
+
+    def weight(x):   # |v0|² / Σ|v|² of the vector of the eigenvalue of largest imaginary part
+        w, V = np.linalg.eig(moved_chain(x))
+        v = V[:, np.argmax(w.imag)]
+        return np.abs(v[0]) ** 2 / np.sum(np.abs(v) ** 2)
+    for transform in (duals.jacfwd, duals.grad):
+        np.testing.assert_allclose(transform(weight)(x), central_differences(weight, [x], 0), rtol=1e-7)
+    # a symmetric structure's complex modes: |v_i| = |v_(n-1-i)|, the second derivative of eigvals
+    flip = np.fliplr(np.eye(4))
+    mirrored = lambda s: np.max(np.linalg.eigvals(np.diag([1.0, 2.0, 2.0, 1.0]) * s + 3.0 * np.roll(np.eye(4), 1, 1)
+                                                  - 3.0 * np.roll(np.eye(4), -1, 1) + s * s * flip).real)   # noqa: E731
+    np.testing.assert_allclose(duals.hessian(mirrored)(0.7), central_differences(duals.grad(mirrored), [0.7], 0),
+                               rtol=1e-6)
+
+
 def leslie(theta):
     """A Leslie matrix of 5 age classes whose last two do not reproduce: 0 is a double eigenvalue
     (a Jordan block: the matrix is defective), the Perron root simple."""

@@ -97,6 +97,19 @@ def _normalised_transpose(V_bar, V, skip=False):
     return V_bar - real(s) * conj(V) + where(mask, -1j * imag(s) / r, 0.0)
 
 
+def _phase_free(w, a, quiet):
+    """The columns whose phase a tie of their largest entries leaves free without harm, as a row
+    ``(..., 1, n)``: all of them for eigvals' own use (``quiet``: ``ũᵢᵀ dA wᵢ`` with ``ũᵢᵀwᵢ = 1``
+    does not depend on the phase, to every order), and the real eigenvalues of a real matrix, whose
+    vectors are real and stay real under a real perturbation (a stochastic matrix's constant
+    vector)."""
+    if quiet:
+        return True
+    if is_complex(a):
+        return False
+    return np.imag(np.asarray(innermost(w))) == 0
+
+
 def _defective_rows(w, V):
     """:func:`nearly_defective` of ``eig``'s packed eigenvalues, as a row ``(..., 1, n)``."""
     values = np.asarray(innermost(w))[..., 0, :]
@@ -110,7 +123,8 @@ def _eig_jvp(t, out, a, *, quiet=False):
     dw = _sum(E * np.eye(n), axis=-2, keepdims=True)
     F, tied = tied_gaps(w, _defective_rows(w, V))
     if not tied.any():
-        return concatenate([dw, _normalised(matmul(V, F * E), V)], axis=-2)
+        dV = _normalised(matmul(V, F * E), V, skip=_phase_free(w, a, quiet))
+        return concatenate([dw, dV], axis=-2)
     # the repeated eigenvalues and their vectors have no derivative; the simple ones keep theirs
     columns = tied.any(axis=-2, keepdims=True)
     if not quiet:
@@ -118,7 +132,7 @@ def _eig_jvp(t, out, a, *, quiet=False):
                           f"and their eigenvectors have no derivative, their tangents are NaN and so is "
                           f"any derivative that uses them; the simple eigenvalues' and their vectors' "
                           f"are exact")
-    dV = _normalised(matmul(V, F * E), V, skip=columns)
+    dV = _normalised(matmul(V, F * E), V, skip=columns | _phase_free(w, a, quiet))
     return concatenate([where(columns, np.nan, dw), where(columns, np.nan, dV)], axis=-2)
 
 
@@ -134,7 +148,8 @@ def _eig_vjp(g, out, a, *, quiet=False, unreached=None):
     if tied.any() and not (unused(columns, vectors) and unused(columns[..., 0, :], values)):
         raise repeated_error("eig", w, tied)   # (a repeated eigenvalue, or its vector, is used)
     VT = swapaxes(V, -1, -2)
-    E_bar = w_bar * np.eye(n) + F * matmul(VT, _normalised_transpose(V_bar, V, skip=columns))
+    free = columns | _phase_free(w, a, quiet)
+    E_bar = w_bar * np.eye(n) + F * matmul(VT, _normalised_transpose(V_bar, V, skip=free))
     return solve(VT, matmul(E_bar, VT))     # V⁻ᵀ Ē Vᵀ
 
 
