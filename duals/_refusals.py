@@ -327,6 +327,16 @@ _SPELLED_WITH = {
     "scipy.linalg.cho_solve": "np.linalg.solve(L.T, np.linalg.solve(L, b)) with L = np.linalg.cholesky(a)",
     "scipy.linalg.solve_triangular": "np.linalg.solve(L, b) (a dense solve of the triangular matrix: "
                                      "the same numbers to rounding)",
+    # (a stability trial: generalised problems, banded solves; a BVP trial)
+    "scipy.linalg.eig": "np.linalg.eig(a) for a standard problem; for a generalised one, A v = λ B v "
+                        "with B invertible, np.linalg.eig(np.linalg.solve(B, A)) (the same eigenvalues "
+                        "and vectors up to their scaling)",
+    "scipy.linalg.solve_banded": _DENSE_BANDS,
+    "scipy.linalg.solveh_banded": _DENSE_BANDS,
+    "scipy.integrate.solve_bvp": "a shooting method (the ODE integrated with fixed steps in Python or "
+                                 "@numba.njit, its unknown initial values found by Newton) or Newton on "
+                                 "a finite-difference discretisation (np.linalg.solve, or duals.sparse "
+                                 "for the Jacobian): both differentiate exactly",
     "scipy.linalg.eigh": "np.linalg.eigh(a) for a standard problem; for a generalised one, K v = λ M v, "
                          "reduce it by M's Cholesky factor: L = np.linalg.cholesky(M), Li = np.linalg.inv(L), "
                          "w, u = np.linalg.eigh(Li @ K @ Li.T), v = Li.T @ u",

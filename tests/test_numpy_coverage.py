@@ -765,6 +765,15 @@ def spline_through(y):   # a traced argument of a constructor: named by its clas
     # (SciPy's compiled loop caught the refusal: "could not convert b, a, and x to a common type")
     (lambda b: np.sum(scipy.signal.lfilter(b, [1.0, -0.5], np.ones(8)) ** 2), np.array([0.2, 0.4]),
      r"scipy\.signal\.lfilter converts its argument to a plain array\. Write the recursion itself"),
+    # (stability and BVP trials: generic advice, or np.linalg.eig, which takes no B)
+    (lambda s: np.abs(scipy.linalg.eig(np.diag(s), np.eye(2))[0]), np.array([1.0, 2.0]),
+     r"scipy\.linalg\.eig converts .*np\.linalg\.eig\(np\.linalg\.solve\(B, A\)\)"),
+    (lambda s: scipy.linalg.solve_banded((0, 0), s[None, :], np.ones(2)), np.array([1.0, 2.0]),
+     r"scipy\.linalg\.solve_banded converts .*Write a dense matrix from its bands"),
+    (lambda s: scipy.integrate.solve_bvp(lambda x, y: np.vstack([y[1], -s[0] * y[0]]),
+                                         lambda a, b: np.array([a[0], b[0] - 1.0]), np.linspace(0, 1, 5),
+                                         np.zeros((2, 5))).sol(0.5), np.array([1.0]),
+     r"scipy\.integrate\.solve_bvp converts .*a shooting method"),
     # (an events trial: odeint, the classic pharmacometrics call, had the generic advice)
     (lambda k: scipy.integrate.odeint(lambda y, t, k: -k * y, [1.0], [0.0, 1.0], args=(k[0],))[:, 0],
      np.array([0.3]), r"scipy\.integrate\.odeint converts .* Write duals\.sensitivity\.solve_ivp\(lambda t, y, p: "
