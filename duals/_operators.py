@@ -81,9 +81,9 @@ def _no_float(self, complex_number=False):
     import sys
     library, frame, _ = _library_caller(sys._getframe(1), ("scipy",))
     if library is not None and library.startswith("scipy.optimize"):
-        raise _refused(_solver_refused(library))
+        raise _noted_in_scipy(_refused(_solver_refused(library)))
     if library is not None and library.startswith("scipy.integrate"):
-        raise _refused(integrator_refused(library))
+        raise _noted_in_scipy(_refused(integrator_refused(library)))
     if library is None and _stores_an_item(_source_line(frame)):   # (a complex buffer asks for a number)
         # (compiled code takes complex arithmetic but not complex linear algebra: no @njit advice)
         raise _refused(STORED_INTO_PLAIN_COMPLEX if complex_number else STORED_INTO_PLAIN)
@@ -120,8 +120,15 @@ def _no_array(self, dtype=None, copy=None):
     error = _refused("a traced value cannot become a plain NumPy array without losing its "
                      "derivative: " + _conversion_cause())
     if _library_caller(sys._getframe(1), ("scipy",))[0] is not None:
-        _REFUSED_IN_SCIPY.error = error   # (SciPy's compiled code may catch it and raise its own)
+        _noted_in_scipy(error)
     raise error
+
+
+def _noted_in_scipy(error):
+    """``error``, kept as the last refusal inside SciPy: SciPy's compiled code may catch it and
+    raise its own (see :func:`refusal_swallowed`)."""
+    _REFUSED_IN_SCIPY.error = error
+    return error
 
 
 _REFUSED_IN_SCIPY = threading.local()
@@ -143,12 +150,15 @@ def refuse_array_only(self, name):
 def refusal_swallowed(exc, before):
     """The refusal of a conversion inside SciPy's code (since ``before``, the value of
     :func:`last_scipy_refusal` when the call began) that SciPy caught and replaced by ``exc``,
-    a ValueError or TypeError raised in SciPy's code (``scipy.signal.lfilter``'s C loop says
-    "could not convert b, a, and x to a common type"); None otherwise."""
+    an error raised in SciPy's code (``scipy.signal.lfilter``'s C loop says "could not convert b,
+    a, and x to a common type", MINPACK's fsolve "Result from function call is not a proper
+    array of floats", brentq a SystemError); None otherwise."""
     from .float_warnings import _SCIPY_SPARSE, _raised_in, _raising_frame
     error = last_scipy_refusal()
-    if error is None or error is before or error is exc or not isinstance(exc, (ValueError, TypeError)):
+    if error is None or error is before or error is exc:
         return None
+    if exc.__cause__ is error or exc.__context__ is error:   # (SciPy's C code chained it: brentq's)
+        return error
     if _raised_in(exc, _SCIPY_SPARSE):   # (its own hint: call_at_user_line's)
         return None
     frame = _raising_frame(exc)

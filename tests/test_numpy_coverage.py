@@ -959,6 +959,20 @@ def test_a_scipy_solver_inside_a_differentiated_function_is_named_with_the_ways_
                 transform(growth_rate)(np.array([0.01, 0.08, 0.3]), solver)
 
 
+def test_a_compiled_scipy_solver_that_swallows_the_refusal_still_raises_it():
+    # (a BVP trial) fsolve and root surfaced MINPACK's "Result from function call is not a proper
+    # array of floats" (duals' refusal only printed), brentq under grad a SystemError
+    import scipy.optimize
+    residual = lambda s, b: s * s - b   # noqa: E731  (the root sqrt(b))
+    solvers = {"fsolve": lambda b: scipy.optimize.fsolve(residual, 1.0, args=(b,))[0],
+               "root": lambda b: scipy.optimize.root(residual, 1.0, args=(b,)).x[0],
+               "brentq": lambda b: scipy.optimize.brentq(residual, 0.5, 3.0, args=(b,))}
+    for name, solve in solvers.items():
+        for transform in (duals.jacfwd, duals.grad):
+            with pytest.raises(TypeError, match=rf"scipy\.optimize\.{name} calls your function on plain numbers"):
+                transform(solve)(2.0)
+
+
 def test_the_rewrites_the_refusals_of_assembly_advise_differentiate():
     k = np.array([2.0])
     K = np.array([[2.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 2.0]])
