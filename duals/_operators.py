@@ -157,10 +157,10 @@ def refusal_swallowed(exc, before):
     error = last_scipy_refusal()
     if error is None or error is before or error is exc:
         return None
-    if exc.__cause__ is error or exc.__context__ is error:   # (SciPy's C code chained it: brentq's)
-        return error
     if _raised_in(exc, _SCIPY_SPARSE):   # (its own hint: call_at_user_line's)
         return None
+    if exc.__cause__ is error or exc.__context__ is error:   # (SciPy's C code chained it: brentq's)
+        return error
     frame = _raising_frame(exc)
     module = frame.f_globals.get("__name__", "") if frame is not None else ""
     return error if module.split(".")[0] == "scipy" else None
