@@ -19,10 +19,10 @@ __all__ = ["Transformed", "returns_transformed"]
 
 
 class Transformed:
-    """Transformed(call, made_by, f, options): ``call`` (what ``duals.<made_by>(f, **options)``
-    returned), named after ``f``; pickles as that transformation of ``f``. ``options`` may be a
-    function that returns them (worked out only when pickled: binding the transformation's
-    signature at every ``duals.grad(f)`` costs a loop that makes one per call 20 us)."""
+    """Transformed(call, made_by, f, options): ``call`` (what ``duals.<made_by>(f, **options())``
+    returned), named after ``f``; pickles as that transformation of ``f``. ``options`` is a
+    function returning them, called only when pickled (binding the transformation's signature
+    at every ``duals.grad(f)`` cost a loop that makes one per call 20 us)."""
 
     def __init__(self, call, made_by, f, options):
         self._call, self._made_by, self._f, self._options = call, made_by, f, options
@@ -64,8 +64,7 @@ class Transformed:
         return getattr(self._call, name)
 
     def __reduce__(self):
-        options = self._options() if callable(self._options) else self._options
-        return _remake, (self._made_by, self._f, options)
+        return _remake, (self._made_by, self._f, self._options())
 
     def __repr__(self):
         return f"<duals.{self._made_by} of {self.__name__}>"

@@ -91,6 +91,7 @@ def _shaped_like(np_func):
 
 for _np_func in (np.zeros_like, np.ones_like, np.empty_like):
     export(_np_func.__name__, value_only=True)(_shaped_like(_np_func))
+_plain_full_like = _shaped_like(np.full_like)
 
 
 @export()
@@ -122,6 +123,5 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw
     6.0
     """
     if not isinstance(fill_value, Tracer):
-        like = np.empty(shape_of(a), dtype_of(a)) if isinstance(a, Tracer) else a
-        return np.full_like(like, fill_value, dtype, order, subok, shape, **kwargs)
+        return _plain_full_like(a, fill_value, dtype, order, subok, shape, **kwargs)
     return full(shape_of(a) if shape is None else shape, fill_value, dtype_of(a) if dtype is None else dtype)

@@ -434,6 +434,14 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 # ---------------------------------------------------------------- interp
 
 
+def _as_data(fp):
+    """``fp`` as it is when traced, else a float64 array (complex128 for complex data)."""
+    if isinstance(fp, Tracer):
+        return fp
+    fp = np.asarray(fp)
+    return fp.astype(np.result_type(fp, np.float64))
+
+
 def _one_period(x, xp, fp, period):
     """``np.interp``'s reduction of a periodic table: ``x`` and ``xp`` taken modulo the period, the
     knots sorted, and the last and first knots repeated one period before and after (the
@@ -442,9 +450,7 @@ def _one_period(x, xp, fp, period):
         raise ValueError("period must be a non-zero value")
     period = abs(period)
     xp = np.asarray(xp, dtype=np.float64)
-    if not isinstance(fp, Tracer):   # float64, or complex128 for complex data
-        fp = np.asarray(fp)
-        fp = fp.astype(np.result_type(fp, np.float64))
+    fp = _as_data(fp)
     if xp.ndim != 1 or ndim(fp) != 1:
         raise ValueError("Data points must be 1-D sequences")
     if xp.shape[0] != shape(fp)[0]:
@@ -478,9 +484,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         return np.interp(x, xp, fp, left, right)
     knots = np.asarray(_plain(xp), dtype=np.float64)
     xp = xp if isinstance(xp, Tracer) else knots
-    if not isinstance(fp, Tracer):   # float64, or complex128 for complex data
-        fp = np.asarray(fp)
-        fp = fp.astype(np.result_type(fp, np.float64))
+    fp = _as_data(fp)
     if knots.ndim != 1 or shape(fp) != knots.shape:
         raise ValueError("fp and xp are not of the same length." if knots.ndim == 1 else
                          "object too deep for desired array")

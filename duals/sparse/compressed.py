@@ -323,12 +323,11 @@ def symmetric(S, push, dtype, check=None):
         # a pair not finite: each entry its own column's, as the dense matrix has it (a NaN row of
         # the gradient, a coincident pair's, leaves the finite entries of its column), read exactly
         # (a broken colour's column) or alone in its row of its colour's lane
-        own = ~np.isfinite(values)
-        exactly, lone = own & (slot[j] >= 0), own & (slot[j] < 0) & alone[i * k + colors[j]]
+        own, known = ~np.isfinite(values), slot[j] >= 0
+        exactly, lone = own & known, own & ~known & alone[i * k + colors[j]]
         values[exactly] = exact[slot[j[exactly]], i[exactly]]
         values[lone] = read(i[lone], j[lone])
         inside = np.zeros((wanted.size, n), dtype=bool)
-        known = slot[j] >= 0
         inside[slot[j[known]], i[known]] = True
         which, row = np.nonzero(~np.isfinite(exact) & ~inside)
         extra = (row, wanted[which], exact[which, row])
